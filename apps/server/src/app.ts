@@ -1,0 +1,68 @@
+import fastifyCors from "@fastify/cors";
+import fastifyHelmet from "@fastify/helmet";
+import fastifyRateLimit from "@fastify/rate-limit";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import type { Config } from "./config.ts";
+import type { AppContext } from "./context.ts";
+import type { Database } from "./db/index.ts";
+import { FlotillaError } from "./errors.ts";
+import { authRoutes } from "./features/auth/routes.ts";
+import { createSessionTokens } from "./features/auth/sessions.ts";
+import { dashboardServer } from "./features/dashboard/server.ts";
+import { healthRoutes } from "./features/health/routes.ts";
+import { registerAuthentication } from "./lib/authenticate.ts";
+import { registerErrorHandler } from "./lib/error-handler.ts";
+import { loadSecret } from "./lib/secret.ts";
+
+// One log line per request would drown the device hot path; failures are logged by the error handler.
+const quietRequests = new LogController({ disableRequestLogging: true });
+
+/** Bounds on what a client may send (DESIGN §8). */
+const BODY_LIMIT = 1024 * 1024;
+
+/** The API origin: every route authenticated unless marked public. */
+export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: logger,
+    bodyLimit: BODY_LIMIT,
+    trustProxy: true,
+    return503OnClosing: true,
+    logController: quietRequests,
+  });
+  registerErrorHandler(app);
+  await app.register(fastifyHelmet, {
+    contentSecurityPolicy: false,
+    // The dashboard on another origin loads images (logos) from the API.
+    crossOriginResourcePolicy: { policy: "cross-origin" },
+  });
+  await app.register(fastifyCors, {
+    origin: [ctx.config.publicUrl],
+    methods: ["GET", "HEAD", "POST", "PATCH", "PUT", "DELETE", "OPTIONS"],
+    allowedHeaders: ["Authorization", "Content-Type", "X-Balena-Client"],
+    exposedHeaders: ["Retry-After"],
+    maxAge: 600,
+  });
+  await app.register(fastifyRateLimit, {
+    global: true,
+    max: ctx.config.rateLimitPerMinute,
+    timeWindow: "1 minute",
+    errorResponseBuilder: (_request, context) =>
+      new FlotillaError("too_many_requests", undefined, {
+        headers: { "retry-after": String(Math.ceil(context.ttl / 1000)) },
+      }),
+  });
+  registerAuthentication(app, ctx);
+  await app.register(healthRoutes, ctx);
+  await app.register(authRoutes, ctx);
+  return app;
+}
+
+export async function buildDashboard(config: Config, logger: FastifyBaseLogger): Promise<FastifyInstance> {
+  const app = Fastify({ loggerInstance: logger, return503OnClosing: true, logController: quietRequests });
+  await dashboardServer(app, config);
+  return app;
+}
+
+export async function buildContext(config: Config, db: Database): Promise<AppContext> {
+  return { config, db, tokens: createSessionTokens(db.orm, loadSecret(config)) };
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.ts";
+
+describe("configuration", () => {
+  it("defaults to the dashboard on 8080, the API on 8081 and PGlite in ./data", () => {
+    const config = loadConfig({});
+    expect(config.dashboardPort).toBe(8080);
+    expect(config.apiPort).toBe(8081);
+    expect(config.publicUrl).toBe("http://localhost:8080");
+    expect(config.apiUrl).toBe("http://localhost:8081");
+    expect(config.dataDir).toMatch(/\/data$/);
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.demo).toBe(true);
+    expect(config.captcha).toBe("pow");
+    expect(config.emailVerification).toBe("required");
+  });
+
+  it("derives the public URLs from the ports and trims trailing slashes", () => {
+    expect(loadConfig({ FLOTILLA_PORT: "9000", FLOTILLA_API_PORT: "9001" }).apiUrl).toBe("http://localhost:9001");
+    expect(loadConfig({ FLOTILLA_API_URL: "https://api.example.com/" }).apiUrl).toBe("https://api.example.com");
+  });
+
+  it("turns the demo off by default on a PostgreSQL server, and on with FLOTILLA_DEMO=1", () => {
+    expect(loadConfig({ DATABASE_URL: "postgres://localhost/x" }).demo).toBe(false);
+    expect(loadConfig({ DATABASE_URL: "postgres://localhost/x", FLOTILLA_DEMO: "1" }).demo).toBe(true);
+    expect(loadConfig({ FLOTILLA_DEMO: "0" }).demo).toBe(false);
+  });
+
+  it.each([
+    ["FLOTILLA_API_PORT", "abc", "must be a port number"],
+    ["FLOTILLA_PORT", "70000", "must be between 0 and 65535"],
+    ["DATABASE_URL", "nonsense://", "must be a postgres:// or postgresql:// URL"],
+    ["FLOTILLA_PUBLIC_URL", "ftp://x", "must be an http(s) URL"],
+    ["FLOTILLA_SECRET", "short", "must be at least 32 bytes long"],
+    ["FLOTILLA_CAPTCHA", "maybe", "must be pow, recaptcha or off"],
+    ["FLOTILLA_EMAIL_VERIFICATION", "never", "must be required or optional"],
+    ["FLOTILLA_DEMO", "yes", "must be 0 or 1"],
+    ["SMTP_URL", "mail.example.com", "must be an smtp:// or smtps:// URL"],
+  ])("refuses %s=%s with one line naming the variable", (name, value, problem) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(`Invalid ${name}="${value}": ${problem}`);
+  });
+
+  it("needs the admin email and password together", () => {
+    expect(() => loadConfig({ FLOTILLA_ADMIN_EMAIL: "a@example.com" })).toThrow("FLOTILLA_ADMIN_PASSWORD");
+    expect(loadConfig({ FLOTILLA_ADMIN_EMAIL: "a@example.com", FLOTILLA_ADMIN_PASSWORD: "long-enough" }).admin).toEqual(
+      {
+        email: "a@example.com",
+        password: "long-enough",
+      },
+    );
+  });
+
+  it("treats an empty variable as unset", () => {
+    expect(loadConfig({ FLOTILLA_API_PORT: "" }).apiPort).toBe(8081);
+  });
+});

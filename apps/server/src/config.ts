@@ -1,0 +1,138 @@
+import path from "node:path";
+import { z } from "zod";
+
+/**
+ * All configuration comes from environment variables, validated once at start.
+ * A bad value stops the process with one line naming the variable and the problem.
+ */
+
+const port = z.coerce
+  .number({ error: "must be a port number" })
+  .int("must be a whole number")
+  .min(0, "must be between 0 and 65535")
+  .max(65535, "must be between 0 and 65535");
+
+const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
+
+const flag = z.enum(["0", "1"], { error: "must be 0 or 1" });
+
+const schema = z.object({
+  FLOTILLA_PORT: port.default(8080),
+  FLOTILLA_API_PORT: port.default(8081),
+  FLOTILLA_HOST: z.string().min(1).default("0.0.0.0"),
+  FLOTILLA_PUBLIC_URL: httpUrl.optional(),
+  FLOTILLA_API_URL: httpUrl.optional(),
+  FLOTILLA_DATA_DIR: z.string().min(1, "must not be empty").default("./data"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/.+/, "must be a postgres:// or postgresql:// URL")
+    .optional(),
+  DATABASE_POOL_SIZE: z.coerce.number({ error: "must be a number" }).int().min(1).max(500).default(20),
+  FLOTILLA_DEMO: flag.optional(),
+  FLOTILLA_DEMO_PASSWORD: z
+    .string()
+    .min(8, "must be at least 8 characters")
+    .max(64, "must be at most 64 characters")
+    .optional(),
+  FLOTILLA_ADMIN_EMAIL: z.email("must be an email address").optional(),
+  FLOTILLA_ADMIN_PASSWORD: z
+    .string()
+    .min(8, "must be at least 8 characters")
+    .max(64, "must be at most 64 characters")
+    .optional(),
+  FLOTILLA_SECRET: z.string().min(32, "must be at least 32 bytes long").optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/.+/, "must be an smtp:// or smtps:// URL")
+    .optional(),
+  FLOTILLA_CAPTCHA: z.enum(["pow", "recaptcha", "off"], { error: "must be pow, recaptcha or off" }).default("pow"),
+  FLOTILLA_EMAIL_VERIFICATION: z
+    .enum(["required", "optional"], { error: "must be required or optional" })
+    .default("required"),
+  FLOTILLA_DEVICE_URLS_BASE_DOMAIN: z.string().min(1).optional(),
+  FLOTILLA_DEVICE_ACTIONS_HOST: z.string().min(1).optional(),
+  FLOTILLA_WEB_DIST: z.string().min(1).optional(),
+  FLOTILLA_RATE_LIMIT: z.coerce.number({ error: "must be a number" }).int().min(1).default(1000),
+  LOG_LEVEL: z
+    .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
+      error: "must be one of fatal, error, warn, info, debug, trace, silent",
+    })
+    .default("info"),
+});
+
+export type Config = {
+  dashboardPort: number;
+  apiPort: number;
+  host: string;
+  publicUrl: string;
+  apiUrl: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  demo: boolean;
+  demoPassword: string | undefined;
+  admin: { email: string; password: string } | undefined;
+  secret: string | undefined;
+  smtpUrl: string | undefined;
+  captcha: "pow" | "recaptcha" | "off";
+  emailVerification: "required" | "optional";
+  deviceUrlsBaseDomain: string | undefined;
+  deviceActionsHost: string | undefined;
+  webDist: string;
+  rateLimitPerMinute: number;
+  logLevel: string;
+};
+
+export class ConfigError extends Error {}
+
+const trimSlash = (url: string) => url.replace(/\/+$/, "");
+
+/** Reads the configuration; throws ConfigError with a one-line message naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // An empty variable counts as unset, so `FOO= npm start` behaves like no FOO.
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([key, value]) => key in schema.shape && value !== undefined && value !== ""),
+  );
+  const parsed = schema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = String(issue?.path[0] ?? "configuration");
+    throw new ConfigError(
+      `Invalid ${name}=${JSON.stringify(present[name] ?? "")}: ${issue?.message ?? "invalid value"}`,
+    );
+  }
+  const e = parsed.data;
+  if (e.FLOTILLA_ADMIN_EMAIL && !e.FLOTILLA_ADMIN_PASSWORD) {
+    throw new ConfigError("Invalid FLOTILLA_ADMIN_PASSWORD: must be set when FLOTILLA_ADMIN_EMAIL is set");
+  }
+  if (e.FLOTILLA_ADMIN_PASSWORD && !e.FLOTILLA_ADMIN_EMAIL) {
+    throw new ConfigError("Invalid FLOTILLA_ADMIN_EMAIL: must be set when FLOTILLA_ADMIN_PASSWORD is set");
+  }
+  const dataDir = path.resolve(e.FLOTILLA_DATA_DIR);
+  return {
+    dashboardPort: e.FLOTILLA_PORT,
+    apiPort: e.FLOTILLA_API_PORT,
+    host: e.FLOTILLA_HOST,
+    publicUrl: trimSlash(e.FLOTILLA_PUBLIC_URL ?? `http://localhost:${e.FLOTILLA_PORT}`),
+    apiUrl: trimSlash(e.FLOTILLA_API_URL ?? `http://localhost:${e.FLOTILLA_API_PORT}`),
+    dataDir,
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    // The demo is on by default only for the embedded database.
+    demo: e.FLOTILLA_DEMO ? e.FLOTILLA_DEMO === "1" : !e.DATABASE_URL,
+    demoPassword: e.FLOTILLA_DEMO_PASSWORD,
+    admin:
+      e.FLOTILLA_ADMIN_EMAIL && e.FLOTILLA_ADMIN_PASSWORD
+        ? { email: e.FLOTILLA_ADMIN_EMAIL, password: e.FLOTILLA_ADMIN_PASSWORD }
+        : undefined,
+    secret: e.FLOTILLA_SECRET,
+    smtpUrl: e.SMTP_URL,
+    captcha: e.FLOTILLA_CAPTCHA,
+    emailVerification: e.FLOTILLA_EMAIL_VERIFICATION,
+    deviceUrlsBaseDomain: e.FLOTILLA_DEVICE_URLS_BASE_DOMAIN,
+    deviceActionsHost: e.FLOTILLA_DEVICE_ACTIONS_HOST,
+    webDist: path.resolve(e.FLOTILLA_WEB_DIST ?? new URL("../../web/dist", import.meta.url).pathname),
+    rateLimitPerMinute: e.FLOTILLA_RATE_LIMIT,
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,10 @@
+import type { Config } from "./config.ts";
+import type { Database } from "./db/index.ts";
+import type { SessionTokens } from "./features/auth/sessions.ts";
+
+/** What every feature's routes are built with: the configuration, the database and the token service. */
+export type AppContext = {
+  config: Config;
+  db: Database;
+  tokens: SessionTokens;
+};

@@ -1,0 +1,28 @@
+import { type ErrorCode, errorCatalogue, formatErrorText } from "@flotilla/domain";
+
+/**
+ * The one error type of the server. Handlers throw it; the central error handler turns it into
+ * a response. `message` is what the client sees, so it must never carry internals.
+ */
+export class FlotillaError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    options: { params?: Record<string, string | number>; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    const entry = errorCatalogue[code];
+    super(message ?? formatErrorText(entry.text, options.params), { cause: options.cause });
+    this.name = "FlotillaError";
+    this.code = code;
+    this.statusCode = entry.status;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export const badRequest = (message?: string) => new FlotillaError("bad_request", message);
+export const notFound = (message?: string) => new FlotillaError("not_found", message);
+export const unauthorized = (code: ErrorCode = "not_logged_in", message?: string) => new FlotillaError(code, message);

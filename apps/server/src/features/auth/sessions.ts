@@ -1,0 +1,102 @@
+import crypto from "node:crypto";
+import { SESSION_TOKEN_LIFETIME_MS } from "@flotilla/domain";
+import { and, eq, gt, isNull } from "drizzle-orm";
+import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
+import type { Orm } from "../../db/index.ts";
+import { user_session } from "../../db/schema.ts";
+import { FlotillaError } from "../../errors.ts";
+import { globalRolesOf, type User } from "../users/service.ts";
+
+/** What a session token carries (spec 1 §3), plus the session it belongs to. */
+export type SessionClaims = {
+  id: number;
+  actor: number;
+  username: string;
+  email: string | null;
+  authTime: number;
+  actualUser?: number;
+  twoFactorRequired?: boolean;
+  permissions: string[];
+  session: string;
+};
+
+const GLOBAL_ROLE_PERMISSIONS: Record<string, string> = {
+  balena_admin: "admin.home",
+  support_agent: "support.home",
+};
+
+export function createSessionTokens(orm: Orm, secret: Uint8Array) {
+  async function sign(u: User, session: string, authTime: number): Promise<string> {
+    const roles = await globalRolesOf(orm, u.id);
+    const claims: SessionClaims = {
+      id: u.id,
+      actor: u.actor,
+      username: u.username,
+      email: u.email,
+      authTime,
+      permissions: roles.flatMap((r) => GLOBAL_ROLE_PERMISSIONS[r] ?? []),
+      session,
+    };
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: "HS256" })
+      .setIssuedAt()
+      .setExpirationTime(new Date(Date.now() + SESSION_TOKEN_LIFETIME_MS))
+      .sign(secret);
+  }
+
+  return {
+    /** Starts a session (login): a new revocable session row and its first token. */
+    async start(u: User): Promise<string> {
+      const session = crypto.randomUUID();
+      await orm.insert(user_session).values({
+        id: session,
+        user: u.id,
+        expires_at: new Date(Date.now() + SESSION_TOKEN_LIFETIME_MS),
+      });
+      return sign(u, session, Date.now());
+    },
+
+    /** A fresh token for the same session, keeping its authTime (the SDK's hourly refresh). */
+    async refresh(u: User, claims: SessionClaims): Promise<string> {
+      await orm
+        .update(user_session)
+        .set({ expires_at: new Date(Date.now() + SESSION_TOKEN_LIFETIME_MS) })
+        .where(eq(user_session.id, claims.session));
+      return sign(u, claims.session, claims.authTime);
+    },
+
+    /** Verifies signature, expiry and that the session was not revoked. */
+    async verify(token: string): Promise<SessionClaims> {
+      let claims: SessionClaims;
+      try {
+        ({ payload: claims } = (await jwtVerify(token, secret, { algorithms: ["HS256"] })) as unknown as {
+          payload: SessionClaims;
+        });
+      } catch (error) {
+        if (error instanceof joseErrors.JWTExpired) throw new FlotillaError("token_expired");
+        throw new FlotillaError("malformed_token");
+      }
+      if (typeof claims.session !== "string" || typeof claims.id !== "number") {
+        throw new FlotillaError("malformed_token");
+      }
+      const [live] = await orm
+        .select({ id: user_session.id })
+        .from(user_session)
+        .where(
+          and(
+            eq(user_session.id, claims.session),
+            isNull(user_session.revoked_at),
+            gt(user_session.expires_at, new Date()),
+          ),
+        );
+      if (!live) throw new FlotillaError("session_expired");
+      return claims;
+    },
+
+    async revoke(session: string) {
+      await orm.update(user_session).set({ revoked_at: new Date() }).where(eq(user_session.id, session));
+    },
+  };
+}
+
+export type SessionTokens = ReturnType<typeof createSessionTokens>;

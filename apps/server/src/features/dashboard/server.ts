@@ -1,0 +1,83 @@
+import fs from "node:fs";
+import path from "node:path";
+import fastifyHelmet from "@fastify/helmet";
+import fastifyStatic from "@fastify/static";
+import { APP_VERSION } from "@flotilla/domain";
+import type { FastifyInstance } from "fastify";
+import type { Config } from "../../config.ts";
+
+/** What the built dashboard reads at boot, so one build serves any deployment. */
+export function runtimeConfig(config: Config) {
+  return {
+    apiUrl: config.apiUrl,
+    publicUrl: config.publicUrl,
+    appVersion: APP_VERSION,
+    deviceUrlsBaseDomain: config.deviceUrlsBaseDomain ?? null,
+    deviceActionsHost: config.deviceActionsHost ?? null,
+  };
+}
+
+function contentSecurityPolicy(config: Config) {
+  const api = new URL(config.apiUrl);
+  const apiSocket = `${api.protocol === "https:" ? "wss:" : "ws:"}//${api.host}`;
+  return {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'"],
+      // MUI (emotion) injects style elements at run time.
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      imgSrc: ["'self'", "data:", "blob:", "https:", api.origin],
+      fontSrc: ["'self'", "data:"],
+      connectSrc: ["'self'", api.origin, apiSocket],
+      workerSrc: ["'self'", "blob:"],
+      objectSrc: ["'none'"],
+      baseUri: ["'self'"],
+      formAction: ["'self'", api.origin],
+      frameAncestors: ["'none'"],
+    },
+  };
+}
+
+/**
+ * The dashboard origin: the built SPA with long-cached hashed assets, index.html for every
+ * other GET (client-side routes), and /config.json.
+ */
+export async function dashboardServer(app: FastifyInstance, config: Config) {
+  await app.register(fastifyHelmet, { contentSecurityPolicy: contentSecurityPolicy(config) });
+
+  app.get("/config.json", async (_request, reply) => {
+    reply.header("cache-control", "no-store");
+    return runtimeConfig(config);
+  });
+
+  const indexFile = path.join(config.webDist, "index.html");
+  if (!fs.existsSync(indexFile)) {
+    app.log.warn(`The dashboard is not built (${indexFile} is missing): run npm run build`);
+    app.setNotFoundHandler((_request, reply) =>
+      reply.code(503).type("text/plain").send("The dashboard is not built: run npm run build"),
+    );
+    return;
+  }
+
+  await app.register(fastifyStatic, {
+    root: config.webDist,
+    index: false,
+    wildcard: false,
+    setHeaders(res, filePath) {
+      const hashed = filePath.startsWith(path.join(config.webDist, "assets") + path.sep);
+      res.setHeader("cache-control", hashed ? "public, max-age=31536000, immutable" : "no-cache");
+    },
+  });
+
+  const sendIndex = (reply: import("fastify").FastifyReply) =>
+    reply.header("cache-control", "no-cache").sendFile("index.html");
+
+  app.get("/", (_request, reply) => sendIndex(reply));
+  app.setNotFoundHandler((request, reply) => {
+    // A missing asset is a real 404 (a stale chunk must fail loudly); anything else is an SPA route.
+    const isAsset = request.url.startsWith("/assets/") || path.extname(request.url.split("?")[0] ?? "") !== "";
+    if (request.method !== "GET" || isAsset) return reply.code(404).type("text/plain").send("Not found");
+    return sendIndex(reply);
+  });
+}

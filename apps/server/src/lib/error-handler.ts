@@ -1,0 +1,44 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { FlotillaError } from "../errors.ts";
+
+/** balena clients (pinejs-client's upsert, the supervisor) read these routes' errors as plain text. */
+const TEXT_ERROR_PREFIXES = ["/v7/", "/v7?", "/device/"];
+
+function toFlotillaError(error: FastifyError | Error): FlotillaError {
+  if (error instanceof FlotillaError) return error;
+  const fastifyError = error as FastifyError;
+  const status = fastifyError.statusCode ?? 500;
+  if (fastifyError.validation) return new FlotillaError("bad_request", fastifyError.message);
+  switch (status) {
+    case 400:
+      return new FlotillaError("bad_request", fastifyError.message);
+    case 404:
+      return new FlotillaError("not_found");
+    case 413:
+      return new FlotillaError("payload_too_large");
+    case 415:
+      return new FlotillaError("unsupported_media_type");
+    case 429:
+      return new FlotillaError("too_many_requests");
+    default:
+      return new FlotillaError(status === 503 ? "service_unavailable" : "internal_error", undefined, { cause: error });
+  }
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: FlotillaError) {
+  reply.code(error.statusCode).headers(error.headers);
+  if (TEXT_ERROR_PREFIXES.some((prefix) => request.url.startsWith(prefix))) {
+    return reply.type("text/plain; charset=utf-8").send(error.message);
+  }
+  return reply.send({ code: error.code, message: error.message });
+}
+
+/** One error handler: 4xx say what is wrong in the catalogue's words, 5xx say nothing of the internals. */
+export function registerErrorHandler(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const flotillaError = toFlotillaError(error);
+    if (flotillaError.statusCode >= 500) request.log.error({ err: error }, "request failed");
+    return sendError(request, reply, flotillaError);
+  });
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, new FlotillaError("not_found")));
+}

@@ -1,0 +1,73 @@
+import pino from "pino";
+import { buildApi, buildContext, buildDashboard } from "./app.ts";
+import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { openDatabase } from "./db/index.ts";
+import { ensureAdmin, seedDemo } from "./features/demo/seed.ts";
+
+const SHUTDOWN_TIMEOUT_MS = 10_000;
+
+function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`flotilla: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+async function main() {
+  const config = configOrExit();
+  const logger = pino({ level: config.logLevel });
+
+  let opened: Awaited<ReturnType<typeof openDatabase>>;
+  try {
+    opened = await openDatabase(config);
+  } catch (error) {
+    const which = config.databaseUrl ? "DATABASE_URL" : "FLOTILLA_DATA_DIR";
+    process.stderr.write(`flotilla: cannot open the database (${which}): ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+  const { db, applied } = opened;
+  await ensureAdmin(db, config, logger);
+  await seedDemo(db, config, logger, applied[0] === "0000_init");
+
+  const ctx = await buildContext(config, db);
+  const api = await buildApi(ctx, logger);
+  const dashboard = await buildDashboard(config, logger);
+  try {
+    await api.listen({ port: config.apiPort, host: config.host });
+    await dashboard.listen({ port: config.dashboardPort, host: config.host });
+  } catch (error) {
+    process.stderr.write(`flotilla: cannot listen (FLOTILLA_PORT / FLOTILLA_API_PORT): ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+  const apiPort = (api.server.address() as { port: number }).port;
+  const dashboardPort = (dashboard.server.address() as { port: number }).port;
+  logger.info(
+    { apiPort, dashboardPort, database: db.kind },
+    `Flotilla ready in ${process.uptime().toFixed(2)} s: dashboard ${config.publicUrl}, API ${config.apiUrl}`,
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${signal} received: finishing requests in flight`);
+    const timer = setTimeout(() => {
+      logger.error("shutdown took too long, exiting");
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS);
+    timer.unref();
+    await Promise.all([dashboard.close(), api.close()]);
+    await db.close();
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+await main();

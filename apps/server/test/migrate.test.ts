@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { migrate, readMigrations } from "../src/db/migrate.ts";
+import { createTestDatabase } from "./harness.ts";
+
+describe("migrations", () => {
+  it("are read in journal order with their statements", () => {
+    const migrations = readMigrations();
+    expect(migrations[0]?.name).toBe("0000_init");
+    expect(migrations[0]?.statements.length).toBeGreaterThan(1);
+  });
+
+  it("apply once: a second run (or a second instance) applies nothing", async () => {
+    const { db, drop } = await createTestDatabase();
+    try {
+      // The test database is already migrated; running again, twice at once, must be a no-op.
+      const driver = {
+        kind: db.kind,
+        query: db.query,
+        queryArrays: async () => [],
+        transaction: db.transaction,
+        close: db.close,
+      };
+      const results = await Promise.all([migrate(driver), migrate(driver)]);
+      expect(results).toEqual([[], []]);
+      const { rows } = await db.query<{ count: number }>("SELECT count(*)::int AS count FROM flotilla_migration");
+      expect(rows[0]?.count).toBe(readMigrations().length);
+    } finally {
+      await drop();
+    }
+  });
+
+  it("roll back entirely when a statement fails", async () => {
+    const { db, drop } = await createTestDatabase();
+    try {
+      const driver = {
+        kind: db.kind,
+        query: db.query,
+        queryArrays: async () => [],
+        transaction: db.transaction,
+        close: db.close,
+      };
+      const broken = [
+        { name: "9999_broken", statements: ["CREATE TABLE half_done (id int)", "SELECT no_such_function()"] },
+      ];
+      await expect(migrate(driver, broken)).rejects.toThrow();
+      const { rows } = await db.query("SELECT to_regclass('half_done') AS t");
+      expect(rows[0]).toEqual({ t: null });
+      const applied = await db.query("SELECT 1 FROM flotilla_migration WHERE name = '9999_broken'");
+      expect(applied.rows).toEqual([]);
+    } finally {
+      await drop();
+    }
+  });
+});

@@ -1,0 +1,74 @@
+import { APP_VERSION } from "@flotilla/domain";
+import CssBaseline from "@mui/material/CssBaseline";
+import { ThemeProvider } from "@mui/material/styles";
+import { QueryClientProvider } from "@tanstack/react-query";
+import { RouterProvider } from "@tanstack/react-router";
+import { StrictMode, useMemo } from "react";
+import { createRoot } from "react-dom/client";
+import { I18nextProvider } from "react-i18next";
+import { type AppServices, ServicesProvider } from "./app-services.tsx";
+import { AppErrorBoundary } from "./components/error-page.tsx";
+import { logOut } from "./features/auth/session.ts";
+import { createBuildFreshness } from "./lib/build-freshness.ts";
+import type { RuntimeConfig } from "./lib/config.ts";
+import { createApiPing, createConnectivityMonitor } from "./lib/connectivity.ts";
+import { i18n } from "./lib/i18n.ts";
+import { usePreference } from "./lib/preferences.ts";
+import { createQueryClient } from "./lib/query-client.ts";
+import { createSdk } from "./lib/sdk.ts";
+import { type AppRouter, createAppRouter } from "./router.tsx";
+import { createAppTheme } from "./theme.ts";
+
+function App({ services, router }: { services: AppServices; router: AppRouter }) {
+  const [colorMode] = usePreference("colorMode");
+  const theme = useMemo(() => createAppTheme(colorMode), [colorMode]);
+  return (
+    <ThemeProvider theme={theme}>
+      <CssBaseline enableColorScheme />
+      <I18nextProvider i18n={i18n}>
+        <ServicesProvider services={services}>
+          <QueryClientProvider client={services.queryClient}>
+            <AppErrorBoundary>
+              <RouterProvider router={router} />
+            </AppErrorBoundary>
+          </QueryClientProvider>
+        </ServicesProvider>
+      </I18nextProvider>
+    </ThemeProvider>
+  );
+}
+
+/** Creates the page's services and renders the app into `container` (called by main.tsx's bootstrap). */
+export async function startApp(container: HTMLElement, config: RuntimeConfig): Promise<void> {
+  const connectivity = createConnectivityMonitor({ ping: createApiPing(config.apiUrl) });
+  const sdk = createSdk(config, connectivity);
+  const buildFreshness = createBuildFreshness({ currentBuildId: __FLOTILLA_BUILD_ID__ });
+
+  let router: AppRouter | undefined;
+  let leaving = false;
+  /** A query found the session gone (expired or revoked token): log out, back to /login (spec 1 §8). */
+  const onSessionLost = async () => {
+    if (!router || leaving || router.state.location.pathname === "/login") return;
+    leaving = true;
+    const here = router.state.location.href;
+    try {
+      await logOut(queryClient, sdk);
+      await router.navigate({ to: "/login", search: { redirect: here } });
+    } finally {
+      leaving = false;
+    }
+  };
+  const queryClient = createQueryClient({ onAuthError: () => void onSessionLost() });
+  router = createAppRouter({ sdk, queryClient });
+
+  const services: AppServices = { config, sdk, queryClient, connectivity, buildFreshness };
+  document.documentElement.dataset.appVersion = APP_VERSION;
+  container.replaceChildren();
+  createRoot(container).render(
+    <StrictMode>
+      <App services={services} router={router} />
+    </StrictMode>,
+  );
+  connectivity.start();
+  buildFreshness.start();
+}

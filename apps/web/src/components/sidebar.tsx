@@ -1,0 +1,124 @@
+import AppsOutlined from "@mui/icons-material/AppsOutlined";
+import CorporateFareOutlined from "@mui/icons-material/CorporateFareOutlined";
+import DevicesOtherOutlined from "@mui/icons-material/DevicesOtherOutlined";
+import KeyboardDoubleArrowLeft from "@mui/icons-material/KeyboardDoubleArrowLeft";
+import KeyboardDoubleArrowRight from "@mui/icons-material/KeyboardDoubleArrowRight";
+import ViewInArOutlined from "@mui/icons-material/ViewInArOutlined";
+import Box from "@mui/material/Box";
+import Chip from "@mui/material/Chip";
+import Divider from "@mui/material/Divider";
+import List from "@mui/material/List";
+import ListItemButton from "@mui/material/ListItemButton";
+import ListItemIcon from "@mui/material/ListItemIcon";
+import ListItemText from "@mui/material/ListItemText";
+import { alpha } from "@mui/material/styles";
+import Tooltip from "@mui/material/Tooltip";
+import type { ReactNode } from "react";
+import { useTranslation } from "react-i18next";
+import { usePreference } from "../lib/preferences.ts";
+import { SIDEBAR_COLLAPSED_WIDTH, SIDEBAR_WIDTH } from "../theme.ts";
+import { ListItemLink } from "./links.tsx";
+
+type HomeEntry = {
+  to: "/fleets" | "/apps" | "/blocks" | "/orgs";
+  label: "nav.fleets" | "nav.apps" | "nav.blocks" | "nav.organizations";
+  icon: ReactNode;
+  alpha?: boolean;
+};
+
+const itemSx = (collapsed: boolean) =>
+  ({
+    minHeight: 36,
+    borderRadius: 1,
+    px: collapsed ? 1.25 : 1.5,
+    mb: 0.25,
+    color: "text.secondary",
+    "& .MuiListItemIcon-root": { minWidth: collapsed ? 0 : 32, color: "inherit" },
+    "& .MuiListItemText-primary": { fontSize: "0.875rem", fontWeight: 500 },
+    "&:hover": { color: "text.primary" },
+    "&[data-status='active']": {
+      color: "primary.main",
+      bgcolor: (theme: import("@mui/material/styles").Theme) => alpha(theme.palette.primary.main, 0.1),
+      "& .MuiListItemText-primary": { fontWeight: 600 },
+    },
+  }) as const;
+
+/**
+ * The side menu (spec 1 §2.5), Home context: Fleets, Apps (Alpha; only with the display-apps
+ * option), Blocks, Organizations. Collapsible: 220 px wide, 56 px collapsed, icons with tooltips.
+ */
+export function Sidebar({ collapsed, onToggle }: { collapsed: boolean; onToggle: () => void }) {
+  const { t } = useTranslation();
+  const [displayApps] = usePreference("displayApps");
+  const entries: HomeEntry[] = [
+    { to: "/fleets", label: "nav.fleets", icon: <DevicesOtherOutlined fontSize="small" /> },
+    ...(displayApps
+      ? [{ to: "/apps", label: "nav.apps", icon: <AppsOutlined fontSize="small" />, alpha: true } as const]
+      : []),
+    { to: "/blocks", label: "nav.blocks", icon: <ViewInArOutlined fontSize="small" /> },
+    { to: "/orgs", label: "nav.organizations", icon: <CorporateFareOutlined fontSize="small" /> },
+  ];
+  const toggleLabel = collapsed ? t("nav.expand") : t("nav.collapse");
+
+  return (
+    <Box
+      component="nav"
+      aria-label={t("nav.main")}
+      data-collapsed={collapsed ? "true" : "false"}
+      sx={{
+        width: collapsed ? SIDEBAR_COLLAPSED_WIDTH : SIDEBAR_WIDTH,
+        flexShrink: 0,
+        display: "flex",
+        flexDirection: "column",
+        bgcolor: "background.paper",
+        borderRight: 1,
+        borderColor: "divider",
+        transition: (theme) => theme.transitions.create("width", { duration: theme.transitions.duration.shorter }),
+        overflowX: "hidden",
+      }}
+    >
+      <List component="div" sx={{ px: 1, py: 1.5, flex: 1 }}>
+        {entries.map((entry) => {
+          const label = t(entry.label);
+          return (
+            <Tooltip key={entry.to} title={collapsed ? label : ""} placement="right" disableInteractive>
+              <ListItemLink to={entry.to} aria-label={collapsed ? label : undefined} sx={itemSx(collapsed)}>
+                <ListItemIcon>{entry.icon}</ListItemIcon>
+                {collapsed ? null : (
+                  <>
+                    <ListItemText primary={label} sx={{ my: 0 }} />
+                    {entry.alpha ? (
+                      <Chip
+                        label={t("nav.alpha")}
+                        size="small"
+                        color="primary"
+                        variant="outlined"
+                        sx={{ height: 18, fontSize: 11 }}
+                      />
+                    ) : null}
+                  </>
+                )}
+              </ListItemLink>
+            </Tooltip>
+          );
+        })}
+      </List>
+      <Divider />
+      <Box sx={{ p: 1 }}>
+        <Tooltip title={collapsed ? toggleLabel : ""} placement="right" disableInteractive>
+          <ListItemButton
+            onClick={onToggle}
+            aria-label={toggleLabel}
+            aria-expanded={!collapsed}
+            sx={{ ...itemSx(collapsed), mb: 0 }}
+          >
+            <ListItemIcon>
+              {collapsed ? <KeyboardDoubleArrowRight fontSize="small" /> : <KeyboardDoubleArrowLeft fontSize="small" />}
+            </ListItemIcon>
+            {collapsed ? null : <ListItemText primary={t("nav.collapse")} sx={{ my: 0 }} />}
+          </ListItemButton>
+        </Tooltip>
+      </Box>
+    </Box>
+  );
+}

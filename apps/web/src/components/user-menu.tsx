@@ -1,0 +1,138 @@
+import { APP_VERSION } from "@flotilla/domain";
+import ContentCopyOutlined from "@mui/icons-material/ContentCopyOutlined";
+import DarkModeOutlined from "@mui/icons-material/DarkModeOutlined";
+import ExpandMore from "@mui/icons-material/ExpandMore";
+import LightModeOutlined from "@mui/icons-material/LightModeOutlined";
+import LogoutOutlined from "@mui/icons-material/LogoutOutlined";
+import Avatar from "@mui/material/Avatar";
+import Box from "@mui/material/Box";
+import Button from "@mui/material/Button";
+import Divider from "@mui/material/Divider";
+import ListItemIcon from "@mui/material/ListItemIcon";
+import ListItemText from "@mui/material/ListItemText";
+import Menu from "@mui/material/Menu";
+import MenuItem from "@mui/material/MenuItem";
+import Skeleton from "@mui/material/Skeleton";
+import Snackbar from "@mui/material/Snackbar";
+import Typography from "@mui/material/Typography";
+import { useQuery } from "@tanstack/react-query";
+import { useNavigate } from "@tanstack/react-router";
+import { useId, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { useServices } from "../app-services.tsx";
+import { logOut, menuUsername, whoamiQuery } from "../features/auth/session.ts";
+import { usePreference } from "../lib/preferences.ts";
+import { headerColors } from "../theme.ts";
+
+/** The header's user dropdown (spec 1 §2.5): username (cut after 20 characters), copy, theme, log out. */
+export function UserMenu() {
+  const { t } = useTranslation();
+  const { sdk, queryClient } = useServices();
+  const navigate = useNavigate();
+  const menuId = useId();
+  const [anchor, setAnchor] = useState<HTMLElement | null>(null);
+  const [copied, setCopied] = useState(false);
+  const [colorMode, setColorMode] = usePreference("colorMode");
+  const whoami = useQuery(whoamiQuery(sdk));
+  const username = whoami.data && "username" in whoami.data ? whoami.data.username : "";
+  const shown = menuUsername(username);
+  const close = () => setAnchor(null);
+
+  const copyUsername = async () => {
+    close();
+    try {
+      await navigator.clipboard.writeText(username);
+      setCopied(true);
+    } catch {
+      // Clipboard refused (permissions); nothing to report.
+    }
+  };
+
+  const logOutAndLeave = async () => {
+    close();
+    await logOut(queryClient, sdk);
+    await navigate({ to: "/login" });
+  };
+
+  return (
+    <>
+      <Button
+        id={`${menuId}-button`}
+        aria-label={t("user_menu.open")}
+        aria-haspopup="menu"
+        aria-controls={anchor ? menuId : undefined}
+        aria-expanded={anchor ? "true" : undefined}
+        onClick={(event) => setAnchor(event.currentTarget)}
+        endIcon={<ExpandMore sx={{ color: headerColors.muted }} />}
+        sx={{
+          color: headerColors.text,
+          px: 1,
+          py: 0.5,
+          fontWeight: 500,
+          "&:hover": { bgcolor: "rgba(255,255,255,0.08)" },
+        }}
+      >
+        <Avatar
+          sx={{ width: 24, height: 24, fontSize: 12, fontWeight: 700, bgcolor: "primary.main", color: "#fff", mr: 1 }}
+        >
+          {username ? username.charAt(0).toUpperCase() : ""}
+        </Avatar>
+        {whoami.isPending ? <Skeleton variant="text" width={80} sx={{ bgcolor: "rgba(255,255,255,0.12)" }} /> : shown}
+      </Button>
+      <Menu
+        id={menuId}
+        anchorEl={anchor}
+        open={anchor !== null}
+        onClose={close}
+        anchorOrigin={{ vertical: "bottom", horizontal: "right" }}
+        transformOrigin={{ vertical: "top", horizontal: "right" }}
+        slotProps={{
+          paper: { sx: { minWidth: 240, mt: 0.5 } },
+          list: { "aria-labelledby": `${menuId}-button`, dense: true },
+        }}
+      >
+        <Box sx={{ px: 2, pt: 1, pb: 1.5 }}>
+          <Typography variant="caption" color="text.secondary">
+            {t("user_menu.signed_in_as")}
+          </Typography>
+          <Typography sx={{ fontWeight: 600 }}>{shown}</Typography>
+        </Box>
+        <Divider />
+        <MenuItem onClick={copyUsername} disabled={!username}>
+          <ListItemIcon>
+            <ContentCopyOutlined fontSize="small" />
+          </ListItemIcon>
+          <ListItemText>{t("user_menu.copy_username")}</ListItemText>
+        </MenuItem>
+        <MenuItem
+          onClick={() => {
+            setColorMode(colorMode === "dark" ? "light" : "dark");
+            close();
+          }}
+        >
+          <ListItemIcon>
+            {colorMode === "dark" ? <LightModeOutlined fontSize="small" /> : <DarkModeOutlined fontSize="small" />}
+          </ListItemIcon>
+          <ListItemText>{colorMode === "dark" ? t("user_menu.light_theme") : t("user_menu.dark_theme")}</ListItemText>
+        </MenuItem>
+        <Divider />
+        <MenuItem onClick={logOutAndLeave}>
+          <ListItemIcon>
+            <LogoutOutlined fontSize="small" />
+          </ListItemIcon>
+          <ListItemText>{t("user_menu.log_out")}</ListItemText>
+        </MenuItem>
+        <Typography variant="caption" color="text.disabled" component="p" sx={{ px: 2, pt: 1, pb: 0.5 }}>
+          {t("app.name")} · {t("app.version", { version: APP_VERSION })}
+        </Typography>
+      </Menu>
+      <Snackbar
+        open={copied}
+        autoHideDuration={2500}
+        onClose={() => setCopied(false)}
+        message={t("user_menu.copied")}
+        anchorOrigin={{ vertical: "bottom", horizontal: "center" }}
+      />
+    </>
+  );
+}

@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { loadRuntimeConfig, parseRuntimeConfig, RuntimeConfigError } from "./config.ts";
+
+const served = {
+  apiUrl: "http://localhost:8081",
+  publicUrl: "http://localhost:8080",
+  appVersion: "31.1.1",
+  deviceUrlsBaseDomain: null,
+  deviceActionsHost: "actions.example.com",
+};
+
+describe("runtime config", () => {
+  it("reads what the server serves at /config.json", async () => {
+    const config = await loadRuntimeConfig(async (input) => {
+      expect(input).toBe("/config.json");
+      return Response.json({ ...served, apiUrl: "http://localhost:8081/" });
+    });
+    expect(config).toEqual({ ...served, deviceActionsHost: "actions.example.com" });
+  });
+
+  it("fails with the status of a failed load", async () => {
+    const failed = loadRuntimeConfig(
+      async () => new Response("down", { status: 503, statusText: "Service Unavailable" }),
+    );
+    await expect(failed).rejects.toBeInstanceOf(RuntimeConfigError);
+    await expect(failed).rejects.toMatchObject({ statusCode: 503 });
+  });
+
+  it("rejects a config without a usable API URL", () => {
+    expect(() => parseRuntimeConfig({ ...served, apiUrl: "javascript:alert(1)" })).toThrow(RuntimeConfigError);
+    expect(() => parseRuntimeConfig(null)).toThrow(RuntimeConfigError);
+  });
+});

@@ -1,0 +1,140 @@
+import { describe, expect, it } from "vitest";
+import {
+  CHUNK_LOAD_TIMEOUT_CODE,
+  capErrorText,
+  errorText,
+  htmlToText,
+  isAuthError,
+  isNetworkError,
+  isUnreportedError,
+  statusText,
+} from "./errors.ts";
+
+/** Shaped like balena-errors' BalenaRequestError (code on the instance instead of the prototype). */
+const requestError = (statusCode: number, body: unknown) =>
+  Object.assign(new Error(`Request error: ${String(body)}`), { code: "BalenaRequestError", statusCode, body });
+
+const sdkError = (code: string, extra: Record<string, unknown> = {}) =>
+  Object.assign(new Error(code), { code, ...extra });
+
+describe("errorText", () => {
+  it("falls back to the generic text when nothing better exists", () => {
+    expect(errorText(undefined)).toBe("An error has occurred");
+    expect(errorText(null)).toBe("An error has occurred");
+    expect(errorText({})).toBe("An error has occurred");
+    expect(errorText(new Error(""))).toBe("An error has occurred");
+  });
+
+  it("uses the generic fallback for server failures, without their details", () => {
+    expect(errorText(requestError(500, "TypeError: cannot read x of undefined"))).toBe(
+      "Something went wrong, please try again later.",
+    );
+    expect(errorText(requestError(503, "Service unavailable."))).toBe("Something went wrong, please try again later.");
+  });
+
+  it("shows a failed request's body as Request error: {body}.", () => {
+    expect(errorText(requestError(400, "Device name is too long"))).toBe("Request error: Device name is too long.");
+    // no doubled full stop when the body is a sentence
+    expect(errorText(requestError(403, "You are not allowed to do this."))).toBe(
+      "Request error: You are not allowed to do this.",
+    );
+    expect(errorText(requestError(400, ""))).toBe("An error has occurred");
+  });
+
+  it("shows a thrown error's message as Error: {message}.", () => {
+    expect(errorText(new Error("Unexpected token in JSON"))).toBe("Error: Unexpected token in JSON.");
+    expect(errorText("plain string thrown")).toBe("Error: plain string thrown.");
+  });
+
+  it("formats invalid parameter errors", () => {
+    expect(errorText(sdkError("BalenaInvalidParameterError", { parameterName: "uuid", suppliedValue: "abc" }))).toBe(
+      "Invalid parameter: abc is not valid for uuid.",
+    );
+    expect(errorText(sdkError("BalenaInvalidParameterError", { parameterName: "id", suppliedValue: 12 }))).toBe(
+      "Invalid parameter: 12 is not valid for id.",
+    );
+  });
+
+  it("says Too Many Requests for 429 answers and the SDK's rate-limit error", () => {
+    expect(errorText(requestError(429, "Too Many Requests. Try again later."))).toBe(
+      "Too Many Requests. Try again later.",
+    );
+    expect(errorText(sdkError("BalenaTooManyRequests"))).toBe("Too Many Requests. Try again later.");
+  });
+
+  it("uses the catalogue texts of the auth errors", () => {
+    expect(errorText(sdkError("BalenaInvalidLoginCredentials"))).toBe("Invalid login credentials.");
+    expect(errorText(sdkError("BalenaNotLoggedIn"))).toBe("You have to log in.");
+    expect(errorText(sdkError("BalenaExpiredToken"))).toBe("Your authentication token has expired.");
+  });
+
+  it("reduces HTML bodies to their error text", () => {
+    const nginx =
+      "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>";
+    expect(errorText(requestError(413, nginx))).toBe("Request error: 413 Request Entity Too Large.");
+    expect(errorText(new Error("<p>Bad <b>thing</b> &amp; more</p>"))).toBe("Error: Bad thing & more.");
+  });
+
+  it("cuts texts longer than 500 characters to 500", () => {
+    const text = errorText(requestError(400, "x".repeat(2000)));
+    expect(text).toHaveLength(500);
+    expect(text.startsWith("Request error: xxx")).toBe(true);
+    expect(errorText(new Error("short"))).toBe("Error: short.");
+  });
+
+  it("names chunk load timeouts", () => {
+    expect(errorText(sdkError(CHUNK_LOAD_TIMEOUT_CODE))).toBe(
+      "Loading part of the dashboard took longer than 2 minutes.",
+    );
+  });
+});
+
+describe("statusText", () => {
+  it("is the status code and reason phrase of an HTTP failure", () => {
+    expect(statusText(requestError(503, "x"))).toBe("503 Service Unavailable");
+    expect(statusText(requestError(429, "x"))).toBe("429 Too Many Requests");
+    expect(statusText(requestError(418, "x"))).toBe("418");
+  });
+
+  it("is the error's message otherwise", () => {
+    expect(statusText(new TypeError("Failed to fetch"))).toBe("Failed to fetch");
+    expect(statusText(new Error("<b>boom</b>"))).toBe("boom");
+    expect(statusText(undefined)).toBe("An error has occurred");
+  });
+});
+
+describe("error classification", () => {
+  it("recognises network failures", () => {
+    expect(isNetworkError(new TypeError("Failed to fetch"))).toBe(true);
+    expect(isNetworkError(new Error("network timeout"))).toBe(true);
+    expect(isNetworkError(requestError(502, "Bad gateway"))).toBe(false);
+    expect(isNetworkError(new Error("boom"))).toBe(false);
+  });
+
+  it("recognises session errors", () => {
+    expect(isAuthError(sdkError("BalenaNotLoggedIn"))).toBe(true);
+    expect(isAuthError(sdkError("BalenaExpiredToken"))).toBe(true);
+    expect(isAuthError(requestError(403, "no"))).toBe(false);
+  });
+
+  it("does not report not-found, bad credentials, not logged in and network failures", () => {
+    expect(isUnreportedError(sdkError("BalenaDeviceNotFound"))).toBe(true);
+    expect(isUnreportedError(sdkError("BalenaInvalidLoginCredentials"))).toBe(true);
+    expect(isUnreportedError(sdkError("BalenaNotLoggedIn"))).toBe(true);
+    expect(isUnreportedError(new TypeError("Failed to fetch"))).toBe(true);
+    expect(isUnreportedError(requestError(404, "Resource not found"))).toBe(true);
+    expect(isUnreportedError(requestError(400, "bad"))).toBe(false);
+  });
+});
+
+describe("helpers", () => {
+  it("keeps plain text and reduces HTML", () => {
+    expect(htmlToText("  plain 1 < 2 text ")).toBe("plain 1 < 2 text");
+    expect(htmlToText("<div><script>x()</script>Only <i>this</i></div>")).toBe("Only this");
+  });
+
+  it("caps at 500 characters", () => {
+    expect(capErrorText("a".repeat(501))).toHaveLength(500);
+    expect(capErrorText("a".repeat(500))).toHaveLength(500);
+  });
+});

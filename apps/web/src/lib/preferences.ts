@@ -1,0 +1,67 @@
+import { useCallback, useSyncExternalStore } from "react";
+
+/**
+ * Small per-browser preferences kept in localStorage (sidebar state, theme, display apps).
+ * Unreadable storage (private mode, quota) falls back to the default.
+ */
+export const PREFERENCE_KEYS = {
+  sidebarCollapsed: "flotilla.sidebar.collapsed",
+  colorMode: "flotilla.colorMode",
+  displayApps: "flotilla.displayApps",
+} as const;
+
+export interface Preferences {
+  sidebarCollapsed: boolean;
+  colorMode: "light" | "dark";
+  /** The experimental "display apps" option (spec 1 §2.4); off by default. */
+  displayApps: boolean;
+}
+
+const defaults: Preferences = { sidebarCollapsed: false, colorMode: "light", displayApps: false };
+const listeners = new Set<() => void>();
+
+function read<K extends keyof Preferences>(key: K): Preferences[K] {
+  try {
+    const raw = globalThis.localStorage?.getItem(PREFERENCE_KEYS[key]);
+    if (raw === null || raw === undefined) return defaults[key];
+    const value: unknown = JSON.parse(raw);
+    return typeof value === typeof defaults[key] ? (value as Preferences[K]) : defaults[key];
+  } catch {
+    return defaults[key];
+  }
+}
+
+export function getPreference<K extends keyof Preferences>(key: K): Preferences[K] {
+  return read(key);
+}
+
+export function setPreference<K extends keyof Preferences>(key: K, value: Preferences[K]) {
+  try {
+    globalThis.localStorage?.setItem(PREFERENCE_KEYS[key], JSON.stringify(value));
+  } catch {
+    // Not persisted; the change still applies to this page.
+  }
+  for (const listener of listeners) listener();
+}
+
+function subscribe(listener: () => void) {
+  listeners.add(listener);
+  const onStorage = (event: StorageEvent) => {
+    if (event.key?.startsWith("flotilla.")) listener();
+  };
+  globalThis.addEventListener?.("storage", onStorage);
+  return () => {
+    listeners.delete(listener);
+    globalThis.removeEventListener?.("storage", onStorage);
+  };
+}
+
+export function usePreference<K extends keyof Preferences>(key: K): [Preferences[K], (value: Preferences[K]) => void] {
+  const value = useSyncExternalStore(
+    subscribe,
+    () => read(key),
+    () => defaults[key],
+  );
+  const set = useCallback((next: Preferences[K]) => setPreference(key, next), [key]);
+  return [value, set];
+}

@@ -1,0 +1,70 @@
+import { createBootstrap, setLoadFailedMarker } from "./lib/bootstrap.ts";
+import { withChunkTimeout } from "./lib/chunk.ts";
+import { loadRuntimeConfig } from "./lib/config.ts";
+import en from "./locales/en.json";
+
+/**
+ * Start-up: read /config.json, load the app chunk, render. Kept free of React and MUI so that a
+ * failure can still be shown: the page gets the load-failed marker (`<html data-load-failed>`)
+ * and a message, and the whole start-up runs again by itself after 10 seconds (spec 1 §8).
+ */
+
+const container = document.getElementById("root") ?? document.body.appendChild(document.createElement("div"));
+
+function element<K extends keyof HTMLElementTagNameMap>(tag: K, style: string, text?: string) {
+  const node = document.createElement(tag);
+  node.setAttribute("style", style);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error && error.message) return error.message;
+  return typeof error === "string" && error ? error : "Unknown error";
+}
+
+function showLoadFailed(error: unknown, retry: () => void) {
+  const panel = element(
+    "div",
+    "max-width:440px;margin:0 24px;padding:24px;background:#fff;border:1px solid #e3e6eb;border-radius:8px;box-shadow:0 8px 24px rgba(11,18,32,.08)",
+  );
+  panel.setAttribute("role", "alert");
+  panel.append(
+    element("h1", "margin:0 0 8px;font-size:20px;font-weight:650;color:#1b2230", en.bootstrap.failed_title),
+    element("p", "margin:0 0 12px;font-size:14px;line-height:1.5;color:#5b6576", en.bootstrap.failed_text),
+    element(
+      "p",
+      "margin:0 0 16px;padding:8px 12px;font:13px/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#f4f5f7;border-radius:6px;color:#1b2230;word-break:break-word",
+      describe(error),
+    ),
+  );
+  const button = element(
+    "button",
+    "font-family:inherit;font-size:14px;font-weight:600;line-height:1;padding:10px 16px;border:0;border-radius:6px;background:#4f46e5;color:#fff;cursor:pointer",
+    en.bootstrap.retry_now,
+  );
+  button.type = "button";
+  button.addEventListener("click", retry);
+  panel.append(button);
+  const frame = element("div", "display:flex;min-height:100vh;align-items:center;justify-content:center");
+  frame.append(panel);
+  container.replaceChildren(frame);
+}
+
+const bootstrap = createBootstrap({
+  async run() {
+    const config = await loadRuntimeConfig();
+    const { startApp } = await withChunkTimeout(import("./app.tsx"));
+    await startApp(container, config);
+  },
+  onFailure(error) {
+    console.error("Flotilla could not start; retrying in 10 s", error);
+    setLoadFailedMarker(true);
+    showLoadFailed(error, () => void bootstrap.retryNow());
+  },
+  onSuccess() {
+    setLoadFailedMarker(false);
+  },
+});
+
+void bootstrap.start();

@@ -1,0 +1,67 @@
+import { randomBytes } from "node:crypto";
+import react from "@vitejs/plugin-react";
+import { type Connect, defineConfig, type Plugin } from "vite";
+
+/**
+ * Gives every build a unique id: compiled into the bundle (`__FLOTILLA_BUILD_ID__`) and written
+ * to `dist/build-info.json`, which the running dashboard re-fetches to notice a newer build.
+ * Without the real server (`vite`, `vite preview`) it also answers `/config.json`.
+ */
+function buildInfo(): Plugin {
+  const buildId = `${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
+  const json = (body: unknown) => `${JSON.stringify(body)}\n`;
+  return {
+    name: "flotilla-build-info",
+    // The dev server rebuilds in place: its id is "dev", which the dashboard does not poll for.
+    config: (_config, { command }) => ({
+      define: { __FLOTILLA_BUILD_ID__: JSON.stringify(command === "build" ? buildId : "dev") },
+    }),
+    generateBundle() {
+      this.emitFile({ type: "asset", fileName: "build-info.json", source: json({ buildId }) });
+    },
+    configureServer(server) {
+      serveDevFiles(server.middlewares, server.config.server.port, json({ buildId: "dev" }));
+    },
+    configurePreviewServer(server) {
+      // dist/build-info.json is served from the build itself.
+      serveDevFiles(server.middlewares, server.config.preview.port);
+    },
+  };
+}
+
+/**
+ * What the real server serves next to the SPA, for `vite` and `vite preview` without it:
+ * `/config.json` pointing at the API in FLOTILLA_API_URL (default http://localhost:8081).
+ */
+function serveDevFiles(middlewares: Connect.Server, port: number | undefined, buildInfoJson?: string) {
+  const files: Record<string, string> = {
+    "/config.json": `${JSON.stringify({
+      apiUrl: process.env.FLOTILLA_API_URL ?? "http://localhost:8081",
+      publicUrl: `http://localhost:${port ?? 5173}`,
+      appVersion: "31.1.1",
+      deviceUrlsBaseDomain: null,
+      deviceActionsHost: null,
+    })}\n`,
+  };
+  if (buildInfoJson) files["/build-info.json"] = buildInfoJson;
+  middlewares.use((request, response, next) => {
+    const body = files[request.url?.split("?")[0] ?? ""];
+    if (body === undefined) return next();
+    response.setHeader("content-type", "application/json");
+    response.setHeader("cache-control", "no-store");
+    response.end(body);
+  });
+}
+
+export default defineConfig({
+  plugins: [react(), buildInfo()],
+  build: {
+    outDir: "dist",
+    assetsDir: "assets",
+    emptyOutDir: true,
+    // Every asset is a file under dist/assets (the CSP allows no inline code or data: scripts).
+    assetsInlineLimit: 0,
+    sourcemap: true,
+    chunkSizeWarningLimit: 1500,
+  },
+});

@@ -1,0 +1,71 @@
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { launchBrowser, startFlotilla } from "../support/flotilla.ts";
+import { screenshot, signIn } from "./web-helpers.ts";
+
+/**
+ * The error page (spec 1 §2.2; FND-004..006) on a real failure, no mocks: the server runs with a
+ * rate limit of one API request per minute (FLOTILLA_RATE_LIMIT=1). Signing in (its own limit) and
+ * the first page use up the budget; reloading makes the session check answer 429 with a
+ * Retry-After of about a minute, longer than the dashboard waits out, so the page fails.
+ */
+describe("error page", () => {
+  let flotilla: Awaited<ReturnType<typeof startFlotilla>>;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    flotilla = await startFlotilla({ FLOTILLA_RATE_LIMIT: "1" });
+    browser = await launchBrowser();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await flotilla?.stop();
+  });
+
+  beforeEach(async () => {
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
+  });
+
+  afterEach(async () => {
+    await context?.close();
+  });
+
+  it("shows something went wrong, the status text of the failure, and Refresh reloads the page", async () => {
+    await page.goto(`${flotilla.dashboardUrl}/login`);
+    await signIn(page);
+    await page.waitForURL(`${flotilla.dashboardUrl}/fleets`);
+    await page.getByRole("heading", { name: "Fleets", level: 1 }).waitFor();
+    // The header's user name is the one API request of the minute.
+    await page.getByRole("button", { name: "Account menu" }).getByText("demo").waitFor();
+
+    const rateLimited = page.waitForResponse((response) => response.url().endsWith("/actor/v1/whoami"));
+    await page.reload();
+    expect((await rateLimited).status()).toBe(429);
+
+    const heading = page.getByRole("heading", { level: 1 });
+    await heading.waitFor();
+    expect((await heading.textContent())?.toLowerCase()).toBe("something went wrong");
+    await page.getByText("429 Too Many Requests", { exact: true }).waitFor();
+    await page.getByText("Too Many Requests. Try again later.", { exact: true }).waitFor();
+    await screenshot(page, "error-page");
+
+    await page.evaluate(() => {
+      (window as unknown as { beforeRefresh?: boolean }).beforeRefresh = true;
+    });
+    const reloaded = page.waitForEvent("load");
+    await page.getByRole("button", { name: "Refresh" }).click();
+    await reloaded;
+    expect(await page.evaluate(() => (window as unknown as { beforeRefresh?: boolean }).beforeRefresh)).toBeUndefined();
+    // Still inside the same minute: the reloaded page fails the same way.
+    await page.getByText("429 Too Many Requests", { exact: true }).waitFor();
+    expect(pathOfPage(page)).toBe("/fleets");
+  }, 90_000);
+});
+
+function pathOfPage(page: Page) {
+  return new URL(page.url()).pathname;
+}

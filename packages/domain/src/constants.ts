@@ -1,0 +1,32 @@
+/** Constants and limits named in the spec (spec 1 §9, spec 2 §9). One place, shared by server and dashboard. */
+
+/** The version the dashboard identifies itself as (spec 1 §9). */
+export const APP_VERSION = "31.1.1";
+
+export const PASSWORD_MIN_LENGTH = 8;
+export const PASSWORD_MAX_LENGTH = 64;
+
+/** A session token expires 36 h after issue and is refreshed hourly (spec 1 §9). */
+export const SESSION_TOKEN_LIFETIME_MS = 36 * 60 * 60 * 1000;
+export const SESSION_REFRESH_INTERVAL_MS = 60 * 60 * 1000;
+/** Sensitive actions need an authTime younger than this (spec 1 §9). */
+export const AUTH_FRESHNESS_MS = 1_200_000;
+
+/** Dashboard request handling (spec 1 §7, §9). */
+export const MAX_REQUESTS_IN_FLIGHT = 350;
+export const PING_FIRST_DELAY_MS = 10_000;
+export const PING_RETRY_STEP_MS = 200;
+export const PING_RETRY_MAX_MULTIPLIER = 10;
+export const PING_FAILURES_BEFORE_OFFLINE = 3;
+export const CHUNK_LOAD_TIMEOUT_MS = 120_000;
+export const BUILD_FRESHNESS_INTERVAL_MS = 600_000;
+export const BOOTSTRAP_RETRY_MS = 10_000;
+export const STATUS_PAGE_FIRST_CHECK_MS = 3000;
+export const STATUS_PAGE_INTERVAL_MS = 60_000;
+export const EXPERIMENT_FETCH_TIMEOUT_MS = 4000;
+export const DEFAULT_POLL_INTERVAL_MS = 15_000;
+export const POLL_GRACE_FACTOR = 0.33;
+export const ERROR_MESSAGE_MAX_LENGTH = 500;
+
+/** Date format of the whole product (spec 1 §9), date-fns tokens. */
+export const DATE_FORMAT = "MMM do yyyy, h:mm a";

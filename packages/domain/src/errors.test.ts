@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+import { errorCatalogue, formatErrorText } from "./errors.ts";
+
+describe("error catalogue", () => {
+  it("fills placeholders of the invalid-parameter text (spec 1 §8)", () => {
+    expect(
+      formatErrorText(errorCatalogue.invalid_parameter.text, {
+        suppliedValue: "abc",
+        parameterName: "FLOTILLA_API_PORT",
+      }),
+    ).toBe("Invalid parameter: abc is not valid for FLOTILLA_API_PORT.");
+  });
+
+  it("leaves unknown placeholders as they are", () => {
+    expect(formatErrorText("Hello {who}")).toBe("Hello {who}");
+  });
+
+  it("uses client error statuses for client errors only", () => {
+    for (const [code, entry] of Object.entries(errorCatalogue)) {
+      const isServerSide = code === "internal_error" || code === "service_unavailable";
+      expect(entry.status >= 500, code).toBe(isServerSide);
+    }
+  });
+});

@@ -1,0 +1,32 @@
+/**
+ * The error catalogue: every error the API sends carries one of these codes, and the
+ * dashboard translates the code (i18n key `errors.<code>`). Texts are the spec's.
+ */
+export const errorCatalogue = {
+  bad_request: { status: 400, text: "Invalid request." },
+  invalid_parameter: {
+    status: 400,
+    text: "Invalid parameter: {suppliedValue} is not valid for {parameterName}.",
+  },
+  not_logged_in: { status: 401, text: "You have to log in." },
+  session_expired: { status: 401, text: "Your session has expired." },
+  token_expired: { status: 401, text: "Your authentication token has expired." },
+  malformed_token: { status: 401, text: "Malformed token." },
+  invalid_login_credentials: { status: 401, text: "Invalid login credentials." },
+  unauthorized: { status: 401, text: "Unauthorized." },
+  forbidden: { status: 403, text: "You are not allowed to do this." },
+  not_found: { status: 404, text: "Resource not found" },
+  conflict: { status: 409, text: "Resource already exists." },
+  payload_too_large: { status: 413, text: "Request body is too large." },
+  unsupported_media_type: { status: 415, text: "Unsupported content type." },
+  too_many_requests: { status: 429, text: "Too Many Requests. Try again later." },
+  internal_error: { status: 500, text: "Something went wrong, please try again later." },
+  service_unavailable: { status: 503, text: "Service unavailable." },
+} as const satisfies Record<string, { status: number; text: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+/** Fill `{name}` placeholders of a catalogue text. */
+export function formatErrorText(template: string, params: Record<string, string | number> = {}): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole));
+}
