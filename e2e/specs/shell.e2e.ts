@@ -81,6 +81,7 @@ describe("dashboard shell", () => {
     await alert.waitFor();
     expect((await alert.textContent())?.trim()).toBe("Invalid login credentials.");
     expect(pathOf(page.url())).toBe("/login");
+    await page.waitForTimeout(300); // let the button finish its loading transition
     await screenshot(page, "login-invalid-credentials");
   }, 60_000);
 
@@ -122,6 +123,8 @@ describe("dashboard shell", () => {
     await page.getByRole("button", { name: "Account menu" }).click();
     const menu = page.getByRole("menu");
     await menu.getByText("demo", { exact: true }).waitFor();
+    await menu.getByRole("menuitem", { name: "Log out" }).waitFor();
+    await page.waitForTimeout(400); // let the menu finish fading in
     await screenshot(page, "user-menu");
     await menu.getByRole("menuitem", { name: "Log out" }).click();
     await page.waitForURL(`${flotilla.dashboardUrl}/login`);

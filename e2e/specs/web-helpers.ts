@@ -1,15 +1,16 @@
 import { mkdirSync } from "node:fs";
+import path from "node:path";
 import type { Page } from "playwright-core";
+import { DEMO_EMAIL, DEMO_PASSWORD, screenshotPath } from "../support/flotilla.ts";
 
 /** Shared bits of the dashboard-shell specs. Screenshots go to e2e/screenshots/ (git-ignored). */
 
-export const DEMO = { email: "demo@example.com", password: "demo-password-1" } as const;
-
-const screenshotDir = new URL("../screenshots/", import.meta.url);
+export const DEMO = { email: DEMO_EMAIL, password: DEMO_PASSWORD } as const;
 
 export async function screenshot(page: Page, name: string) {
-  mkdirSync(screenshotDir, { recursive: true });
-  await page.screenshot({ path: new URL(`${name}.png`, screenshotDir).pathname });
+  const file = screenshotPath(name);
+  mkdirSync(path.dirname(file), { recursive: true });
+  await page.screenshot({ path: file });
 }
 
 /** Every URL the tab shows, including history.pushState/replaceState changes of the SPA. */

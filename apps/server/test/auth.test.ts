@@ -63,7 +63,7 @@ describe("sessions through balena-sdk", () => {
       headers: { authorization: `Bearer ${header}.${payload}.c2lnbmF0dXJl` },
     });
     expect(response.status).toBe(401);
-    expect((await response.json()).code).toBe("malformed_token");
+    expect(((await response.json()) as { code: string }).code).toBe("malformed_token");
   });
 
   it("names the missing field when the login body is incomplete", async () => {

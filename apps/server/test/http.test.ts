@@ -56,7 +56,7 @@ describe("API basics", () => {
       body: "{not json",
     });
     expect(response.status).toBe(400);
-    expect((await response.json()).code).toBe("bad_request");
+    expect(((await response.json()) as { code: string }).code).toBe("bad_request");
   });
 
   it("refuses bodies over the limit with 413", async () => {
@@ -66,7 +66,7 @@ describe("API basics", () => {
       body: JSON.stringify({ username: "x".repeat(2 * 1024 * 1024), password: "y" }),
     });
     expect(response.status).toBe(413);
-    expect((await response.json()).code).toBe("payload_too_large");
+    expect(((await response.json()) as { code: string }).code).toBe("payload_too_large");
   });
 
   it("sends security headers", async () => {

@@ -3,7 +3,7 @@ import path from "node:path";
 import fastifyHelmet from "@fastify/helmet";
 import fastifyStatic from "@fastify/static";
 import { APP_VERSION } from "@flotilla/domain";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Config } from "../../config.ts";
 
 /** What the built dashboard reads at boot, so one build serves any deployment. */
@@ -45,6 +45,10 @@ function contentSecurityPolicy(config: Config) {
  */
 export async function dashboardServer(app: FastifyInstance, config: Config) {
   await app.register(fastifyHelmet, { contentSecurityPolicy: contentSecurityPolicy(config) });
+  app.setErrorHandler((error, request, reply) => {
+    request.log.error({ err: error }, "dashboard request failed");
+    return reply.code(500).type("text/plain").send("Something went wrong, please try again later.");
+  });
 
   app.get("/config.json", async (_request, reply) => {
     reply.header("cache-control", "no-store");
@@ -64,14 +68,13 @@ export async function dashboardServer(app: FastifyInstance, config: Config) {
     root: config.webDist,
     index: false,
     wildcard: false,
-    setHeaders(res, filePath) {
+    setHeaders(reply, filePath) {
       const hashed = filePath.startsWith(path.join(config.webDist, "assets") + path.sep);
-      res.setHeader("cache-control", hashed ? "public, max-age=31536000, immutable" : "no-cache");
+      reply.header("cache-control", hashed ? "public, max-age=31536000, immutable" : "no-cache");
     },
   });
 
-  const sendIndex = (reply: import("fastify").FastifyReply) =>
-    reply.header("cache-control", "no-cache").sendFile("index.html");
+  const sendIndex = (reply: FastifyReply) => reply.header("cache-control", "no-cache").sendFile("index.html");
 
   app.get("/", (_request, reply) => sendIndex(reply));
   app.setNotFoundHandler((request, reply) => {

@@ -1,0 +1,147 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { type Browser, chromium } from "playwright-core";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const SERVER_BIN = path.join(ROOT, "apps/server/bin/flotilla-server.mjs");
+
+export const DEMO_EMAIL = "demo@example.com";
+export const DEMO_PASSWORD = "demo-password-1";
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function adminQuery(databaseUrl: string, text: string) {
+  const url = new URL(databaseUrl);
+  url.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+export type RunningFlotilla = {
+  dashboardUrl: string;
+  apiUrl: string;
+  dataDir: string;
+  env: Record<string, string>;
+  process: ChildProcess;
+  output: () => string;
+  /** SIGTERM and wait for the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL: the process dies at once, mid-request if one is in flight. */
+  kill(): Promise<void>;
+};
+
+/**
+ * Boots the real server (the same command `npm start` runs) on free ports with a fresh data
+ * dir, or a fresh database on the PostgreSQL server when DATABASE_URL is set.
+ */
+export async function startFlotilla(
+  env: Record<string, string> = {},
+  reuse?: Pick<RunningFlotilla, "dataDir" | "env">,
+): Promise<RunningFlotilla> {
+  const [dashboardPort, apiPort] = [await freePort(), await freePort()];
+  const dataDir = reuse?.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-e2e-"));
+  let baseEnv: Record<string, string> = reuse?.env ?? {
+    FLOTILLA_DATA_DIR: dataDir,
+    FLOTILLA_DEMO: "1",
+    FLOTILLA_DEMO_PASSWORD: DEMO_PASSWORD,
+    FLOTILLA_CAPTCHA: "off",
+    LOG_LEVEL: "info",
+  };
+  if (!reuse && process.env.DATABASE_URL) {
+    const name = `flotilla_e2e_${crypto.randomBytes(6).toString("hex")}`;
+    await adminQuery(process.env.DATABASE_URL, `CREATE DATABASE ${name}`);
+    const url = new URL(process.env.DATABASE_URL);
+    url.pathname = `/${name}`;
+    baseEnv = { ...baseEnv, DATABASE_URL: url.toString() };
+  }
+  const fullEnv = { ...baseEnv, ...env };
+  const child = spawn(process.execPath, [SERVER_BIN], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/tmp",
+      ...fullEnv,
+      FLOTILLA_PORT: String(dashboardPort),
+      FLOTILLA_API_PORT: String(apiPort),
+      FLOTILLA_HOST: "127.0.0.1",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    output += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+
+  const dashboardUrl = `http://localhost:${dashboardPort}`;
+  const apiUrl = `http://localhost:${apiPort}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`Flotilla exited with ${child.exitCode}:\n${output}`);
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`Flotilla did not start within 60 s:\n${output}`);
+    }
+    if (output.includes("Flotilla ready in")) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  return {
+    dashboardUrl,
+    apiUrl,
+    dataDir,
+    env: baseEnv,
+    process: child,
+    output: () => output,
+    async stop() {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill("SIGTERM");
+      return exited;
+    },
+    async kill() {
+      if (child.exitCode !== null) return;
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+export const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: CHROMIUM_ARGS });
+}
+
+/** Screenshots go to e2e/screenshots (git-ignored) for people to look at. */
+export const screenshotPath = (name: string) => path.join(ROOT, "e2e/screenshots", `${name}.png`);

@@ -1,0 +1,47 @@
+// `npm test`: lint, typecheck, unit + integration tests, browser end-to-end tests.
+// Every step runs; the last line is the summary "tests: N passed, N failed".
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { buildWebIfStale } from "./lib/web-build.mjs";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const reports = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-test-"));
+const failedSteps = [];
+let passed = 0;
+let failed = 0;
+
+function step(name, command, args, options = {}) {
+  process.stdout.write(`\n━━ ${name}: ${[command, ...args].join(" ")}\n`);
+  const result = spawnSync(command, args, { cwd: ROOT, stdio: "inherit", ...options });
+  if (result.status !== 0) failedSteps.push(name);
+  return result.status === 0;
+}
+
+function vitest(name, args) {
+  const report = path.join(reports, `${name}.json`);
+  step(name, "npx", ["vitest", "run", ...args, "--reporter=default", "--reporter=json", `--outputFile.json=${report}`]);
+  if (!fs.existsSync(report)) {
+    failed += 1; // the runner itself broke: count it, never report a silent pass
+    return;
+  }
+  const summary = JSON.parse(fs.readFileSync(report, "utf8"));
+  passed += summary.numPassedTests;
+  failed += summary.numFailedTests;
+  // A file that failed to load has no failed test but is a failure all the same.
+  if (!summary.success && summary.numFailedTests === 0) failed += 1;
+}
+
+step("lint", "npx", ["biome", "ci", "."]);
+step("typecheck", "npx", ["tsc", "-b"]);
+const browserReady = step("chromium", "bash", ["scripts/ensure-chromium.sh"]);
+buildWebIfStale();
+vitest("unit-and-integration", []);
+if (browserReady) vitest("e2e", ["--root", "e2e"]);
+else failed += 1;
+
+fs.rmSync(reports, { recursive: true, force: true });
+if (failedSteps.length) process.stdout.write(`\nFailed steps: ${failedSteps.join(", ")}\n`);
+process.stdout.write(`\ntests: ${passed} passed, ${failed} failed\n`);
+process.exit(failedSteps.length || failed ? 1 : 0);
