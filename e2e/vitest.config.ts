@@ -5,6 +5,7 @@ export default defineProject({
   test: {
     name: "e2e",
     include: ["specs/**/*.e2e.ts"],
+    setupFiles: ["support/setup.ts"],
     fileParallelism: false,
     testTimeout: 90_000,
     hookTimeout: 90_000,

@@ -49,6 +49,8 @@ await load("GET /ping", `${warm.apiUrl}/ping`);
 await load("GET /actor/v1/whoami (session check + user read)", `${warm.apiUrl}/actor/v1/whoami`, {
   authorization: `Bearer ${token}`,
 });
-const memory = Number((await import("node:fs")).readFileSync(`/proc/${warm.process.pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)?.[1]);
+const memory = Number(
+  (await import("node:fs")).readFileSync(`/proc/${warm.process.pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)?.[1],
+);
 console.log(`resident memory after the load: ${Math.round(memory / 1024)} MiB`);
 await warm.stop();

@@ -49,7 +49,17 @@ describe("the server process", () => {
     const page = await fetch(`${flotilla.dashboardUrl}/fleets`);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
-    expect(await page.text()).toContain('<div id="root">');
+    const html = await page.text();
+    expect(html).toContain('<div id="root">');
+    expect(page.headers.get("cache-control")).toBe("no-cache");
+    // Hashed assets are cached for a year; a missing one is a real 404, not the SPA page.
+    const asset = html.match(/src="(\/assets\/[^"]+\.js)"/)?.[1];
+    expect(asset).toBeDefined();
+    const script = await fetch(`${flotilla.dashboardUrl}${asset}`);
+    expect(script.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect((await fetch(`${flotilla.dashboardUrl}/assets/gone-1234.js`)).status).toBe(404);
+    const runtime = await (await fetch(`${flotilla.dashboardUrl}/config.json`)).json();
+    expect(runtime).toMatchObject({ apiUrl: flotilla.apiUrl, appVersion: "31.1.1" });
     expect(flotilla.output()).toMatch(/Flotilla ready in \d+\.\d\d s/);
   });
 

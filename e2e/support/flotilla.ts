@@ -37,6 +37,22 @@ async function adminQuery(databaseUrl: string, text: string) {
   }
 }
 
+/** What the specs created, removed after each file by `cleanUp` (e2e/support/setup.ts). */
+const created = { processes: new Set<ChildProcess>(), databases: new Set<string>(), dataDirs: new Set<string>() };
+
+export async function cleanUp() {
+  for (const child of created.processes)
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  created.processes.clear();
+  const databaseUrl = process.env.DATABASE_URL;
+  for (const name of created.databases) {
+    if (databaseUrl) await adminQuery(databaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+  created.databases.clear();
+  for (const dir of created.dataDirs) fs.rmSync(dir, { recursive: true, force: true });
+  created.dataDirs.clear();
+}
+
 export type RunningFlotilla = {
   dashboardUrl: string;
   apiUrl: string;
@@ -60,6 +76,7 @@ export async function startFlotilla(
 ): Promise<RunningFlotilla> {
   const [dashboardPort, apiPort] = [await freePort(), await freePort()];
   const dataDir = reuse?.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-e2e-"));
+  created.dataDirs.add(dataDir);
   let baseEnv: Record<string, string> = reuse?.env ?? {
     FLOTILLA_DATA_DIR: dataDir,
     FLOTILLA_DEMO: "1",
@@ -70,6 +87,7 @@ export async function startFlotilla(
   if (!reuse && process.env.DATABASE_URL) {
     const name = `flotilla_e2e_${crypto.randomBytes(6).toString("hex")}`;
     await adminQuery(process.env.DATABASE_URL, `CREATE DATABASE ${name}`);
+    created.databases.add(name);
     const url = new URL(process.env.DATABASE_URL);
     url.pathname = `/${name}`;
     baseEnv = { ...baseEnv, DATABASE_URL: url.toString() };
@@ -87,6 +105,7 @@ export async function startFlotilla(
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  created.processes.add(child);
   let output = "";
   child.stdout?.on("data", (chunk) => {
     output += chunk;
