@@ -16,6 +16,7 @@ import { i18n } from "./lib/i18n.ts";
 import { usePreference } from "./lib/preferences.ts";
 import { createQueryClient } from "./lib/query-client.ts";
 import { createSdk } from "./lib/sdk.ts";
+import { reportError } from "./lib/toasts.ts";
 import { type AppRouter, createAppRouter } from "./router.tsx";
 import { createAppTheme } from "./theme.ts";
 
@@ -58,7 +59,7 @@ export async function startApp(container: HTMLElement, config: RuntimeConfig): P
       leaving = false;
     }
   };
-  const queryClient = createQueryClient({ onAuthError: () => void onSessionLost() });
+  const queryClient = createQueryClient({ onAuthError: () => void onSessionLost(), onMutationError: reportError });
   router = createAppRouter({ sdk, queryClient });
 
   const services: AppServices = { config, sdk, queryClient, connectivity, buildFreshness };

@@ -15,6 +15,7 @@ import {
 import { AppBanners } from "./components/banners.tsx";
 import { ErrorPage } from "./components/error-page.tsx";
 import { NotFoundPage } from "./components/not-found-page.tsx";
+import { Toaster } from "./components/toaster.tsx";
 import { isLoggedIn } from "./features/auth/session.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
 import type { Sdk } from "./lib/sdk.ts";
@@ -71,6 +72,7 @@ function RootLayout() {
       <Box sx={{ flex: 1, minHeight: 0, overflow: "auto" }}>
         <Outlet />
       </Box>
+      <Toaster />
     </Box>
   );
 }

@@ -13,7 +13,13 @@ export function AppHeader() {
   return (
     <AppBar
       position="static"
-      sx={{ bgcolor: headerColors.background, color: headerColors.text, height: HEADER_HEIGHT, flexShrink: 0 }}
+      sx={{
+        bgcolor: headerColors.background,
+        color: headerColors.text,
+        height: HEADER_HEIGHT,
+        flexShrink: 0,
+        borderBottom: "1px solid rgba(255,255,255,0.06)",
+      }}
     >
       <Toolbar disableGutters sx={{ minHeight: `${HEADER_HEIGHT}px !important`, px: 1.5, gap: 1 }}>
         <Box

@@ -30,7 +30,11 @@ export function StatusPage(props: {
     >
       {inFrame ? null : (
         <Box sx={{ position: "absolute", top: 16, left: 24 }}>
-          <a href="/" aria-label="Flotilla" style={{ color: "inherit", textDecoration: "none", display: "inline-flex" }}>
+          <a
+            href="/"
+            aria-label="Flotilla"
+            style={{ color: "inherit", textDecoration: "none", display: "inline-flex" }}
+          >
             <Wordmark size={24} />
           </a>
         </Box>

@@ -1,5 +1,5 @@
 import { DEFAULT_POLL_INTERVAL_MS, POLL_GRACE_FACTOR } from "@flotilla/domain";
-import { QueryCache, QueryClient } from "@tanstack/react-query";
+import { MutationCache, QueryCache, QueryClient } from "@tanstack/react-query";
 import { getStatusCode, isAuthError } from "./errors.ts";
 
 /**
@@ -24,11 +24,28 @@ export function shouldRetryQuery(failureCount: number, error: unknown): boolean 
   return failureCount < 2;
 }
 
-export function createQueryClient(options: { onAuthError?: (error: unknown) => void } = {}) {
+declare module "@tanstack/react-query" {
+  interface Register {
+    mutationMeta: {
+      /** false: the page shows this mutation's errors itself, no toast. */
+      reportErrors?: boolean;
+    };
+  }
+}
+
+export function createQueryClient(
+  options: { onAuthError?: (error: unknown) => void; onMutationError?: (error: unknown) => void } = {},
+) {
   return new QueryClient({
     queryCache: new QueryCache({
       onError(error) {
         if (isAuthError(error)) options.onAuthError?.(error);
+      },
+    }),
+    mutationCache: new MutationCache({
+      onError(error, _variables, _context, mutation) {
+        if (isAuthError(error)) options.onAuthError?.(error);
+        else if (mutation.meta?.reportErrors !== false) options.onMutationError?.(error);
       },
     }),
     defaultOptions: {

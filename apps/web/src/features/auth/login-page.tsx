@@ -1,3 +1,4 @@
+import { APP_VERSION } from "@flotilla/domain";
 import CheckCircleOutlineOutlined from "@mui/icons-material/CheckCircleOutlineOutlined";
 import Visibility from "@mui/icons-material/Visibility";
 import VisibilityOff from "@mui/icons-material/VisibilityOff";
@@ -36,6 +37,7 @@ export function LoginPage() {
 
   const login = useMutation({
     mutationFn: (credentials: { email: string; password: string }) => sdk.auth.login(credentials),
+    meta: { reportErrors: false },
     onSuccess: () => {
       queryClient.clear();
       queryClient.setQueryData(sessionKeys.loggedIn, true);
@@ -66,7 +68,7 @@ export function LoginPage() {
           color: headerColors.text,
           bgcolor: headerColors.background,
           backgroundImage:
-            "radial-gradient(120% 80% at 0% 100%, rgba(79,70,229,0.35) 0%, rgba(79,70,229,0) 60%), radial-gradient(80% 60% at 100% 0%, rgba(56,189,248,0.12) 0%, rgba(56,189,248,0) 70%)",
+            "radial-gradient(90% 70% at 100% 100%, rgba(129,140,248,0.28) 0%, rgba(129,140,248,0) 70%), linear-gradient(160deg, #1f1d4d 0%, #151a23 55%, #151a23 100%)",
         }}
       >
         <Wordmark size={28} color={headerColors.text} />
@@ -89,7 +91,7 @@ export function LoginPage() {
           </Stack>
         </Box>
         <Typography variant="body2" sx={{ color: headerColors.muted }}>
-          {t("app.tagline")}
+          {t("app.tagline")} · {t("app.version", { version: APP_VERSION })}
         </Typography>
       </Box>
 

@@ -1,0 +1,36 @@
+/**
+ * Uploaded files travel as data URLs made of the type, the name and the base64 content
+ * (spec 1 §5): `data:<type>;name=<url-encoded name>;base64,<content>`.
+ */
+export interface DataUrlParts {
+  type: string;
+  name: string;
+  base64: string;
+}
+
+export function toDataUrl({ type, name, base64 }: DataUrlParts): string {
+  return `data:${type || "application/octet-stream"};name=${encodeURIComponent(name)};base64,${base64}`;
+}
+
+export function parseDataUrl(url: string): DataUrlParts | undefined {
+  const match = /^data:([^;,]*);name=([^;,]*);base64,([A-Za-z0-9+/]*={0,2})$/.exec(url);
+  if (!match) return undefined;
+  try {
+    return { type: match[1] ?? "", name: decodeURIComponent(match[2] ?? ""), base64: match[3] ?? "" };
+  } catch {
+    return undefined;
+  }
+}
+
+function bytesToBase64(bytes: Uint8Array): string {
+  let binary = "";
+  const chunk = 0x8000;
+  for (let i = 0; i < bytes.length; i += chunk) binary += String.fromCharCode(...bytes.subarray(i, i + chunk));
+  return btoa(binary);
+}
+
+/** A picked file as such a data URL. */
+export async function fileToDataUrl(file: Blob & { name: string }): Promise<string> {
+  const base64 = bytesToBase64(new Uint8Array(await file.arrayBuffer()));
+  return toDataUrl({ type: file.type, name: file.name, base64 });
+}
