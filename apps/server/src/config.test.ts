@@ -36,6 +36,8 @@ describe("configuration", () => {
     ["FLOTILLA_EMAIL_VERIFICATION", "never", "must be required or optional"],
     ["FLOTILLA_DEMO", "yes", "must be 0 or 1"],
     ["SMTP_URL", "mail.example.com", "must be an smtp:// or smtps:// URL"],
+    ["FLOTILLA_FEATURE_FLAGS", "a,,b", "must be a comma-separated list of flag names"],
+    ["FLOTILLA_STATUS_PAGE_URL", "status", "must be an http(s) URL"],
   ])("refuses %s=%s with one line naming the variable", (name, value, problem) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(`Invalid ${name}="${value}": ${problem}`);

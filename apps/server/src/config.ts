@@ -52,6 +52,11 @@ const schema = z.object({
   FLOTILLA_DEVICE_URLS_BASE_DOMAIN: z.string().min(1).optional(),
   FLOTILLA_DEVICE_ACTIONS_HOST: z.string().min(1).optional(),
   FLOTILLA_WEB_DIST: z.string().min(1).optional(),
+  FLOTILLA_STATUS_PAGE_URL: httpUrl.optional(),
+  FLOTILLA_FEATURE_FLAGS: z
+    .string()
+    .regex(/^[a-zA-Z0-9_-]+(,[a-zA-Z0-9_-]+)*$/, "must be a comma-separated list of flag names")
+    .optional(),
   FLOTILLA_RATE_LIMIT: z.coerce.number({ error: "must be a number" }).int().min(1).default(1000),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
@@ -79,6 +84,10 @@ export type Config = {
   deviceUrlsBaseDomain: string | undefined;
   deviceActionsHost: string | undefined;
   webDist: string;
+  /** A status page's JSON summary (statuspage.io `/api/v2/summary.json` shape) shown in the dashboard. */
+  statusPageUrl: string | undefined;
+  /** Feature flags (experiments) switched on for every dashboard. */
+  featureFlags: string[];
   rateLimitPerMinute: number;
   logLevel: string;
 };
@@ -132,6 +141,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deviceUrlsBaseDomain: e.FLOTILLA_DEVICE_URLS_BASE_DOMAIN,
     deviceActionsHost: e.FLOTILLA_DEVICE_ACTIONS_HOST,
     webDist: path.resolve(e.FLOTILLA_WEB_DIST ?? new URL("../../web/dist", import.meta.url).pathname),
+    statusPageUrl: e.FLOTILLA_STATUS_PAGE_URL,
+    featureFlags: e.FLOTILLA_FEATURE_FLAGS?.split(",") ?? [],
     rateLimitPerMinute: e.FLOTILLA_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,
   };

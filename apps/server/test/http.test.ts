@@ -32,6 +32,16 @@ describe("API basics", () => {
     expect(get.headers.get("access-control-expose-headers")).toContain("Retry-After");
   });
 
+  it("serves the feature flags without a token", async () => {
+    const flagged = await createTestApp({ FLOTILLA_FEATURE_FLAGS: "displayApps,newMap" });
+    try {
+      const response = await fetch(`${flagged.url}/config/v1/feature-flags`);
+      expect(await response.json()).toEqual({ flags: { displayApps: true, newMap: true } });
+    } finally {
+      await flagged.close();
+    }
+  });
+
   it("does not allow other origins", async () => {
     const response = await fetch(`${t.url}/ping`, { headers: { origin: "http://evil.test" } });
     expect(response.headers.get("access-control-allow-origin")).toBeNull();

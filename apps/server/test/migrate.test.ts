@@ -29,6 +29,30 @@ describe("migrations", () => {
     }
   });
 
+  it("seed the roles and the device-type catalogue, with raspberrypi4-64 on aarch64", async () => {
+    const { db, drop } = await createTestDatabase();
+    try {
+      const { rows } = await db.query<{ slug: string; arch: string; alias: string }>(
+        `SELECT d.slug, a.slug AS arch, al.is_referenced_by__alias AS alias FROM device_type d
+         JOIN cpu_architecture a ON a.id = d.is_of__cpu_architecture
+         JOIN device_type_alias al ON al.device_type = d.id WHERE d.slug = 'raspberrypi4-64'`,
+      );
+      expect(rows).toEqual([{ slug: "raspberrypi4-64", arch: "aarch64", alias: "raspberrypi4-64" }]);
+      const roles = await db.query<{ name: string }>("SELECT name FROM application_membership_role ORDER BY id");
+      expect(roles.rows.map((r) => r.name)).toEqual([
+        "observer",
+        "safe-operator",
+        "operator",
+        "safe-developer",
+        "developer",
+      ]);
+      const orgRoles = await db.query<{ name: string }>("SELECT name FROM organization_membership_role ORDER BY id");
+      expect(orgRoles.rows.map((r) => r.name)).toEqual(["administrator", "member"]);
+    } finally {
+      await drop();
+    }
+  });
+
   it("roll back entirely when a statement fails", async () => {
     const { db, drop } = await createTestDatabase();
     try {

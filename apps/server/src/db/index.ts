@@ -2,7 +2,7 @@ import { drizzle } from "drizzle-orm/pg-proxy";
 import type { Config } from "../config.ts";
 import { type Driver, openPglite, openPostgres, pgliteDir, type Queryable } from "./connection.ts";
 import { migrate } from "./migrate.ts";
-import * as schema from "./schema.ts";
+import * as schema from "./schema/index.ts";
 
 export type { Queryable, Row } from "./connection.ts";
 export { schema };

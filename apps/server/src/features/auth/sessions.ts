@@ -3,7 +3,7 @@ import { SESSION_TOKEN_LIFETIME_MS } from "@flotilla/domain";
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import type { Orm } from "../../db/index.ts";
-import { user_session } from "../../db/schema.ts";
+import { user_session } from "../../db/schema/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import { globalRolesOf, type User } from "../users/service.ts";
 

@@ -14,6 +14,7 @@ export function runtimeConfig(config: Config) {
     appVersion: APP_VERSION,
     deviceUrlsBaseDomain: config.deviceUrlsBaseDomain ?? null,
     deviceActionsHost: config.deviceActionsHost ?? null,
+    statusPageUrl: config.statusPageUrl ?? null,
   };
 }
 
@@ -29,7 +30,12 @@ function contentSecurityPolicy(config: Config) {
       styleSrc: ["'self'", "'unsafe-inline'"],
       imgSrc: ["'self'", "data:", "blob:", "https:", api.origin],
       fontSrc: ["'self'", "data:"],
-      connectSrc: ["'self'", api.origin, apiSocket],
+      connectSrc: [
+        "'self'",
+        api.origin,
+        apiSocket,
+        ...(config.statusPageUrl ? [new URL(config.statusPageUrl).origin] : []),
+      ],
       workerSrc: ["'self'", "blob:"],
       objectSrc: ["'none'"],
       baseUri: ["'self'"],

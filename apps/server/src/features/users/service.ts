@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Orm } from "../../db/index.ts";
-import { actor, role, user, user__has__role } from "../../db/schema.ts";
+import { actor, role, user, user__has__role } from "../../db/schema/index.ts";
 import { hashPassword } from "./passwords.ts";
 
 export type User = typeof user.$inferSelect;

@@ -1,13 +1,6 @@
 import { sql } from "drizzle-orm";
 import { boolean, check, integer, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
-
-/**
- * Tables carry the balena v7 model's names (balena-sdk `types/v7.d.ts`), so the data API can
- * expose them as they are. Ids are 4-byte integers: the SDK and the dashboard treat ids as numbers.
- */
-
-const id = () => integer().primaryKey().generatedByDefaultAsIdentity();
-const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
+import { createdAt, date, id, ownedBy } from "./columns.ts";
 
 /** Users, fleets and devices are actors; api keys and permissions hang off the actor. */
 export const actor = pgTable("actor", {
@@ -73,4 +66,32 @@ export const user_session = pgTable("user_session", {
     .references(() => user.id, { onDelete: "cascade" }),
   expires_at: timestamp({ withTimezone: true }).notNull(),
   revoked_at: timestamp({ withTimezone: true }),
+});
+
+/**
+ * API keys: personal keys (role `user`), fleet provisioning keys (`provisioning-api-key`) and
+ * device keys (`device-api-key`). Only a hash of the key is kept; the key is shown once.
+ */
+export const api_key = pgTable(
+  "api_key",
+  {
+    id: id(),
+    created_at: createdAt(),
+    key_hash: text().notNull().unique(),
+    is_of__actor: ownedBy(() => actor.id),
+    role: text().notNull(),
+    name: text(),
+    description: text(),
+    expiry_date: date(),
+  },
+  (t) => [check("api_key_role_check", sql`${t.role} IN ('user', 'provisioning-api-key', 'device-api-key')`)],
+);
+
+/** SSH public keys of a user (`user__has__public_key`, alias `user_public_key`). */
+export const user_public_key = pgTable("user_public_key", {
+  id: id(),
+  created_at: createdAt(),
+  user: ownedBy(() => user.id),
+  title: text().notNull(),
+  public_key: text().notNull(),
 });

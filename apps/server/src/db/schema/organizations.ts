@@ -1,0 +1,107 @@
+import { boolean, integer, jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { user } from "./accounts.ts";
+import { createdAt, date, id, lower, ownedBy, requires, shortText } from "./columns.ts";
+
+export const organization = pgTable(
+  "organization",
+  {
+    id: id(),
+    created_at: createdAt(),
+    name: shortText(),
+    handle: shortText(),
+    company_name: text(),
+    billing_account_code: text(),
+    has_past_due_invoice_since__date: date(),
+    is_frozen: boolean().notNull().default(false),
+    industry: text(),
+    website: text(),
+    /** A WebResource: {href, filename, content_type, size}. */
+    logo_image: jsonb(),
+    is_using__billing_version: text().notNull().default("v2"),
+    is_enforcing_saml_login: boolean().notNull().default(false),
+  },
+  (t) => [uniqueIndex("organization_handle_lower_key").on(lower(t.handle))],
+);
+
+/** `administrator` and `member` (spec 3). */
+export const organization_membership_role = pgTable("organization_membership_role", {
+  id: id(),
+  name: text().notNull().unique(),
+});
+
+/** `user__is_member_of__organization`. */
+export const organization_membership = pgTable(
+  "organization_membership",
+  {
+    id: id(),
+    created_at: createdAt(),
+    user: ownedBy(() => user.id),
+    is_member_of__organization: ownedBy(() => organization.id),
+    organization_membership_role: requires(() => organization_membership_role.id),
+  },
+  (t) => [uniqueIndex("organization_membership_user_org_key").on(t.user, t.is_member_of__organization)],
+);
+
+export const organization_membership_tag = pgTable(
+  "organization_membership_tag",
+  {
+    id: id(),
+    created_at: createdAt(),
+    organization_membership: ownedBy(() => organization_membership.id),
+    tag_key: shortText(),
+    value: text().notNull().default(""),
+  },
+  (t) => [uniqueIndex("organization_membership_tag_key").on(t.organization_membership, t.tag_key)],
+);
+
+/** Someone invited by email, before they have an account. */
+export const invitee = pgTable(
+  "invitee",
+  {
+    id: id(),
+    created_at: createdAt(),
+    email: text().notNull(),
+  },
+  (t) => [uniqueIndex("invitee_email_lower_key").on(lower(t.email))],
+);
+
+/** `invitee__is_invited_to__organization`; the token of the invitation link is kept as a hash. */
+export const organization_invite = pgTable(
+  "organization_invite",
+  {
+    id: id(),
+    created_at: createdAt(),
+    invitee: ownedBy(() => invitee.id),
+    is_invited_to__organization: ownedBy(() => organization.id),
+    organization_membership_role: requires(() => organization_membership_role.id),
+    message: text(),
+    is_created_by__user: integer().references(() => user.id, { onDelete: "set null" }),
+    token_hash: text().notNull().unique(),
+    expires_at: date().notNull(),
+  },
+  (t) => [uniqueIndex("organization_invite_invitee_org_key").on(t.invitee, t.is_invited_to__organization)],
+);
+
+export const team = pgTable(
+  "team",
+  {
+    id: id(),
+    created_at: createdAt(),
+    belongs_to__organization: ownedBy(() => organization.id),
+    name: shortText(),
+    description: text(),
+  },
+  (t) => [uniqueIndex("team_org_name_lower_key").on(t.belongs_to__organization, lower(t.name))],
+);
+
+/** `user__is_member_of__team`. */
+export const team_membership = pgTable(
+  "team_membership",
+  {
+    id: id(),
+    created_at: createdAt(),
+    user: ownedBy(() => user.id),
+    is_member_of__team: ownedBy(() => team.id),
+  },
+  (t) => [uniqueIndex("team_membership_user_team_key").on(t.user, t.is_member_of__team)],
+);
