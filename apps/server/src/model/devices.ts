@@ -1,0 +1,186 @@
+import {
+  computed,
+  createdAt,
+  editable,
+  field,
+  id,
+  many,
+  modifiedAt,
+  pairResource,
+  ref,
+  resource,
+  synonym,
+} from "./dsl.ts";
+
+/**
+ * The device's overall status (spec 2 §4), one SQL expression so lists can filter, sort and
+ * count by it. Cloudlink stands in for balena's VPN: a device whose heartbeat and cloudlink
+ * disagree has reduced functionality.
+ */
+export const overallStatusSql = (d: string) => `CASE
+  WHEN NOT ${d}."is_active" THEN 'inactive'
+  WHEN ${d}."provisioning_state" = 'Post-Provisioning' THEN 'post-provisioning'
+  WHEN ${d}."last_connectivity_event" IS NULL OR ${d}."provisioning_progress" IS NOT NULL THEN 'configuring'
+  WHEN ${d}."api_heartbeat_state" IN ('offline', 'unknown') AND NOT ${d}."is_connected_to_vpn" THEN 'disconnected'
+  WHEN (${d}."api_heartbeat_state" IN ('online', 'timeout')) <> ${d}."is_connected_to_vpn" THEN 'reduced-functionality'
+  WHEN ${d}."update_status" IN ('downloading', 'downloaded', 'applying changes') OR ${d}."download_progress" IS NOT NULL THEN 'updating'
+  ELSE 'operational'
+END`;
+
+const installDevice = ref("device", "device", { writable: true, required: true });
+const imageInstallImage = ref("installs__image", "image", { writable: true, required: true });
+const serviceInstallService = ref("installs__service", "service", { writable: true, required: true });
+
+export const deviceResources = [
+  resource({
+    name: "device",
+    table: "device",
+    alternateKeys: [["uuid"]],
+    fields: [
+      id,
+      createdAt,
+      modifiedAt,
+      ref("actor", "actor"),
+      field("uuid", "Text", { writable: true }),
+      editable("device_name", "Text"),
+      editable("note", "Text"),
+      field("local_id", "Text"),
+      ref("is_of__device_type", "device_type", { writable: true, required: true }),
+      ref("belongs_to__application", "application", { writable: true, required: true }),
+      ref("belongs_to__user", "user"),
+      field("is_active", "Boolean"),
+      field("api_heartbeat_state", "Text"),
+      field("changed_api_heartbeat_state_on__date", "Date Time"),
+      field("last_connectivity_event", "Date Time"),
+      field("is_connected_to_vpn", "Boolean"),
+      field("last_vpn_event", "Date Time"),
+      field("is_locked_until__date", "Date Time"),
+      editable("is_web_accessible", "Boolean"),
+      field("public_address", "Text"),
+      field("ip_address", "Text"),
+      field("mac_address", "Text"),
+      field("memory_usage", "Integer"),
+      field("memory_total", "Integer"),
+      field("storage_block_device", "Text"),
+      field("storage_usage", "Integer"),
+      field("storage_total", "Integer"),
+      field("cpu_usage", "Integer"),
+      field("cpu_temp", "Integer"),
+      field("cpu_id", "Text"),
+      field("is_undervolted", "Boolean"),
+      field("status", "Text"),
+      field("download_progress", "Integer"),
+      field("provisioning_progress", "Integer"),
+      field("provisioning_state", "Text"),
+      field("update_status", "Text"),
+      field("last_update_status_event", "Date Time"),
+      field("os_version", "Text"),
+      field("os_variant", "Text"),
+      field("supervisor_version", "Text"),
+      ref("is_running__release", "release"),
+      ref("is_pinned_on__release", "release", { writable: true }),
+      ref("should_be_managed_by__release", "release", { writable: true }),
+      field("latitude", "Text"),
+      field("longitude", "Text"),
+      editable("custom_latitude", "Text"),
+      editable("custom_longitude", "Text"),
+      field("location", "Text"),
+      editable("is_accessible_by_support_until__date", "Date Time"),
+      computed("overall_status", "Text", overallStatusSql),
+      computed(
+        "overall_progress",
+        "Integer",
+        (d) =>
+          `CASE WHEN ${d}."provisioning_progress" IS NOT NULL THEN ${d}."provisioning_progress" ELSE ${d}."download_progress" END`,
+      ),
+      computed(
+        "is_online",
+        "Boolean",
+        (d) => `(${d}."api_heartbeat_state" IN ('online', 'timeout') OR ${d}."is_connected_to_vpn")`,
+      ),
+      // Frozen with its organization (spec 3: a frozen organization's devices are frozen).
+      computed(
+        "is_frozen",
+        "Boolean",
+        (d) =>
+          `EXISTS (SELECT 1 FROM "application" AS fa JOIN "organization" AS fo ON fo."id" = fa."organization" WHERE fa."id" = ${d}."belongs_to__application" AND fo."is_frozen")`,
+      ),
+    ],
+    navigations: [
+      ...many(["device_tag", "device__has__tag_key"], "device_tag", "device"),
+      ...many(["device_environment_variable", "device__has__env_var_name"], "device_environment_variable", "device"),
+      ...many(["device_config_variable", "device__has__config_var_name"], "device_config_variable", "device"),
+      ...many(["image_install", "device__installs__image"], "image_install", "device"),
+      ...many(["service_install", "device__installs__application__has__service_name"], "service_install", "device"),
+    ],
+  }),
+  pairResource({
+    name: "device_tag",
+    aliases: ["device__has__tag_key"],
+    table: "device_tag",
+    parent: { field: "device", target: "device" },
+    key: "tag_key",
+  }),
+  pairResource({
+    name: "device__has__env_var_name",
+    aliases: ["device_environment_variable"],
+    table: "device_environment_variable",
+    parent: { field: "device", target: "device" },
+    key: "name",
+  }),
+  pairResource({
+    name: "device__has__config_var_name",
+    aliases: ["device_config_variable"],
+    table: "device_config_variable",
+    parent: { field: "device", target: "device" },
+    key: "name",
+  }),
+  resource({
+    name: "device__installs__image",
+    aliases: ["image_install"],
+    table: "image_install",
+    alternateKeys: [["device", "installs__image"]],
+    fields: [
+      id,
+      createdAt,
+      installDevice,
+      imageInstallImage,
+      synonym("image", imageInstallImage),
+      ref("is_provided_by__release", "release"),
+      field("install_date", "Date Time"),
+      field("download_progress", "Integer"),
+      field("status", "Text"),
+    ],
+  }),
+  resource({
+    name: "device__installs__application__has__service_name",
+    aliases: ["service_install"],
+    table: "service_install",
+    alternateKeys: [["device", "installs__service"]],
+    fields: [
+      id,
+      createdAt,
+      installDevice,
+      serviceInstallService,
+      synonym("service", serviceInstallService),
+      synonym("installs__application__has__service_name", serviceInstallService),
+      synonym("application__has__service_name", serviceInstallService),
+    ],
+    navigations: many(
+      ["device_service_environment_variable", "device__installs__application__has__service_name__has__name"],
+      "device_service_environment_variable",
+      "service_install",
+    ),
+  }),
+  pairResource({
+    name: "device__installs__application__has__service_name__has__name",
+    aliases: ["device_service_environment_variable"],
+    table: "device_service_environment_variable",
+    parent: {
+      field: "service_install",
+      target: "service_install",
+      synonyms: ["device__installs__application__has__service_name", "device__installs__service"],
+    },
+    key: "name",
+  }),
+];

@@ -1,0 +1,15 @@
+import { createModel } from "../odata/model.ts";
+import { accountResources } from "./accounts.ts";
+import { deviceResources } from "./devices.ts";
+import { fleetResources } from "./fleets.ts";
+import { organizationResources } from "./organizations.ts";
+import { releaseResources } from "./releases.ts";
+
+/** The data API's model: balena v7 names over Flotilla's tables. */
+export const model = createModel([
+  ...accountResources,
+  ...organizationResources,
+  ...fleetResources,
+  ...deviceResources,
+  ...releaseResources,
+]);

@@ -1,0 +1,140 @@
+import { createdAt, editable, field, id, many, ref, resource, synonym } from "./dsl.ts";
+
+const membershipUser = ref("user", "user", { writable: true, required: true });
+const membershipOrganization = ref("is_member_of__organization", "organization", { writable: true, required: true });
+const membershipRole = ref("organization_membership_role", "organization_membership_role", {
+  writable: true,
+  required: true,
+});
+const teamOrganization = ref("belongs_to__organization", "organization", { writable: true, required: true });
+const teamMembershipUser = ref("user", "user", { writable: true, required: true });
+const teamMembershipTeam = ref("is_member_of__team", "team", { writable: true, required: true });
+
+export const organizationResources = [
+  resource({
+    name: "organization",
+    table: "organization",
+    alternateKeys: [["handle"]],
+    fields: [
+      id,
+      createdAt,
+      editable("name", "Text", true),
+      editable("handle", "Text"),
+      editable("company_name", "Text"),
+      editable("industry", "Text"),
+      editable("website", "Text"),
+      field("billing_account_code", "Text"),
+      field("has_past_due_invoice_since__date", "Date Time"),
+      field("is_frozen", "Boolean"),
+      field("logo_image", "JSON"),
+      field("is_using__billing_version", "Text"),
+      field("is_enforcing_saml_login", "Boolean"),
+    ],
+    navigations: [
+      ...many(["application", "owns__application"], "application", "organization"),
+      ...many(
+        ["organization_membership", "user__is_member_of__organization", "includes__organization_membership"],
+        "organization_membership",
+        "is_member_of__organization",
+      ),
+      ...many(["team", "owns__team"], "team", "belongs_to__organization"),
+      ...many(
+        ["organization_invite", "invitee__is_invited_to__organization"],
+        "organization_invite",
+        "is_invited_to__organization",
+      ),
+      ...many(
+        ["organization__has_private_access_to__device_type", "has_private_access_to__device_type"],
+        "organization_has_private_access_to_device_type",
+        "organization",
+      ),
+    ],
+  }),
+  resource({
+    name: "organization_membership_role",
+    table: "organization_membership_role",
+    alternateKeys: [["name"]],
+    fields: [id, field("name", "Text")],
+  }),
+  resource({
+    name: "user__is_member_of__organization",
+    aliases: ["organization_membership"],
+    table: "organization_membership",
+    alternateKeys: [["user", "is_member_of__organization"]],
+    fields: [
+      id,
+      createdAt,
+      membershipUser,
+      synonym("includes__user", membershipUser),
+      membershipOrganization,
+      synonym("organization", membershipOrganization),
+      membershipRole,
+    ],
+    navigations: [
+      ...many(
+        ["organization_membership_tag", "user__is_member_of__organization__has__tag_key"],
+        "organization_membership_tag",
+        "organization_membership",
+      ),
+    ],
+  }),
+  resource({
+    name: "organization_membership_tag",
+    table: "organization_membership_tag",
+    alternateKeys: [["organization_membership", "tag_key"]],
+    fields: [
+      id,
+      createdAt,
+      ref("organization_membership", "user__is_member_of__organization", { writable: true, required: true }),
+      editable("tag_key", "Text", true),
+      editable("value", "Text", true),
+    ],
+  }),
+  resource({
+    name: "invitee",
+    table: "invitee",
+    fields: [id, createdAt, field("email", "Text")],
+  }),
+  resource({
+    name: "invitee__is_invited_to__organization",
+    aliases: ["organization_invite"],
+    table: "organization_invite",
+    fields: [
+      id,
+      createdAt,
+      ref("invitee", "invitee"),
+      ref("is_invited_to__organization", "organization", { writable: true, required: true }),
+      synonym("organization", ref("is_invited_to__organization", "organization")),
+      ref("organization_membership_role", "organization_membership_role", { writable: true }),
+      editable("message", "Text"),
+      ref("is_created_by__user", "user"),
+    ],
+  }),
+  resource({
+    name: "team",
+    table: "team",
+    fields: [id, createdAt, teamOrganization, editable("name", "Text", true), editable("description", "Text")],
+    navigations: [
+      ...many(
+        ["team_membership", "user__is_member_of__team", "includes__user"],
+        "team_membership",
+        "is_member_of__team",
+      ),
+      ...many(["team_application_access", "grants_access_to__application"], "team_application_access", "team"),
+    ],
+  }),
+  resource({
+    name: "user__is_member_of__team",
+    aliases: ["team_membership"],
+    table: "team_membership",
+    alternateKeys: [["user", "is_member_of__team"]],
+    fields: [
+      id,
+      createdAt,
+      teamMembershipUser,
+      synonym("includes__user", teamMembershipUser),
+      teamMembershipTeam,
+      synonym("team", teamMembershipTeam),
+    ],
+  }),
+];

@@ -1,0 +1,150 @@
+import { computed, createdAt, editable, field, id, many, pairResource, ref, resource, synonym } from "./dsl.ts";
+
+const semverSql = (r: string) => `(${r}."semver_major" || '.' || ${r}."semver_minor" || '.' || ${r}."semver_patch")`;
+/** `1.2.3`, `1.2.3-pre`, `1.2.3+rev4` as balena writes it. */
+const rawVersionSql = (r: string) =>
+  `(${semverSql(r)} || CASE WHEN ${r}."semver_prerelease" <> '' THEN '-' || ${r}."semver_prerelease" ELSE '' END || CASE WHEN ${r}."revision" IS NOT NULL AND ${r}."revision" > 0 THEN '+rev' || ${r}."revision" ELSE '' END)`;
+
+const releaseImageImage = ref("image", "image", { writable: true, required: true });
+const releaseImageRelease = ref("is_part_of__release", "release", { writable: true, required: true });
+
+export const releaseResources = [
+  resource({
+    name: "release",
+    table: "release",
+    alternateKeys: [["belongs_to__application", "commit"]],
+    fields: [
+      id,
+      createdAt,
+      ref("belongs_to__application", "application", { writable: true, required: true }),
+      editable("commit", "Text", true),
+      editable("composition", "JSON"),
+      editable("status", "Text", true),
+      editable("source", "Text"),
+      editable("build_log", "Text"),
+      editable("is_invalidated", "Boolean"),
+      editable("invalidation_reason", "Text"),
+      editable("start_timestamp", "Date Time"),
+      editable("end_timestamp", "Date Time"),
+      field("update_timestamp", "Date Time"),
+      editable("release_version", "Text"),
+      editable("contract", "JSON"),
+      editable("is_passing_tests", "Boolean"),
+      editable("is_finalized_at__date", "Date Time"),
+      editable("phase", "Text"),
+      editable("semver_major", "Integer"),
+      editable("semver_minor", "Integer"),
+      editable("semver_patch", "Integer"),
+      editable("semver_prerelease", "Text"),
+      editable("semver_build", "Text"),
+      editable("variant", "Text"),
+      field("revision", "Integer"),
+      editable("known_issue_list", "Text"),
+      editable("note", "Text"),
+      ref("is_created_by__user", "user"),
+      computed("semver", "Text", semverSql),
+      computed("raw_version", "Text", rawVersionSql),
+      computed(
+        "version",
+        "JSON",
+        (r) =>
+          `jsonb_build_object('raw', ${rawVersionSql(r)}, 'major', ${r}."semver_major", 'minor', ${r}."semver_minor", 'patch', ${r}."semver_patch", 'prerelease', ${r}."semver_prerelease", 'build', ${r}."semver_build", 'version', ${semverSql(r)})`,
+      ),
+      computed("is_final", "Boolean", (r) => `(${r}."is_finalized_at__date" IS NOT NULL)`),
+    ],
+    navigations: [
+      ...many(["release_tag", "release__has__tag_key"], "release_tag", "release"),
+      ...many(["release_asset", "release__has__asset_key"], "release_asset", "release"),
+      ...many(
+        ["release_image", "contains__image", "image__is_part_of__release"],
+        "release_image",
+        "is_part_of__release",
+      ),
+      ...many(["should_be_running_on__device"], "device", "is_pinned_on__release"),
+      ...many(["is_running_on__device"], "device", "is_running__release"),
+      ...many(["should_be_running_on__application"], "application", "should_be_running__release"),
+    ],
+  }),
+  pairResource({
+    name: "release_tag",
+    aliases: ["release__has__tag_key"],
+    table: "release_tag",
+    parent: { field: "release", target: "release" },
+    key: "tag_key",
+  }),
+  resource({
+    name: "release__has__asset_key",
+    aliases: ["release_asset"],
+    table: "release_asset",
+    alternateKeys: [["release", "asset_key"]],
+    fields: [
+      id,
+      createdAt,
+      ref("release", "release", { writable: true, required: true }),
+      editable("asset_key", "Text", true),
+      editable("asset", "JSON"),
+    ],
+  }),
+  resource({
+    name: "image",
+    table: "image",
+    fields: [
+      id,
+      createdAt,
+      ref("is_a_build_of__service", "service", { writable: true, required: true }),
+      synonym("is_a_build_of__application__has__service_name", ref("is_a_build_of__service", "service")),
+      editable("start_timestamp", "Date Time"),
+      editable("end_timestamp", "Date Time"),
+      editable("push_timestamp", "Date Time"),
+      editable("dockerfile", "Text"),
+      editable("image_size", "Big Integer"),
+      editable("is_stored_at__image_location", "Text", true),
+      editable("project_type", "Text"),
+      editable("error_message", "Text"),
+      editable("build_log", "Text"),
+      editable("status", "Text", true),
+      editable("content_hash", "Text"),
+      editable("contract", "JSON"),
+    ],
+    navigations: [
+      ...many(["release_image", "image__is_part_of__release", "is_part_of__release"], "release_image", "image"),
+      ...many(["image_install", "is_installed_on__device"], "image_install", "installs__image"),
+    ],
+  }),
+  resource({
+    name: "image__is_part_of__release",
+    aliases: ["release_image"],
+    table: "release_image",
+    alternateKeys: [["image", "is_part_of__release"]],
+    fields: [
+      id,
+      createdAt,
+      releaseImageImage,
+      synonym("contains__image", releaseImageImage),
+      releaseImageRelease,
+      synonym("release", releaseImageRelease),
+    ],
+    navigations: [
+      ...many(["image_label", "image__is_part_of__release__has__label_name"], "image_label", "release_image"),
+      ...many(
+        ["image_environment_variable", "image__is_part_of__release__has__name"],
+        "image_environment_variable",
+        "release_image",
+      ),
+    ],
+  }),
+  pairResource({
+    name: "image__is_part_of__release__has__label_name",
+    aliases: ["image_label"],
+    table: "image_label",
+    parent: { field: "release_image", target: "release_image", synonyms: ["image__is_part_of__release"] },
+    key: "label_name",
+  }),
+  pairResource({
+    name: "image__is_part_of__release__has__name",
+    aliases: ["image_environment_variable"],
+    table: "image_environment_variable",
+    parent: { field: "release_image", target: "release_image", synonyms: ["image__is_part_of__release"] },
+    key: "name",
+  }),
+];
