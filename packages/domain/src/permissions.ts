@@ -1,0 +1,167 @@
+/**
+ * Roles and what they may do (spec 1 §6, spec 2 §6, shared/notes/spec-decisions.md 1–3, 8, 9).
+ * One table, read by the server's data engine (which enforces it) and by the dashboard (which
+ * hides and disables what the server would refuse). Permissions are `resource.action`; `all`
+ * covers every action on the resource. Fleet permissions hold for the fleet the role is on and
+ * everything in it (its devices, releases, variables, tags, keys).
+ */
+
+export const FLEET_ROLES = [
+  "observer",
+  "safe-operator",
+  "operator",
+  "safe-developer",
+  "developer",
+  "administrator",
+] as const;
+export type FleetRole = (typeof FLEET_ROLES)[number];
+
+/** Roles a fleet membership or a team's fleet access can carry (administrator comes from the organization). */
+export const FLEET_MEMBERSHIP_ROLES = ["observer", "safe-operator", "operator", "safe-developer", "developer"] as const;
+
+export const ORGANIZATION_ROLES = ["administrator", "member"] as const;
+export type OrganizationRole = (typeof ORGANIZATION_ROLES)[number];
+
+/** Ranking order, strongest first (spec 2 §6). */
+export const ROLE_RANKING = [
+  "balena_admin",
+  "support_agent",
+  "administrator",
+  "developer",
+  "safe-developer",
+  "operator",
+  "safe-operator",
+  "observer",
+  "member",
+] as const;
+export type AnyRole = (typeof ROLE_RANKING)[number];
+
+/** Roles free accounts cannot give (spec 2 §6 "Other rules"). */
+export const PAID_ONLY_ROLES: readonly FleetRole[] = ["safe-developer", "operator", "safe-operator"];
+
+/** What every role on a fleet may read: the fleet and what is in it (variables and keys excepted). */
+const READ_FLEET = [
+  "application.read",
+  "application_tag.read",
+  "application_environment_variable.read",
+  "service.read",
+  "service_label.read",
+  "service_environment_variable.read",
+  "device.read",
+  "device_tag.read",
+  "device_environment_variable.read",
+  "device_service_environment_variable.read",
+  "service_install.read",
+  "image_install.read",
+  "release.read",
+  "release_tag.read",
+  "release_asset.read",
+  "image.read",
+  "release_image.read",
+  "image_label.read",
+  "image_environment_variable.read",
+  "user_application_membership.read",
+  "team_application_access.read",
+  "application_invite.read",
+] as const;
+
+const SAFE_OPERATOR = [
+  ...READ_FLEET,
+  "api_key.all",
+  "device.create",
+  "device.update",
+  "device.access_diagnostics",
+  "device.ssh",
+  "device.ssh-host",
+  "device.actions-proxy-hup",
+  "device_environment_variable.all",
+  "device_service_environment_variable.all",
+  "device_tag.all",
+] as const;
+
+const OPERATOR = [
+  ...SAFE_OPERATOR,
+  "application.deactivate-device",
+  "device.delete",
+  "device.move",
+  "device_config_variable.all",
+  "device.supervisor-proxy-write",
+  "device.actions-proxy-supervisorupgrade",
+] as const;
+
+const SAFE_DEVELOPER = [
+  ...OPERATOR.filter((p) => p !== "device.delete"),
+  "application.push",
+  "application_config_variable.read",
+  "application_tag.all",
+  "application_environment_variable.all",
+  "service.create",
+  "service_environment_variable.all",
+  "service_label.all",
+  "release.create",
+  "release.update",
+  "release_tag.read",
+  "release_tag.create",
+  "release_tag.update",
+  "release_asset.all",
+  "image.create",
+  "image.update",
+  "release_image.create",
+  "device_log.delete",
+  "user_application_membership.delete",
+] as const;
+
+const DEVELOPER = [
+  ...SAFE_DEVELOPER,
+  "device.all",
+  "device_config_variable.all",
+  "application.update",
+  "application_config_variable.all",
+  "release.all",
+  "release_tag.all",
+  "image.all",
+  "release_image.all",
+  "service.all",
+] as const;
+
+const ADMINISTRATOR = [
+  ...DEVELOPER,
+  "application.create",
+  "application.delete",
+  "application.transfer",
+  "application.change-type",
+  "user_application_membership.all",
+  "team_application_access.all",
+  "application_invite.all",
+] as const;
+
+export const FLEET_ROLE_PERMISSIONS: Readonly<Record<FleetRole | "member", readonly string[]>> = {
+  member: [],
+  observer: READ_FLEET,
+  "safe-operator": SAFE_OPERATOR,
+  operator: OPERATOR,
+  "safe-developer": SAFE_DEVELOPER,
+  developer: DEVELOPER,
+  administrator: ADMINISTRATOR,
+};
+
+/** Global roles, on every fleet (spec 2 §6: support_agent and balena_admin). */
+export const GLOBAL_ROLE_FLEET_PERMISSIONS: Readonly<Record<"support_agent" | "balena_admin", readonly string[]>> = {
+  support_agent: ["device.access_diagnostics", "device.ssh", "device.ssh-host"],
+  balena_admin: ["device.access_diagnostics", "device.ssh", "device.ssh-host"],
+};
+
+/** Does this permission list allow `resource.action` (directly or through `resource.all`)? */
+export function allows(permissions: readonly string[], resource: string, action: string): boolean {
+  return permissions.includes(`${resource}.${action}`) || permissions.includes(`${resource}.all`);
+}
+
+/** The fleet roles that allow `resource.action`: what the server turns into a row filter. */
+export function fleetRolesAllowing(resource: string, action: string): FleetRole[] {
+  return FLEET_ROLES.filter((role) => allows(FLEET_ROLE_PERMISSIONS[role], resource, action));
+}
+
+/** The strongest of several roles (roles are merged: spec 1 §6.1). */
+export function strongestRole<R extends AnyRole>(roles: readonly R[]): R | undefined {
+  return [...roles].sort((a, b) => ROLE_RANKING.indexOf(a) - ROLE_RANKING.indexOf(b))[0];
+}
