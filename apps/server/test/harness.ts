@@ -8,7 +8,7 @@ import { buildApi, buildContext } from "../src/app.ts";
 import { type Config, loadConfig } from "../src/config.ts";
 import { openPglite, openPostgres } from "../src/db/connection.ts";
 import { type Database, wrapDriver } from "../src/db/index.ts";
-import { createUser } from "../src/features/users/service.ts";
+import { createFactories } from "./factories.ts";
 import { adminQuery, withDatabase } from "./global-setup.ts";
 
 declare module "vitest" {
@@ -62,14 +62,13 @@ export async function createTestApp(
   await app.listen({ port: 0, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
-  let users = 0;
+  const make = createFactories(db.orm);
   const factories = {
+    ...make,
     /** A verified user and a session token for it. */
     async user(overrides: { email?: string; password?: string; username?: string } = {}) {
-      users += 1;
-      const email = overrides.email ?? `user${users}-${crypto.randomBytes(3).toString("hex")}@example.com`;
       const password = overrides.password ?? "correct-horse-battery";
-      const created = await createUser(db.orm, { email, password, isVerified: true, ...overrides });
+      const created = await make.user({ ...overrides, password });
       const token = await ctx.tokens.start(created);
       return { user: created, password, token };
     },
