@@ -41,6 +41,7 @@ function serveDevFiles(middlewares: Connect.Server, port: number | undefined, bu
       appVersion: "31.1.1",
       deviceUrlsBaseDomain: null,
       deviceActionsHost: null,
+      statusPageUrl: process.env.FLOTILLA_STATUS_PAGE_URL ?? null,
     })}\n`,
   };
   if (buildInfoJson) files["/build-info.json"] = buildInfoJson;

@@ -3,7 +3,9 @@ import { createContext, type ReactNode, useContext, useSyncExternalStore } from 
 import type { BuildFreshness } from "./lib/build-freshness.ts";
 import type { RuntimeConfig } from "./lib/config.ts";
 import type { ConnectivityMonitor } from "./lib/connectivity.ts";
+import type { FeatureFlags } from "./lib/feature-flags.ts";
 import type { Sdk } from "./lib/sdk.ts";
+import type { StatusPageMonitor, StatusPageState } from "./lib/status-page.ts";
 
 /** What the whole app shares, created once at start-up (main.tsx → app.tsx). */
 export interface AppServices {
@@ -12,6 +14,9 @@ export interface AppServices {
   queryClient: QueryClient;
   connectivity: ConnectivityMonitor;
   buildFreshness: BuildFreshness;
+  /** The experiments read at boot (defaults when the fetch failed or timed out). */
+  featureFlags: FeatureFlags;
+  statusPage: StatusPageMonitor;
 }
 
 const ServicesContext = createContext<AppServices | null>(null);
@@ -37,4 +42,17 @@ export function useConnectivity() {
 export function useBuildOutdated(): boolean {
   const { buildFreshness } = useServices();
   return useSyncExternalStore(buildFreshness.subscribe, buildFreshness.isOutdated);
+}
+
+export const useFeatureFlags = () => useServices().featureFlags;
+
+/** The status page: whether there is one, where it is, and its latest summary. */
+export function useStatusPage(): StatusPageState & {
+  configured: boolean;
+  pageUrl: string | undefined;
+  dismiss: () => void;
+} {
+  const { statusPage } = useServices();
+  const state = useSyncExternalStore(statusPage.subscribe, statusPage.getState);
+  return { ...state, configured: statusPage.configured, pageUrl: statusPage.pageUrl(), dismiss: statusPage.dismiss };
 }

@@ -12,11 +12,14 @@ import { logOut } from "./features/auth/session.ts";
 import { createBuildFreshness } from "./lib/build-freshness.ts";
 import type { RuntimeConfig } from "./lib/config.ts";
 import { createApiPing, createConnectivityMonitor } from "./lib/connectivity.ts";
-import { i18n } from "./lib/i18n.ts";
-import { usePreference } from "./lib/preferences.ts";
+import { DEFAULT_FEATURE_FLAGS, type FeatureFlags } from "./lib/feature-flags.ts";
+import { i18n, t } from "./lib/i18n.ts";
+import { setPreferenceDefaults, usePreference } from "./lib/preferences.ts";
 import { createQueryClient } from "./lib/query-client.ts";
 import { createSdk } from "./lib/sdk.ts";
-import { reportError } from "./lib/toasts.ts";
+import { createStatusPageMonitor } from "./lib/status-page.ts";
+import { runStorageMigrations } from "./lib/storage-migrations.ts";
+import { reportError, showToast } from "./lib/toasts.ts";
 import { type AppRouter, createAppRouter } from "./router.tsx";
 import { createAppTheme } from "./theme.ts";
 
@@ -39,11 +42,28 @@ function App({ services, router }: { services: AppServices; router: AppRouter })
   );
 }
 
-/** Creates the page's services and renders the app into `container` (called by main.tsx's bootstrap). */
-export async function startApp(container: HTMLElement, config: RuntimeConfig): Promise<void> {
+/**
+ * Creates the page's services and renders the app into `container` (called by main.tsx's
+ * bootstrap, with the feature flags it fetched meanwhile).
+ */
+export async function startApp(
+  container: HTMLElement,
+  config: RuntimeConfig,
+  featureFlags: FeatureFlags = DEFAULT_FEATURE_FLAGS,
+): Promise<void> {
+  // Stored data first, before anything reads a preference; a failure is reported, not fatal.
+  runStorageMigrations({
+    report(failure) {
+      console.error(`Flotilla: stored data migration to version ${failure.failedAt} failed`, failure.error);
+      showToast("warning", t("errors.storage_migration_failed"));
+    },
+  });
+  setPreferenceDefaults({ displayApps: featureFlags.displayApps });
+
   const connectivity = createConnectivityMonitor({ ping: createApiPing(config.apiUrl) });
   const sdk = createSdk(config, connectivity);
   const buildFreshness = createBuildFreshness({ currentBuildId: __FLOTILLA_BUILD_ID__ });
+  const statusPage = createStatusPageMonitor({ summaryUrl: config.statusPageUrl });
 
   let router: AppRouter | undefined;
   let leaving = false;
@@ -59,10 +79,14 @@ export async function startApp(container: HTMLElement, config: RuntimeConfig): P
       leaving = false;
     }
   };
-  const queryClient = createQueryClient({ onAuthError: () => void onSessionLost(), onMutationError: reportError });
+  const queryClient = createQueryClient({
+    onAuthError: () => void onSessionLost(),
+    onMutationError: reportError,
+    onQueryCheckFailed: reportError,
+  });
   router = createAppRouter({ sdk, queryClient });
 
-  const services: AppServices = { config, sdk, queryClient, connectivity, buildFreshness };
+  const services: AppServices = { config, sdk, queryClient, connectivity, buildFreshness, featureFlags, statusPage };
   document.documentElement.dataset.appVersion = APP_VERSION;
   container.replaceChildren();
   createRoot(container).render(
@@ -72,4 +96,5 @@ export async function startApp(container: HTMLElement, config: RuntimeConfig): P
   );
   connectivity.start();
   buildFreshness.start();
+  statusPage.start();
 }

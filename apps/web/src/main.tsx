@@ -1,10 +1,12 @@
 import { createBootstrap, setLoadFailedMarker } from "./lib/bootstrap.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
 import { loadRuntimeConfig } from "./lib/config.ts";
+import { fetchFeatureFlags } from "./lib/feature-flags.ts";
 import en from "./locales/en.json";
 
 /**
- * Start-up: read /config.json, load the app chunk, render. Kept free of React and MUI so that a
+ * Start-up: read /config.json, then the feature flags (4000 ms at most; defaults otherwise)
+ * while the app chunk loads, render. Kept free of React and MUI so that a
  * failure can still be shown: the page gets the load-failed marker (`<html data-load-failed>`)
  * and a message, and the whole start-up runs again by itself after 10 seconds (spec 1 §8).
  */
@@ -54,8 +56,13 @@ function showLoadFailed(error: unknown, retry: () => void) {
 const bootstrap = createBootstrap({
   async run() {
     const config = await loadRuntimeConfig();
+    // Never rejects: a slow or failed flag fetch gives the defaults and the start-up carries on.
+    const featureFlags = fetchFeatureFlags(config.apiUrl).then(({ flags, source }) => {
+      if (source !== "server") console.warn(`Flotilla: feature flags not read (${source}); all experiments are off`);
+      return flags;
+    });
     const { startApp } = await withChunkTimeout(import("./app.tsx"));
-    await startApp(container, config);
+    await startApp(container, config, await featureFlags);
   },
   onFailure(error) {
     console.error("Flotilla could not start; retrying in 10 s", error);

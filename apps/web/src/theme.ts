@@ -58,7 +58,8 @@ export function createAppTheme(mode: ColorMode): Theme {
       primary: { main: primary },
       success: { main: statusColors.operational },
       info: { main: statusColors.updating },
-      warning: { main: statusColors.configuring },
+      // Dark text on amber: white on #d97706 is 3.2:1, below the 4.5:1 readable minimum.
+      warning: { main: statusColors.configuring, contrastText: "#1f2937" },
       error: { main: statusColors.disconnected },
       background: base.background,
       text: base.text,

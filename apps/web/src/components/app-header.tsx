@@ -5,9 +5,10 @@ import { Link } from "@tanstack/react-router";
 import { useTranslation } from "react-i18next";
 import { HEADER_HEIGHT, headerColors } from "../theme.ts";
 import { Wordmark } from "./logo.tsx";
+import { ServiceStatusLink } from "./service-status.tsx";
 import { UserMenu } from "./user-menu.tsx";
 
-/** The slim header (spec 1 §2.5): product name and the user dropdown. */
+/** The slim header (spec 1 §2.5): product name, "Service status" (with a status page) and the user dropdown. */
 export function AppHeader() {
   const { t } = useTranslation();
   return (
@@ -60,6 +61,7 @@ export function AppHeader() {
           <Wordmark size={24} color={headerColors.text} />
         </Box>
         <Box sx={{ flex: 1 }} />
+        <ServiceStatusLink />
         <UserMenu />
       </Toolbar>
     </AppBar>

@@ -2,8 +2,12 @@ import Alert from "@mui/material/Alert";
 import Button from "@mui/material/Button";
 import { useTranslation } from "react-i18next";
 import { useBuildOutdated, useConnectivity } from "../app-services.tsx";
+import { ServiceStatusBanner } from "./service-status.tsx";
 
-/** Page-wide banners (spec 1 §2.5): offline (with retry), dashboard version out of date (with refresh). */
+/**
+ * Page-wide banners (spec 1 §2.5, §7): offline (with retry), dashboard version out of date (with
+ * refresh), and the status page's disruption notice.
+ */
 export function AppBanners() {
   const { t } = useTranslation();
   const { offline, checkNow } = useConnectivity();
@@ -42,6 +46,7 @@ export function AppBanners() {
           {t("banners.outdated")}
         </Alert>
       ) : null}
+      <ServiceStatusBanner />
     </>
   );
 }

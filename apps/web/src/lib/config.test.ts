@@ -7,6 +7,7 @@ const served = {
   appVersion: "31.1.1",
   deviceUrlsBaseDomain: null,
   deviceActionsHost: "actions.example.com",
+  statusPageUrl: "https://status.example.com/api/v2/summary.json",
 };
 
 describe("runtime config", () => {
@@ -24,6 +25,12 @@ describe("runtime config", () => {
     );
     await expect(failed).rejects.toBeInstanceOf(RuntimeConfigError);
     await expect(failed).rejects.toMatchObject({ statusCode: 503 });
+  });
+
+  it("has no status page unless the server names an http(s) URL for it", () => {
+    expect(parseRuntimeConfig({ ...served, statusPageUrl: null }).statusPageUrl).toBeNull();
+    expect(parseRuntimeConfig({ apiUrl: served.apiUrl }).statusPageUrl).toBeNull();
+    expect(parseRuntimeConfig({ ...served, statusPageUrl: "ftp://status.example.com/x" }).statusPageUrl).toBeNull();
   });
 
   it("rejects a config without a usable API URL", () => {

@@ -7,6 +7,8 @@ export interface RuntimeConfig {
   deviceUrlsBaseDomain: string | null;
   /** Host of the device-actions service (spec 2 §7); null when not configured. */
   deviceActionsHost: string | null;
+  /** A statuspage.io-style summary JSON (spec 1 §7, §9); null when the deployment has no status page. */
+  statusPageUrl: string | null;
 }
 
 /** A failed `/config.json` load, carrying the HTTP status so the failure can say what happened. */
@@ -41,6 +43,7 @@ export function parseRuntimeConfig(value: unknown): RuntimeConfig {
     appVersion: typeof raw.appVersion === "string" ? raw.appVersion : "",
     deviceUrlsBaseDomain: optionalString(raw.deviceUrlsBaseDomain),
     deviceActionsHost: optionalString(raw.deviceActionsHost),
+    statusPageUrl: isHttpUrl(raw.statusPageUrl) ? raw.statusPageUrl : null,
   };
 }
 

@@ -1,6 +1,7 @@
 import { ERROR_MESSAGE_MAX_LENGTH } from "@flotilla/domain";
 import { CHUNK_LOAD_TIMEOUT_CODE } from "./chunk.ts";
 import { t } from "./i18n.ts";
+import { FAILED_QUERY_CHECK_CODE } from "./query-check.ts";
 
 /** The fields of the SDK's errors (balena-errors) that decide the text; matched by shape, not class. */
 interface ErrorFields {
@@ -149,6 +150,8 @@ function uncappedErrorText(error: unknown): string {
       });
     case CHUNK_LOAD_TIMEOUT_CODE:
       return t("errors.chunk_load_timeout");
+    case FAILED_QUERY_CHECK_CODE:
+      return t("errors.failed_query_check");
   }
   if (status === 429) return t("errors.too_many_requests");
   if (status !== undefined && status >= 500) return t("errors.unexpected");
@@ -172,6 +175,7 @@ export function statusText(error: unknown): string {
   const status = getStatusCode(error);
   if (status !== undefined) return `${status} ${REASON_PHRASES[status] ?? ""}`.trim();
   if (getErrorCode(error) === CHUNK_LOAD_TIMEOUT_CODE) return t("errors.chunk_load_timeout");
+  if (getErrorCode(error) === FAILED_QUERY_CHECK_CODE) return t("errors.failed_query_check");
   const message = typeof error === "string" ? error : fields(error).message;
   const text = typeof message === "string" ? htmlToText(message) : "";
   return capErrorText(text || t("errors.generic"));

@@ -1,11 +1,12 @@
 import { useCallback, useSyncExternalStore } from "react";
 
 /**
- * Small per-browser preferences kept in localStorage (sidebar state, theme, display apps).
- * Unreadable storage (private mode, quota) falls back to the default.
+ * Small per-browser preferences kept in localStorage (sidebar state, theme, display apps), one
+ * key `flotilla.<name>` each, JSON values. Unreadable storage (private mode, quota) falls back to
+ * the default. Changing a key or a value's form needs a storage migration (storage-migrations.ts).
  */
 export const PREFERENCE_KEYS = {
-  sidebarCollapsed: "flotilla.sidebar.collapsed",
+  sidebarCollapsed: "flotilla.sidebarCollapsed",
   colorMode: "flotilla.colorMode",
   displayApps: "flotilla.displayApps",
 } as const;
@@ -17,8 +18,27 @@ export interface Preferences {
   displayApps: boolean;
 }
 
-const defaults: Preferences = { sidebarCollapsed: false, colorMode: "light", displayApps: false };
+export const BUILT_IN_PREFERENCE_DEFAULTS: Readonly<Preferences> = {
+  sidebarCollapsed: false,
+  colorMode: "light",
+  displayApps: false,
+};
+let defaults: Readonly<Preferences> = BUILT_IN_PREFERENCE_DEFAULTS;
 const listeners = new Set<() => void>();
+const emit = () => {
+  for (const listener of listeners) listener();
+};
+
+/**
+ * Sets the defaults of this deployment, for preferences the user has not chosen themself (at
+ * boot: the `displayApps` feature flag). A stored choice still wins.
+ */
+export function setPreferenceDefaults(overrides: Partial<Preferences>) {
+  defaults = { ...BUILT_IN_PREFERENCE_DEFAULTS, ...overrides };
+  emit();
+}
+
+export const getPreferenceDefaults = (): Readonly<Preferences> => defaults;
 
 function read<K extends keyof Preferences>(key: K): Preferences[K] {
   try {
@@ -41,7 +61,7 @@ export function setPreference<K extends keyof Preferences>(key: K, value: Prefer
   } catch {
     // Not persisted; the change still applies to this page.
   }
-  for (const listener of listeners) listener();
+  emit();
 }
 
 function subscribe(listener: () => void) {

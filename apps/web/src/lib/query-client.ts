@@ -1,6 +1,7 @@
 import { DEFAULT_POLL_INTERVAL_MS, POLL_GRACE_FACTOR } from "@flotilla/domain";
 import { MutationCache, QueryCache, QueryClient } from "@tanstack/react-query";
 import { getStatusCode, isAuthError } from "./errors.ts";
+import { isFailedQueryCheck } from "./query-check.ts";
 
 /**
  * Polling options for a query (spec 1 §9; decisions §6): refetch every `intervalMs` (default
@@ -17,10 +18,14 @@ export function pollingOptions(intervalMs = DEFAULT_POLL_INTERVAL_MS, graceFacto
   } as const;
 }
 
-/** Client errors (4xx) will not get better by asking again; network and server failures might. */
+/**
+ * Client errors (4xx) and answers that failed a query check will not get better by asking
+ * again; network and server failures might.
+ */
 export function shouldRetryQuery(failureCount: number, error: unknown): boolean {
   const status = getStatusCode(error);
-  if (isAuthError(error) || (status !== undefined && status >= 400 && status < 500)) return false;
+  if (isAuthError(error) || isFailedQueryCheck(error)) return false;
+  if (status !== undefined && status >= 400 && status < 500) return false;
   return failureCount < 2;
 }
 
@@ -34,12 +39,18 @@ declare module "@tanstack/react-query" {
 }
 
 export function createQueryClient(
-  options: { onAuthError?: (error: unknown) => void; onMutationError?: (error: unknown) => void } = {},
+  options: {
+    onAuthError?: (error: unknown) => void;
+    onMutationError?: (error: unknown) => void;
+    /** A query's answer failed the shape check its page asked for (errors.failed_query_check). */
+    onQueryCheckFailed?: (error: unknown) => void;
+  } = {},
 ) {
   return new QueryClient({
     queryCache: new QueryCache({
       onError(error) {
         if (isAuthError(error)) options.onAuthError?.(error);
+        else if (isFailedQueryCheck(error)) options.onQueryCheckFailed?.(error);
       },
     }),
     mutationCache: new MutationCache({
