@@ -9,6 +9,7 @@ import { FlotillaError } from "./errors.ts";
 import { authRoutes } from "./features/auth/routes.ts";
 import { createSessionTokens } from "./features/auth/sessions.ts";
 import { dashboardServer } from "./features/dashboard/server.ts";
+import { dataApiRoutes } from "./features/data-api/routes.ts";
 import { healthRoutes } from "./features/health/routes.ts";
 import { registerAuthentication } from "./lib/authenticate.ts";
 import { registerErrorHandler } from "./lib/error-handler.ts";
@@ -54,6 +55,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   registerAuthentication(app, ctx);
   await app.register(healthRoutes, ctx);
   await app.register(authRoutes, ctx);
+  await app.register(dataApiRoutes, ctx);
   return app;
 }
 

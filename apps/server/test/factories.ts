@@ -77,13 +77,11 @@ export function createFactories(orm: Orm) {
         [options.members ?? [], "member"],
       ] as const) {
         for (const u of users) {
-          await orm
-            .insert(organization_membership)
-            .values({
-              user: u.id,
-              is_member_of__organization: org.id,
-              organization_membership_role: await roleId(roleName),
-            });
+          await orm.insert(organization_membership).values({
+            user: u.id,
+            is_member_of__organization: org.id,
+            organization_membership_role: await roleId(roleName),
+          });
         }
       }
       return org;
@@ -140,13 +138,11 @@ export function createFactories(orm: Orm) {
 
     /** A direct fleet membership with a role (observer … developer). */
     async fleetMember(u: User, fleet: { id: number }, role: string) {
-      await orm
-        .insert(user_application_membership)
-        .values({
-          user: u.id,
-          is_member_of__application: fleet.id,
-          application_membership_role: await fleetRoleId(role),
-        });
+      await orm.insert(user_application_membership).values({
+        user: u.id,
+        is_member_of__application: fleet.id,
+        application_membership_role: await fleetRoleId(role),
+      });
     },
 
     /** A team of the organization with these members and a role on these fleets. */

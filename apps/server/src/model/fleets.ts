@@ -139,7 +139,23 @@ export const fleetResources = [
         "application_invite",
         "is_invited_to__application",
       ),
+      ...many(["fleet_access"], "fleet_access", "application"),
+      // The SDK's getAllDirectlyAccessible: fleets the user holds a role on.
+      {
+        name: "is_directly_accessible_by__user",
+        target: "user",
+        join: (self: string, u: string) =>
+          `EXISTS (SELECT 1 FROM "fleet_access" AS dfa WHERE dfa."application" = ${self}."id" AND dfa."actor" = ${u}."actor")`,
+      },
     ],
+  }),
+  // Flotilla's own: who holds which role on which fleet (the `fleet_access` view), for the
+  // permission filters and for the dashboard to show what the user may do.
+  resource({
+    name: "fleet_access",
+    table: "fleet_access",
+    idField: "application",
+    fields: [ref("application", "application"), ref("actor", "actor"), field("role", "Text")],
   }),
   resource({
     name: "application_membership_role",

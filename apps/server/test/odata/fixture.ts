@@ -243,6 +243,16 @@ export async function createFixture(db: Database, withSeed = true) {
   });
 }
 
+/** Back to the seeded rows (for tests that write). */
+export async function reseed(db: Database) {
+  await db.transaction(async (tx) => {
+    await tx.query(
+      "TRUNCATE fx_device_env_var, fx_device_tag, fx_device, fx_application, fx_organization_membership, fx_organization, fx_user",
+    );
+    for (const statement of SEED) await tx.query(statement);
+  });
+}
+
 /** A request to the engine; `permissions` defaults to everything. */
 export function requester(db: Database, defaults: { hooks?: Hooks } = {}) {
   const send = (

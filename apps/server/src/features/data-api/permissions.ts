@@ -1,0 +1,131 @@
+import { type FleetRole, fleetRolesAllowing, GLOBAL_ROLE_FLEET_PERMISSIONS } from "@flotilla/domain";
+
+/**
+ * Turns the role tables of packages/domain into pinejs-style permission strings
+ * (`resin.{resource}.{action}?{filter}` with `@__ACTOR_ID`), which the OData engine ANDs into
+ * every query. Fleet permissions apply through the `fleet_access` view (organization
+ * administrators, direct fleet members, team access); organization and personal resources have
+ * their own filters below. Tenant isolation is these strings: nothing else grants access.
+ */
+
+/** From a fleet-scoped resource to its fleet: the navigation names, nearest first. */
+const FLEET_PATHS: Readonly<Record<string, readonly string[]>> = {
+  application: [],
+  application_tag: ["application"],
+  application_environment_variable: ["application"],
+  application_config_variable: ["application"],
+  service: ["application"],
+  service_label: ["service", "application"],
+  service_environment_variable: ["service", "application"],
+  device: ["belongs_to__application"],
+  device_tag: ["device", "belongs_to__application"],
+  device_environment_variable: ["device", "belongs_to__application"],
+  device_config_variable: ["device", "belongs_to__application"],
+  device_service_environment_variable: ["service_install", "device", "belongs_to__application"],
+  image_install: ["device", "belongs_to__application"],
+  service_install: ["device", "belongs_to__application"],
+  release: ["belongs_to__application"],
+  release_tag: ["release", "belongs_to__application"],
+  release_asset: ["release", "belongs_to__application"],
+  image: ["is_a_build_of__service", "application"],
+  release_image: ["is_part_of__release", "belongs_to__application"],
+  image_label: ["release_image", "is_part_of__release", "belongs_to__application"],
+  image_environment_variable: ["release_image", "is_part_of__release", "belongs_to__application"],
+  user_application_membership: ["is_member_of__application"],
+  team_application_access: ["grants_access_to__application"],
+  application_invite: ["is_invited_to__application"],
+  // Provisioning keys belong to the fleet's actor.
+  api_key: ["is_of__actor", "is_of__application"],
+};
+
+const quote = (value: string) => `'${value.replaceAll("'", "''")}'`;
+
+/** `a/any(x1:x1/b/any(x2:x2/… condition))` from a resource to its fleet. */
+function throughPath(path: readonly string[], condition: (at: string) => string): string {
+  const step = (index: number, at: string): string => {
+    if (index === path.length) return condition(at);
+    const variable = `p${index}`;
+    return `${at}${path[index]}/any(${variable}:${step(index + 1, `${variable}/`)})`;
+  };
+  return step(0, "");
+}
+
+const fleetRoleFilter = (roles: readonly string[]) => (at: string) =>
+  `${at}fleet_access/any(fa:fa/actor eq @__ACTOR_ID and fa/role in (${roles.map(quote).join(",")}))`;
+
+const memberOf = (organization: string) =>
+  `${organization}organization_membership/any(om:om/user/any(ou:ou/actor eq @__ACTOR_ID))`;
+const adminOf = (organization: string) =>
+  `${organization}organization_membership/any(om:om/user/any(ou:ou/actor eq @__ACTOR_ID) and om/organization_membership_role/any(omr:omr/name eq 'administrator'))`;
+
+/** What every signed-in user holds, whatever their roles. */
+function userPermissions(): string[] {
+  const own = "actor eq @__ACTOR_ID";
+  return [
+    // The public catalogue.
+    ...["device_type", "device_type_alias", "cpu_architecture", "device_family", "device_manufacturer"].map(
+      (r) => `resin.${r}.read`,
+    ),
+    ...["application_type", "application_membership_role", "organization_membership_role"].map(
+      (r) => `resin.${r}.read`,
+    ),
+    // Oneself, and the people one shares an organization with (member lists show them).
+    `resin.actor.read?id eq @__ACTOR_ID`,
+    `resin.user.read?${own}`,
+    `resin.user.update?${own}`,
+    `resin.user.read?organization_membership/any(m:m/is_member_of__organization/any(o:${memberOf("o/")}))`,
+    `resin.user_public_key.all?user/any(u:u/${own})`,
+    `resin.api_key.all?is_of__actor/any(a:a/id eq @__ACTOR_ID)`,
+    `resin.fleet_access.read?${own}`,
+    // Organizations: members read, administrators manage. Anyone may create one (the creator
+    // becomes its administrator in the same transaction).
+    "resin.organization.create",
+    `resin.organization.read?${memberOf("")}`,
+    `resin.organization.update?${adminOf("")}`,
+    `resin.organization.delete?${adminOf("")}`,
+    `resin.organization_membership.read?is_member_of__organization/any(o:${memberOf("o/")})`,
+    `resin.organization_membership.all?is_member_of__organization/any(o:${adminOf("o/")})`,
+    `resin.organization_membership.delete?user/any(u:u/${own})`,
+    `resin.organization_membership_tag.all?organization_membership/any(m:m/is_member_of__organization/any(o:${adminOf("o/")}))`,
+    `resin.organization_invite.all?is_invited_to__organization/any(o:${adminOf("o/")})`,
+    `resin.team.read?belongs_to__organization/any(o:${memberOf("o/")})`,
+    `resin.team.all?belongs_to__organization/any(o:${adminOf("o/")})`,
+    `resin.team_membership.read?is_member_of__team/any(t:t/belongs_to__organization/any(o:${memberOf("o/")}))`,
+    `resin.team_membership.all?is_member_of__team/any(t:t/belongs_to__organization/any(o:${adminOf("o/")}))`,
+    // Fleets are created by organization administrators (decision 1).
+    `resin.application.create?organization/any(o:${adminOf("o/")})`,
+    `resin.organization_has_private_access_to_device_type.read?organization/any(o:${memberOf("o/")})`,
+  ];
+}
+
+/** The permission strings of a user with these global roles (`balena_admin`, `support_agent`). */
+export function permissionsForUser(globalRoles: readonly string[] = []): string[] {
+  const strings = userPermissions();
+  for (const [resource, path] of Object.entries(FLEET_PATHS)) {
+    for (const action of ["read", "create", "update", "delete"]) {
+      const roles = fleetRolesAllowing(resource, action);
+      if (roles.length > 0) strings.push(`resin.${resource}.${action}?${throughPath(path, fleetRoleFilter(roles))}`);
+    }
+  }
+  if (globalRoles.includes("balena_admin")) {
+    strings.push("resin.organization.all", "resin.organization_membership.all");
+  }
+  return strings;
+}
+
+/** Roles on a fleet that allow a custom action (device.ssh, device.supervisor-proxy-write, …). */
+export function fleetRolesFor(
+  permission: string,
+  globalRoles: readonly string[] = [],
+): { roles: FleetRole[]; everywhere: boolean } {
+  const [resource = "", action = ""] = permission.split(".");
+  const roles = fleetRolesAllowing(resource, action);
+  const everywhere = globalRoles.some((role) =>
+    (GLOBAL_ROLE_FLEET_PERMISSIONS[role as keyof typeof GLOBAL_ROLE_FLEET_PERMISSIONS] ?? []).some(
+      (p) => p === permission || p === `${resource}.all`,
+    ),
+  );
+  return { roles, everywhere };
+}
+
+export const __test = { throughPath, FLEET_PATHS };

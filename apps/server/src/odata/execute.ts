@@ -1,0 +1,151 @@
+import type { Database, Queryable } from "../db/index.ts";
+import { FlotillaError } from "../errors.ts";
+import type { ODataUrl } from "./ast.ts";
+import { compileRead } from "./compile-read.ts";
+import {
+  accessCheckStatement,
+  checkBody,
+  checkRequired,
+  deleteStatement,
+  insertStatement,
+  targetRowsStatement,
+  updateStatement,
+} from "./compile-write.ts";
+import type { HookContext, Hooks } from "./hooks.ts";
+import { idFieldOf, type Model, type ResourceDefinition } from "./model.ts";
+import type { Permissions } from "./permissions.ts";
+import { requireResource } from "./resolve.ts";
+
+/** Everything a request is executed with. */
+export type ODataContext = {
+  db: Pick<Database, "query" | "transaction">;
+  model: Model;
+  permissions: Permissions;
+  hooks?: Hooks;
+  actorId?: number | undefined;
+};
+
+/** Runs statements: the database itself, or a transaction. */
+type Querier = Pick<Queryable, "query">;
+
+export type ODataResponse = { status: number; body?: unknown; headers: Record<string, string> };
+
+/** GET: `{"d": [...]}`, or `{"d": n}` for `/$count`. */
+export async function executeRead(context: ODataContext, url: ODataUrl, queryable: Querier = context.db) {
+  const { kind, query } = compileRead(context.model, context.permissions, url);
+  const { rows } = await queryable.query<{ d: unknown }>(query.text, query.values);
+  if (kind === "count") return { status: 200, body: { d: Number(rows[0]?.d ?? 0) }, headers: {} };
+  return { status: 200, body: { d: rows.map((row) => JSON.parse(String(row.d))) }, headers: {} };
+}
+
+/**
+ * POST: 201 with the created object (as a GET of it would show it, honouring `$select`/`$expand`)
+ * and its `Location`. The new row must pass the caller's create permission, else 401 and nothing is
+ * written.
+ */
+export async function executeCreate(context: ODataContext, url: ODataUrl, body: unknown): Promise<ODataResponse> {
+  const { model, permissions } = context;
+  if (url.key || url.count) throw new FlotillaError("bad_request", "POST to the resource itself, without a key");
+  const resource = requireResource(model, url.resource);
+  if (permissions.filter(resource.name, "create") === "none") throw new FlotillaError("unauthorized");
+  const values = checkBody(model, resource, body);
+  return context.db.transaction(async (tx) => {
+    const hookContext = hookContextOf(context, tx, resource);
+    const hooks = context.hooks?.[resource.name];
+    await hooks?.beforeCreate?.({ ...hookContext, body: values });
+    checkRequired(resource, values);
+    const insert = insertStatement(resource, values);
+    const { rows } = await tx.query<{ id: number }>(insert.text, insert.values);
+    const id = Number(rows[0]?.id);
+    await expectAccess(context, tx, resource, [id], "create");
+    await hooks?.afterCreate?.({ ...hookContext, body: values, id });
+    return {
+      status: 201,
+      body: await readCreated(context, tx, url, resource, id),
+      headers: { location: `/v7/${url.resource}(${id})` },
+    };
+  });
+}
+
+async function readCreated(
+  context: ODataContext,
+  tx: Querier,
+  url: ODataUrl,
+  resource: ResourceDefinition,
+  id: number,
+) {
+  const fallback = { [idFieldOf(resource)]: id };
+  if (context.permissions.filter(resource.name, "read") === "none") return fallback;
+  const { select, expand } = url.options;
+  const read = await executeRead(
+    context,
+    {
+      resource: url.resource,
+      key: { kind: "id", value: { kind: "number", value: id } },
+      count: false,
+      options: { select, expand },
+    },
+    tx,
+  );
+  return (read.body.d as unknown[])[0] ?? fallback;
+}
+
+/**
+ * PATCH by key or `$filter`: changes the addressed rows the caller may read and update; afterwards
+ * every changed row must still pass the update permission (nobody moves a row out of their
+ * tenant), else 401 and nothing is written.
+ */
+export async function executeUpdate(context: ODataContext, url: ODataUrl, body: unknown): Promise<ODataResponse> {
+  const { model, permissions } = context;
+  const target = targetRowsStatement(model, permissions, url, "update");
+  const resource = requireResource(model, url.resource);
+  const values = checkBody(model, resource, body);
+  return context.db.transaction(async (tx) => {
+    const ids = (await tx.query<{ id: number }>(target.text, target.values)).rows.map((row) => Number(row.id));
+    if (ids.length === 0) return { status: 200, headers: {} };
+    const hookContext = hookContextOf(context, tx, resource);
+    const hooks = context.hooks?.[resource.name];
+    await hooks?.beforeUpdate?.({ ...hookContext, ids, body: values });
+    const update = updateStatement(resource, ids, values);
+    if (update) await tx.query(update.text, update.values);
+    await expectAccess(context, tx, resource, ids, "update");
+    await hooks?.afterUpdate?.({ ...hookContext, ids, body: values });
+    return { status: 200, headers: {} };
+  });
+}
+
+/** DELETE by key or `$filter`: removes the addressed rows the caller may read and delete. */
+export async function executeDelete(context: ODataContext, url: ODataUrl): Promise<ODataResponse> {
+  const { model, permissions } = context;
+  const target = targetRowsStatement(model, permissions, url, "delete");
+  const resource = requireResource(model, url.resource);
+  return context.db.transaction(async (tx) => {
+    const ids = (await tx.query<{ id: number }>(target.text, target.values)).rows.map((row) => Number(row.id));
+    if (ids.length === 0) return { status: 200, headers: {} };
+    const hookContext = hookContextOf(context, tx, resource);
+    const hooks = context.hooks?.[resource.name];
+    await hooks?.beforeDelete?.({ ...hookContext, ids });
+    const remove = deleteStatement(resource, ids);
+    const { rows } = await tx.query(remove.text, remove.values);
+    await hooks?.afterDelete?.({ ...hookContext, ids, rows });
+    return { status: 200, headers: {} };
+  });
+}
+
+function hookContextOf(context: ODataContext, tx: HookContext["tx"], resource: ResourceDefinition): HookContext {
+  return { tx, actorId: context.actorId, permissions: context.permissions, model: context.model, resource };
+}
+
+/** Throws 401 (rolling the transaction back) unless every row passes the permission for `action`. */
+async function expectAccess(
+  context: ODataContext,
+  tx: Querier,
+  resource: ResourceDefinition,
+  ids: number[],
+  action: "create" | "update",
+) {
+  const check = accessCheckStatement(context.model, context.permissions, resource, ids, action);
+  if (!check) return;
+  const { rows } = await tx.query<{ n: number }>(check.text, check.values);
+  if (Number(rows[0]?.n) !== ids.length) throw new FlotillaError("unauthorized");
+}

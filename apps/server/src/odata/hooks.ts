@@ -1,0 +1,31 @@
+import type { Row, Tx } from "../db/index.ts";
+import type { WriteValues } from "./compile-write.ts";
+import type { Model, ResourceDefinition } from "./model.ts";
+import type { Permissions } from "./permissions.ts";
+
+/**
+ * What a hook gets. Hooks run inside the write's transaction (use `tx`, never another
+ * connection) and may throw a `FlotillaError` to refuse the write: everything rolls back.
+ */
+export type HookContext = {
+  tx: Tx;
+  actorId: number | undefined;
+  permissions: Permissions;
+  model: Model;
+  resource: ResourceDefinition;
+};
+
+export type ResourceHooks = {
+  /** Before the INSERT; may change `body` (e.g. fill server-chosen fields, even non-writable ones). */
+  beforeCreate?(args: HookContext & { body: WriteValues }): Promise<void> | void;
+  afterCreate?(args: HookContext & { body: WriteValues; id: number }): Promise<void> | void;
+  /** Before the UPDATE of the rows `ids`; may change `body`. */
+  beforeUpdate?(args: HookContext & { ids: number[]; body: WriteValues }): Promise<void> | void;
+  afterUpdate?(args: HookContext & { ids: number[]; body: WriteValues }): Promise<void> | void;
+  beforeDelete?(args: HookContext & { ids: number[] }): Promise<void> | void;
+  /** `rows` are the deleted rows as stored (column names). */
+  afterDelete?(args: HookContext & { ids: number[]; rows: Row[] }): Promise<void> | void;
+};
+
+/** Hooks by resource canonical name. */
+export type Hooks = Readonly<Record<string, ResourceHooks | undefined>>;
