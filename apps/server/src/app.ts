@@ -6,6 +6,7 @@ import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
 import type { Database } from "./db/index.ts";
 import { FlotillaError } from "./errors.ts";
+import { apiKeyRoutes } from "./features/api-keys/routes.ts";
 import { authRoutes } from "./features/auth/routes.ts";
 import { createSessionTokens } from "./features/auth/sessions.ts";
 import { dashboardServer } from "./features/dashboard/server.ts";
@@ -55,6 +56,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   registerAuthentication(app, ctx);
   await app.register(healthRoutes, ctx);
   await app.register(authRoutes, ctx);
+  await app.register(apiKeyRoutes, ctx);
   await app.register(dataApiRoutes, ctx);
   return app;
 }

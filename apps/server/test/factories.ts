@@ -11,6 +11,7 @@ import {
   organization,
   organization_membership,
   organization_membership_role,
+  release,
   team,
   team_application_access,
   team_membership,
@@ -133,6 +134,29 @@ export function createFactories(orm: Orm) {
         })
         .returning();
       if (!row) throw new Error("device insert returned nothing");
+      return row;
+    },
+
+    /** A release of a fleet (a finished build unless `status` says otherwise). */
+    async release(
+      fleet: { id: number },
+      options: { commit?: string; status?: string; semver?: [number, number, number] } = {},
+    ) {
+      const [major, minor, patch] = options.semver ?? [1, 0, 0];
+      const [row] = await orm
+        .insert(release)
+        .values({
+          belongs_to__application: fleet.id,
+          commit: options.commit ?? crypto.randomBytes(16).toString("hex"),
+          status: options.status ?? "success",
+          semver_major: major,
+          semver_minor: minor,
+          semver_patch: patch,
+          end_timestamp: new Date(),
+          is_finalized_at__date: (options.status ?? "success") === "success" ? new Date() : null,
+        })
+        .returning();
+      if (!row) throw new Error("release insert returned nothing");
       return row;
     },
 

@@ -90,3 +90,149 @@ describe("balena-sdk reads", () => {
     expect(deviceType.name).toBe("Raspberry Pi 4 (using 64bit OS)");
   });
 });
+
+describe("balena-sdk writes", () => {
+  it("creates, renames and removes a fleet", async () => {
+    const created = await sdk.models.application.create({
+      name: "greenhouse",
+      deviceType: "raspberrypi4-64",
+      organization: "acme",
+    });
+    expect(created).toMatchObject({ app_name: "greenhouse", slug: "acme/greenhouse", is_of__class: "fleet" });
+    await sdk.models.application.rename(created.id, "greenhouse-2");
+    expect((await sdk.models.application.get(created.id)).slug).toBe("acme/greenhouse-2");
+    await sdk.models.application.remove(created.id);
+    await expect(sdk.models.application.get(created.id)).rejects.toMatchObject({ code: "BalenaApplicationNotFound" });
+  });
+
+  it("refuses a fleet name the spec does not allow, in the spec's words", async () => {
+    await expect(
+      sdk.models.application.create({ name: "ab", deviceType: "raspberrypi4-64", organization: "acme" }),
+    ).rejects.toThrow("The name should be at least 4 characters long");
+    await expect(
+      sdk.models.application.create({ name: "SENSORS", deviceType: "raspberrypi4-64", organization: "acme" }),
+    ).rejects.toThrow("This name is already used by another fleet. Note that the name is case-insensitive");
+  });
+
+  it("cannot create a fleet in another organization", async () => {
+    await expect(
+      sdk.models.application.create({
+        name: "intruder",
+        deviceType: "raspberrypi4-64",
+        organization: theirs.org.handle,
+      }),
+    ).rejects.toBeDefined();
+    expect(await t.db.query("SELECT 1 FROM application WHERE app_name = 'intruder'")).toMatchObject({ rows: [] });
+  });
+
+  it("pins a fleet to a release and tracks the latest again", async () => {
+    const old = await t.factories.release(mine.fleet, { semver: [1, 0, 0] });
+    const latest = await t.factories.release(mine.fleet, { semver: [1, 1, 0] });
+    await sdk.models.application.pinToRelease(mine.fleet.id, old.commit);
+    expect(await sdk.models.application.isTrackingLatestRelease(mine.fleet.id)).toBe(false);
+    await sdk.models.application.trackLatestRelease(mine.fleet.id);
+    const fleet = await sdk.models.application.get(mine.fleet.id, { $select: ["should_be_running__release"] });
+    expect(fleet.should_be_running__release).toEqual({ __id: latest.id });
+    const releases = await sdk.models.release.getAllByApplication(mine.fleet.id);
+    expect(releases.map((r) => r.id)).toEqual([latest.id, old.id]);
+    expect((await sdk.models.release.get(old.commit)).raw_version).toBe("1.0.0");
+  });
+
+  it("sets, reads and removes fleet variables", async () => {
+    await sdk.models.application.envVar.set(mine.fleet.id, "MODE", "eco");
+    await sdk.models.application.envVar.set(mine.fleet.id, "MODE", "boost");
+    expect(await sdk.models.application.envVar.get(mine.fleet.id, "MODE")).toBe("boost");
+    const all = await sdk.models.application.envVar.getAllByApplication(mine.fleet.id);
+    expect(all.map((v) => [v.name, v.value])).toEqual([["MODE", "boost"]]);
+    await sdk.models.application.envVar.remove(mine.fleet.id, "MODE");
+    expect(await sdk.models.application.envVar.get(mine.fleet.id, "MODE")).toBeUndefined();
+  });
+
+  it("renames, annotates, pins and removes a device", async () => {
+    const extra = await t.factories.device({ id: mine.fleet.id, is_for__device_type: await fleetDeviceType() });
+    const release = await t.factories.release(mine.fleet);
+    await sdk.models.device.rename(extra.uuid, "porch");
+    await sdk.models.device.setNote(extra.uuid, "under the stairs");
+    await sdk.models.device.pinToRelease(extra.uuid, release.commit);
+    const device = await sdk.models.device.get(extra.uuid, {
+      $select: ["device_name", "note", "is_pinned_on__release"],
+    });
+    expect(device).toMatchObject({
+      device_name: "porch",
+      note: "under the stairs",
+      is_pinned_on__release: { __id: release.id },
+    });
+    await sdk.models.device.remove(extra.uuid);
+    await expect(sdk.models.device.get(extra.uuid)).rejects.toMatchObject({ code: "BalenaDeviceNotFound" });
+  });
+
+  it("upserts device variables (409 then PATCH) and tags", async () => {
+    await sdk.models.device.envVar.set(mine.deviceUuid, "LEVEL", "1");
+    await sdk.models.device.envVar.set(mine.deviceUuid, "LEVEL", "2");
+    const vars = await sdk.models.device.envVar.getAllByDevice(mine.deviceUuid);
+    expect(vars.map((v) => [v.name, v.value])).toEqual([["LEVEL", "2"]]);
+    await sdk.models.device.envVar.remove(mine.deviceUuid, "LEVEL");
+    expect(await sdk.models.device.envVar.getAllByDevice(mine.deviceUuid)).toEqual([]);
+
+    await sdk.models.device.tags.set(mine.deviceUuid, "room", "kitchen");
+    await sdk.models.device.tags.set(mine.deviceUuid, "room", "pantry");
+    const tags = await sdk.models.device.tags.getAllByDevice(mine.deviceUuid);
+    expect(tags.map((tag) => [tag.tag_key, tag.value])).toEqual([["room", "pantry"]]);
+  });
+
+  it("creates, lists, updates and revokes personal API keys, which then act as the user", async () => {
+    const key = await sdk.models.apiKey.create({ name: "ci", expiryDate: null, description: "for the pipeline" });
+    expect(typeof key).toBe("string");
+    const keys = await sdk.models.apiKey.getAll({ $filter: { name: "ci" } });
+    expect(keys).toHaveLength(1);
+    const keySdk = getSdk({ apiUrl: t.url, dataDirectory: false });
+    await keySdk.auth.loginWithToken(key);
+    expect(await keySdk.auth.whoami()).toEqual(await sdk.auth.whoami());
+    expect((await keySdk.models.application.getAll()).map((f) => f.app_name)).toEqual(["sensors"]);
+    const id = keys[0]?.id ?? 0;
+    await sdk.models.apiKey.update(id, { name: "ci-renamed" });
+    expect((await sdk.models.apiKey.getAll({ $filter: { id } }))[0]?.name).toBe("ci-renamed");
+    await sdk.models.apiKey.revoke(id);
+    await expect(keySdk.auth.isLoggedIn()).resolves.toBe(false);
+  });
+
+  it("refuses an API key without an expiry choice, and one expiring in the past", async () => {
+    const response = await fetch(`${t.url}/api-key/user/full`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${await sdk.auth.getToken()}` },
+      body: JSON.stringify({ name: "late", expiryDate: "2001-01-01T00:00:00Z" }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ code: "bad_request", message: "expiryDate: must be in the future" });
+  });
+
+  it("generates provisioning keys for own fleets only", async () => {
+    const key = await sdk.models.application.generateProvisioningKey({
+      slugOrUuidOrId: mine.fleet.id,
+      keyExpiryDate: null as never,
+    });
+    expect(typeof key).toBe("string");
+    const response = await fetch(`${t.url}/api-key/v2/`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${await sdk.auth.getToken()}` },
+      body: JSON.stringify({ actorType: "application", actorTypeId: theirs.fleet.id, roles: ["provisioning-api-key"] }),
+    });
+    expect(response.status).toBe(401);
+  });
+
+  it("adds, lists and removes SSH keys, refusing what is not a public key", async () => {
+    const publicKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGv2c0Q3J6sT0mX8yQ3cK1r9hZQb6mKQ3n9gVt7nVq1k ada@laptop";
+    const key = await sdk.models.key.create("laptop", publicKey);
+    expect((await sdk.models.key.getAll()).map((k) => k.title)).toEqual(["laptop"]);
+    await expect(sdk.models.key.create("junk", "not a key")).rejects.toThrow("The key must be an SSH public key");
+    await sdk.models.key.remove(key.id);
+    expect(await sdk.models.key.getAll()).toEqual([]);
+  });
+});
+
+async function fleetDeviceType(): Promise<number> {
+  const { rows } = await t.db.query<{ id: number }>("SELECT is_for__device_type AS id FROM application WHERE id = $1", [
+    mine.fleet.id,
+  ]);
+  return rows[0]?.id ?? 0;
+}

@@ -1,3 +1,5 @@
 export * from "./constants.ts";
 export * from "./errors.ts";
+export * from "./names.ts";
 export * from "./permissions.ts";
+export * from "./ssh-keys.ts";

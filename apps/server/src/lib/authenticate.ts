@@ -1,18 +1,36 @@
+import { eq } from "drizzle-orm";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AppContext } from "../context.ts";
+import { user } from "../db/schema/index.ts";
 import { FlotillaError } from "../errors.ts";
+import { findApiKey } from "../features/api-keys/service.ts";
 import type { SessionClaims } from "../features/auth/sessions.ts";
+import { globalRolesOf } from "../features/users/service.ts";
+
+/** Who is calling: an actor (user, fleet or device), through a session token or an API key. */
+export type Caller = {
+  actor: number;
+  /** The user behind the call (a session, or a personal API key). */
+  user: { id: number; username: string; email: string | null } | undefined;
+  /** Global roles such as `balena_admin`, `support_agent`. */
+  globalRoles: string[];
+  session: SessionClaims | undefined;
+  apiKey: { id: number; role: string } | undefined;
+};
 
 declare module "fastify" {
   interface FastifyRequest {
-    /** The caller's session; set on every route that is not marked `config: { public: true }`. */
-    auth: SessionClaims | undefined;
+    /** The caller; set on every route that is not marked `config: { public: true }`. */
+    auth: Caller | undefined;
   }
   interface FastifyContextConfig {
     /** Routes are authenticated unless they opt out with `public: true`. */
     public?: boolean;
   }
 }
+
+/** Session-token permissions that stand for global roles (spec 1 §3). */
+const ROLE_OF_PERMISSION: Record<string, string> = { "admin.home": "balena_admin", "support.home": "support_agent" };
 
 export function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
@@ -21,13 +39,42 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return scheme?.toLowerCase() === "bearer" && token ? token : undefined;
 }
 
+/** balena-sdk's rule: a token that looks like a JWT is a session token, anything else an API key. */
+const looksLikeJwt = (token: string) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(token);
+
+export async function identify(ctx: AppContext, token: string): Promise<Caller> {
+  if (looksLikeJwt(token)) {
+    const claims = await ctx.tokens.verify(token);
+    return {
+      actor: claims.actor,
+      user: { id: claims.id, username: claims.username, email: claims.email },
+      globalRoles: claims.permissions.flatMap((p) => ROLE_OF_PERMISSION[p] ?? []),
+      session: claims,
+      apiKey: undefined,
+    };
+  }
+  const key = await findApiKey(ctx.db.orm, token);
+  if (!key) throw new FlotillaError("unauthorized", "Invalid API key.");
+  const [owner] = await ctx.db.orm
+    .select({ id: user.id, username: user.username, email: user.email })
+    .from(user)
+    .where(eq(user.actor, key.is_of__actor));
+  return {
+    actor: key.is_of__actor,
+    user: key.role === "user" ? owner : undefined,
+    globalRoles: owner && key.role === "user" ? await globalRolesOf(ctx.db.orm, owner.id) : [],
+    session: undefined,
+    apiKey: { id: key.id, role: key.role },
+  };
+}
+
 /** Authentication is on for every API route and switched off per route, never the other way round. */
 export function registerAuthentication(app: FastifyInstance, ctx: AppContext) {
   app.decorateRequest("auth", undefined);
   const authenticate = async (request: FastifyRequest) => {
     const token = bearerToken(request);
     if (!token) throw new FlotillaError("not_logged_in");
-    request.auth = await ctx.tokens.verify(token);
+    request.auth = await identify(ctx, token);
   };
   // Added per route, after the rate limiter's own hook, so floods are refused before any token check.
   app.addHook("onRoute", (route) => {
@@ -37,8 +84,22 @@ export function registerAuthentication(app: FastifyInstance, ctx: AppContext) {
   });
 }
 
-/** The session of an authenticated route (registerAuthentication guarantees it). */
-export function requireAuth(request: FastifyRequest): SessionClaims {
+/** The caller of an authenticated route (registerAuthentication guarantees it). */
+export function requireAuth(request: FastifyRequest): Caller {
   if (!request.auth) throw new FlotillaError("not_logged_in");
   return request.auth;
+}
+
+/** The user of an authenticated route; fleets and devices are refused. */
+export function requireUser(request: FastifyRequest): NonNullable<Caller["user"]> & { caller: Caller } {
+  const caller = requireAuth(request);
+  if (!caller.user) throw new FlotillaError("forbidden", "This needs a user's session or personal API key.");
+  return { ...caller.user, caller };
+}
+
+/** The session of a session-token route (refresh, logout). */
+export function requireSession(request: FastifyRequest): SessionClaims {
+  const caller = requireAuth(request);
+  if (!caller.session) throw new FlotillaError("forbidden", "This needs a session token, not an API key.");
+  return caller.session;
 }

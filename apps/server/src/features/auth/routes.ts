@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
-import { requireAuth } from "../../lib/authenticate.ts";
+import { requireSession, requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { verifyPassword } from "../users/passwords.ts";
 import { findUserById, findUserByLogin } from "../users/service.ts";
@@ -31,18 +31,18 @@ export async function authRoutes(app: FastifyInstance, { db, tokens }: AppContex
 
   // balena-sdk `auth.whoami` / `auth.isLoggedIn`.
   app.get("/actor/v1/whoami", async (request) => {
-    const auth = requireAuth(request);
-    const found = await findUserById(db.orm, auth.id);
+    const caller = requireUser(request);
+    const found = await findUserById(db.orm, caller.id);
     if (!found) throw new FlotillaError("not_logged_in");
     return { id: found.actor, actorType: "user", actorTypeId: found.id, username: found.username, email: found.email };
   });
 
   // balena-sdk refreshes its token through this when it is old enough.
   app.get("/user/v1/refresh-token", async (request, reply) => {
-    const auth = requireAuth(request);
-    const found = await findUserById(db.orm, auth.id);
+    const session = requireSession(request);
+    const found = await findUserById(db.orm, session.id);
     if (!found) throw new FlotillaError("not_logged_in");
     reply.type("text/plain; charset=utf-8");
-    return tokens.refresh(found, auth);
+    return tokens.refresh(found, session);
   });
 }

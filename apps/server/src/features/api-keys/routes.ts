@@ -1,0 +1,111 @@
+import { fleetRolesAllowing } from "@flotilla/domain";
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import type { AppContext } from "../../context.ts";
+import type { Database } from "../../db/index.ts";
+import { FlotillaError } from "../../errors.ts";
+import { requireAuth, requireUser } from "../../lib/authenticate.ts";
+import { parseInput } from "../../lib/validation.ts";
+import { createApiKey } from "./service.ts";
+
+/** An expiry in the future, or null for "never" (spec 1 §5: name and expiry are required). */
+const expiry = z
+  .union([z.null(), z.coerce.date({ error: "must be a date" })])
+  .refine((date) => date === null || date.getTime() > Date.now(), "must be in the future");
+
+const userKeyBody = z.object({
+  name: z.string({ error: "is required" }).trim().min(1, "is required").max(255),
+  description: z.string().max(1000).nullish(),
+  expiryDate: expiry,
+});
+
+const provisioningKeyBody = z.object({
+  actorType: z.literal("application", { error: 'must be "application"' }),
+  actorTypeId: z.number({ error: "must be a fleet id" }).int(),
+  roles: z.tuple([z.literal("provisioning-api-key")], { error: 'must be ["provisioning-api-key"]' }),
+  name: z.string().max(255).nullish(),
+  description: z.string().max(1000).nullish(),
+  expiryDate: expiry.optional(),
+});
+
+const deviceKeyBody = z.object({ apiKey: z.string().min(16, "must be at least 16 characters").max(256).optional() });
+
+/** The SDK parses the key out of a JSON string body. */
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/** Does this actor hold a fleet role that may create API keys (provisioning and device keys)? */
+async function canCreateKeysFor(db: Pick<Database, "query">, actor: number, application: number): Promise<boolean> {
+  const { rows } = await db.query(
+    'SELECT 1 FROM "fleet_access" WHERE application = $1 AND actor = $2 AND role = ANY($3) LIMIT 1',
+    [application, actor, fleetRolesAllowing("api_key", "create")],
+  );
+  return rows.length > 0;
+}
+
+export async function apiKeyRoutes(app: FastifyInstance, { db }: AppContext) {
+  // balena-sdk `apiKey.create`: a personal key acting with the user's own rights (decision 3).
+  app.post("/api-key/user/full", async (request, reply) => {
+    const { caller } = requireUser(request);
+    const body = parseInput(userKeyBody, request.body);
+    reply.type(JSON_TYPE);
+    return JSON.stringify(
+      await createApiKey(db.orm, {
+        actor: caller.actor,
+        role: "user",
+        name: body.name,
+        description: body.description ?? null,
+        expiryDate: body.expiryDate,
+      }),
+    );
+  });
+
+  // balena-sdk `application.generateProvisioningKey`.
+  app.post("/api-key/v2/", async (request, reply) => {
+    const caller = requireAuth(request);
+    const body = parseInput(provisioningKeyBody, request.body);
+    const { rows } = await db.query<{ actor: number }>('SELECT actor FROM "application" WHERE id = $1', [
+      body.actorTypeId,
+    ]);
+    const fleet = rows[0];
+    // A fleet the caller cannot manage keys of is answered like one that does not exist.
+    if (!fleet || !(await canCreateKeysFor(db, caller.actor, body.actorTypeId))) {
+      throw new FlotillaError("unauthorized", "You are not allowed to create provisioning keys for this fleet.");
+    }
+    reply.type(JSON_TYPE);
+    return JSON.stringify(
+      await createApiKey(db.orm, {
+        actor: fleet.actor,
+        role: "provisioning-api-key",
+        name: body.name ?? null,
+        description: body.description ?? null,
+        expiryDate: body.expiryDate ?? null,
+      }),
+    );
+  });
+
+  // balena-sdk `device.generateDeviceKey`, and the supervisor's key exchange (with its fleet's provisioning key).
+  app.post<{ Params: { id: string } }>("/api-key/device/:id/device-key", async (request, reply) => {
+    const caller = requireAuth(request);
+    const body = parseInput(deviceKeyBody, request.body);
+    const deviceId = Number(request.params.id);
+    if (!Number.isSafeInteger(deviceId)) throw new FlotillaError("bad_request", "The device id must be a number");
+    const { rows } = await db.query<{ actor: number; application: number; fleet_actor: number }>(
+      `SELECT d.actor, d.belongs_to__application AS application, a.actor AS fleet_actor
+       FROM "device" d JOIN "application" a ON a.id = d.belongs_to__application WHERE d.id = $1`,
+      [deviceId],
+    );
+    const device = rows[0];
+    const isFleetKey = device && caller.apiKey?.role === "provisioning-api-key" && caller.actor === device.fleet_actor;
+    if (!device || !(isFleetKey || (await canCreateKeysFor(db, caller.actor, device.application)))) {
+      throw new FlotillaError("unauthorized", "You are not allowed to create keys for this device.");
+    }
+    reply.type(JSON_TYPE);
+    return JSON.stringify(
+      await createApiKey(db.orm, {
+        actor: device.actor,
+        role: "device-api-key",
+        ...(body.apiKey ? { key: body.apiKey } : {}),
+      }),
+    );
+  });
+}
