@@ -7,8 +7,11 @@ import type { AppContext } from "./context.ts";
 import type { Database } from "./db/index.ts";
 import { FlotillaError } from "./errors.ts";
 import { apiKeyRoutes } from "./features/api-keys/routes.ts";
+import { registerRoutes } from "./features/auth/register.ts";
 import { authRoutes } from "./features/auth/routes.ts";
 import { createSessionTokens } from "./features/auth/sessions.ts";
+import { createProofOfWork } from "./features/captcha/proof-of-work.ts";
+import { captchaRoutes } from "./features/captcha/routes.ts";
 import { dashboardServer } from "./features/dashboard/server.ts";
 import { dataApiRoutes } from "./features/data-api/routes.ts";
 import { healthRoutes } from "./features/health/routes.ts";
@@ -56,6 +59,8 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   registerAuthentication(app, ctx);
   await app.register(healthRoutes, ctx);
   await app.register(authRoutes, ctx);
+  await app.register(registerRoutes, ctx);
+  await app.register(captchaRoutes, ctx);
   await app.register(apiKeyRoutes, ctx);
   await app.register(dataApiRoutes, ctx);
   return app;
@@ -68,5 +73,6 @@ export async function buildDashboard(config: Config, logger: FastifyBaseLogger):
 }
 
 export async function buildContext(config: Config, db: Database): Promise<AppContext> {
-  return { config, db, tokens: createSessionTokens(db.orm, loadSecret(config)) };
+  const secret = loadSecret(config);
+  return { config, db, tokens: createSessionTokens(db.orm, secret), captcha: createProofOfWork(secret) };
 }

@@ -1,10 +1,13 @@
 import type { Config } from "./config.ts";
 import type { Database } from "./db/index.ts";
 import type { SessionTokens } from "./features/auth/sessions.ts";
+import type { createProofOfWork } from "./features/captcha/proof-of-work.ts";
 
 /** What every feature's routes are built with: the configuration, the database and the token service. */
 export type AppContext = {
   config: Config;
   db: Database;
   tokens: SessionTokens;
+  /** The built-in captcha (FLOTILLA_CAPTCHA=pow). */
+  captcha: ReturnType<typeof createProofOfWork>;
 };

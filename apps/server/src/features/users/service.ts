@@ -39,7 +39,14 @@ export async function freeUsername(orm: Orm, email: string): Promise<string> {
 
 export async function createUser(
   orm: Orm,
-  input: { email: string; password: string; username?: string; isVerified?: boolean; mustBeVerified?: boolean },
+  input: {
+    email: string;
+    password: string;
+    username?: string;
+    isVerified?: boolean;
+    mustBeVerified?: boolean;
+    hasDisabledNewsletter?: boolean;
+  },
 ): Promise<User> {
   const [newActor] = await orm.insert(actor).values({}).returning({ id: actor.id });
   if (!newActor) throw new Error("actor insert returned nothing");
@@ -52,6 +59,7 @@ export async function createUser(
       password_hash: await hashPassword(input.password),
       is_verified: input.isVerified ?? false,
       must_be_verified: input.mustBeVerified ?? false,
+      has_disabled_newsletter: input.hasDisabledNewsletter ?? false,
     })
     .returning();
   if (!created) throw new Error("user insert returned nothing");
