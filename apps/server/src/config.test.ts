@@ -53,6 +53,12 @@ describe("configuration", () => {
     );
   });
 
+  it("needs the reCAPTCHA keys when FLOTILLA_CAPTCHA=recaptcha", () => {
+    expect(() => loadConfig({ FLOTILLA_CAPTCHA: "recaptcha" })).toThrow(
+      'Invalid FLOTILLA_CAPTCHA="recaptcha": needs RECAPTCHA_SITE_KEY and RECAPTCHA_SECRET_KEY',
+    );
+  });
+
   it("treats an empty variable as unset", () => {
     expect(loadConfig({ FLOTILLA_API_PORT: "" }).apiPort).toBe(8081);
   });

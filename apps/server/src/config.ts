@@ -46,6 +46,9 @@ const schema = z.object({
     .regex(/^smtps?:\/\/.+/, "must be an smtp:// or smtps:// URL")
     .optional(),
   FLOTILLA_CAPTCHA: z.enum(["pow", "recaptcha", "off"], { error: "must be pow, recaptcha or off" }).default("pow"),
+  RECAPTCHA_SITE_KEY: z.string().min(1).optional(),
+  RECAPTCHA_SECRET_KEY: z.string().min(1).optional(),
+  RECAPTCHA_VERIFY_URL: httpUrl.default("https://www.google.com/recaptcha/api/siteverify"),
   FLOTILLA_EMAIL_VERIFICATION: z
     .enum(["required", "optional"], { error: "must be required or optional" })
     .default("required"),
@@ -80,6 +83,7 @@ export type Config = {
   secret: string | undefined;
   smtpUrl: string | undefined;
   captcha: "pow" | "recaptcha" | "off";
+  recaptcha: { siteKey: string; secretKey: string; verifyUrl: string } | undefined;
   emailVerification: "required" | "optional";
   deviceUrlsBaseDomain: string | undefined;
   deviceActionsHost: string | undefined;
@@ -117,6 +121,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.FLOTILLA_ADMIN_PASSWORD && !e.FLOTILLA_ADMIN_EMAIL) {
     throw new ConfigError("Invalid FLOTILLA_ADMIN_EMAIL: must be set when FLOTILLA_ADMIN_PASSWORD is set");
   }
+  if (e.FLOTILLA_CAPTCHA === "recaptcha" && !(e.RECAPTCHA_SITE_KEY && e.RECAPTCHA_SECRET_KEY)) {
+    throw new ConfigError('Invalid FLOTILLA_CAPTCHA="recaptcha": needs RECAPTCHA_SITE_KEY and RECAPTCHA_SECRET_KEY');
+  }
   const dataDir = path.resolve(e.FLOTILLA_DATA_DIR);
   return {
     dashboardPort: e.FLOTILLA_PORT,
@@ -137,6 +144,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secret: e.FLOTILLA_SECRET,
     smtpUrl: e.SMTP_URL,
     captcha: e.FLOTILLA_CAPTCHA,
+    recaptcha:
+      e.RECAPTCHA_SITE_KEY && e.RECAPTCHA_SECRET_KEY
+        ? { siteKey: e.RECAPTCHA_SITE_KEY, secretKey: e.RECAPTCHA_SECRET_KEY, verifyUrl: e.RECAPTCHA_VERIFY_URL }
+        : undefined,
     emailVerification: e.FLOTILLA_EMAIL_VERIFICATION,
     deviceUrlsBaseDomain: e.FLOTILLA_DEVICE_URLS_BASE_DOMAIN,
     deviceActionsHost: e.FLOTILLA_DEVICE_ACTIONS_HOST,

@@ -77,3 +77,53 @@ describe("registration (POST /user/register)", () => {
     expect(response.status).toBe(409);
   });
 });
+
+describe("registration with reCAPTCHA", () => {
+  it("asks the verification service and follows its answer", async () => {
+    // Google's siteverify, played by a local server: it accepts the response "human" only.
+    const http = await import("node:http");
+    const seen: string[] = [];
+    const google = http.createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk) => {
+        body += chunk;
+      });
+      request.on("end", () => {
+        const form = new URLSearchParams(body);
+        seen.push(`${form.get("secret")}:${form.get("response")}`);
+        response.setHeader("content-type", "application/json");
+        response.end(JSON.stringify({ success: form.get("response") === "human" }));
+      });
+    });
+    await new Promise<void>((resolve) => google.listen(0, "127.0.0.1", resolve));
+    const port = (google.address() as import("node:net").AddressInfo).port;
+    const app = await createTestApp({
+      FLOTILLA_CAPTCHA: "recaptcha",
+      RECAPTCHA_SITE_KEY: "site-key",
+      RECAPTCHA_SECRET_KEY: "secret-key",
+      RECAPTCHA_VERIFY_URL: `http://127.0.0.1:${port}/siteverify`,
+    });
+    try {
+      expect(await (await fetch(`${app.url}/auth/v1/captcha`)).json()).toEqual({
+        kind: "recaptcha",
+        siteKey: "site-key",
+      });
+      const attempt = (response: string) =>
+        fetch(`${app.url}/user/register`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            email: `${response}@example.com`,
+            password: "a-good-password",
+            "g-recaptcha-response": response,
+          }),
+        });
+      expect((await attempt("robot")).status).toBe(400);
+      expect((await attempt("human")).status).toBe(200);
+      expect(seen).toEqual(["secret-key:robot", "secret-key:human"]);
+    } finally {
+      await app.close();
+      google.close();
+    }
+  });
+});

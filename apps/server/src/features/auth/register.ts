@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { parseInput } from "../../lib/validation.ts";
+import { verifyCaptcha } from "../captcha/verify.ts";
 import { createUser, findUserByLogin } from "../users/service.ts";
 
 /** Registration accepts only these fields (spec 1 §5); anything else is refused. */
@@ -24,14 +25,7 @@ export async function registerRoutes(app: FastifyInstance, { db, config, captcha
     { config: { public: true, rateLimit: { max: 20, timeWindow: "1 minute" } } },
     async (request, reply) => {
       const body = parseInput(registerBody, request.body);
-      if (config.captcha !== "off") {
-        const response = body["g-recaptcha-response"];
-        if (!response) throw new FlotillaError("bad_request", "g-recaptcha-response: a captcha response is required");
-        // reCAPTCHA verification needs Google's service; only the built-in captcha is checked here.
-        if (config.captcha === "pow" && !captcha.verify(response)) {
-          throw new FlotillaError("bad_request", "g-recaptcha-response: the captcha response is not valid");
-        }
-      }
+      await verifyCaptcha({ config, captcha }, body["g-recaptcha-response"]);
       const created = await db.transaction(async (tx) => {
         if (await findUserByLogin(tx.orm, body.email)) {
           throw new FlotillaError("conflict", "This email is already registered.");

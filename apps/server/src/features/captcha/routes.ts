@@ -8,6 +8,7 @@ export async function captchaRoutes(app: FastifyInstance, { config, captcha }: A
     if (config.captcha === "pow") {
       return { kind: "pow", challenge: captcha.challenge(), difficulty: captcha.difficulty };
     }
-    return { kind: config.captcha };
+    if (config.captcha === "recaptcha") return { kind: "recaptcha", siteKey: config.recaptcha?.siteKey };
+    return { kind: "off" };
   });
 }
