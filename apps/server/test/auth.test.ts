@@ -36,6 +36,20 @@ describe("sessions through balena-sdk", () => {
     expect(await sdk.auth.isLoggedIn()).toBe(false);
   });
 
+  it("answers 429 with Retry-After after 10 failed logins for one account", async () => {
+    const { user, password } = await t.factories.user();
+    const attempt = (pass: string) =>
+      fetch(`${t.url}/login_`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: user.email, password: pass }),
+      });
+    for (let i = 0; i < 10; i++) expect((await attempt("wrong-password")).status).toBe(401);
+    const blocked = await attempt(password);
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(800);
+  });
+
   it("refreshes a session token for the same session and keeps authTime", async () => {
     const { token } = await t.factories.user();
     const response = await fetch(`${t.url}/user/v1/refresh-token`, { headers: { authorization: `Bearer ${token}` } });

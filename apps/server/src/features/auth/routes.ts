@@ -6,6 +6,7 @@ import { requireSession, requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { verifyPassword } from "../users/passwords.ts";
 import { findUserById, findUserByLogin } from "../users/service.ts";
+import { createLoginThrottle } from "./login-throttle.ts";
 
 const loginBody = z.object({
   username: z.string({ error: "is required" }).trim().min(1, "is required").max(254),
@@ -14,16 +15,21 @@ const loginBody = z.object({
 });
 
 export async function authRoutes(app: FastifyInstance, { db, tokens }: AppContext) {
+  const throttle = createLoginThrottle();
+
   // balena-sdk `auth.login` → the session token as text.
   app.post(
     "/login_",
     { config: { public: true, rateLimit: { max: 30, timeWindow: "1 minute" } } },
     async (request, reply) => {
       const { username, password } = parseInput(loginBody, request.body);
+      throttle.check(username);
       const found = await findUserByLogin(db.orm, username);
       if (!found || !(await verifyPassword(found.password_hash, password))) {
+        throttle.failed(username);
         throw new FlotillaError("invalid_login_credentials");
       }
+      throttle.succeeded(username);
       reply.type("text/plain; charset=utf-8");
       return tokens.start(found);
     },
