@@ -1,6 +1,7 @@
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { launchBrowser, startFlotilla } from "../support/flotilla.ts";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { useDashboard } from "../support/dashboard.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
 import { screenshot } from "./web-helpers.ts";
 
 /**
@@ -9,28 +10,10 @@ import { screenshot } from "./web-helpers.ts";
  * `/config.json` answers 503 (Playwright's page.route); everything else is the real server.
  */
 describe("bootstrap failure", () => {
-  let flotilla: Awaited<ReturnType<typeof startFlotilla>>;
-  let browser: Browser;
-  let context: BrowserContext;
+  let flotilla: RunningFlotilla;
   let page: Page;
-
-  beforeAll(async () => {
-    flotilla = await startFlotilla();
-    browser = await launchBrowser();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await flotilla?.stop();
-  });
-
-  beforeEach(async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-  });
-
-  afterEach(async () => {
-    await context?.close();
+  useDashboard({}, (ui) => {
+    ({ flotilla, page } = ui);
   });
 
   it("marks the page load-failed and retries the start-up by itself after 10 seconds", async () => {

@@ -1,6 +1,7 @@
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { launchBrowser, startFlotilla } from "../support/flotilla.ts";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { useDashboard } from "../support/dashboard.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
 import { screenshot, signIn } from "./web-helpers.ts";
 
 /**
@@ -10,28 +11,10 @@ import { screenshot, signIn } from "./web-helpers.ts";
  * Retry-After of about a minute, longer than the dashboard waits out, so the page fails.
  */
 describe("error page", () => {
-  let flotilla: Awaited<ReturnType<typeof startFlotilla>>;
-  let browser: Browser;
-  let context: BrowserContext;
+  let flotilla: RunningFlotilla;
   let page: Page;
-
-  beforeAll(async () => {
-    flotilla = await startFlotilla({ FLOTILLA_RATE_LIMIT: "1" });
-    browser = await launchBrowser();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await flotilla?.stop();
-  });
-
-  beforeEach(async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-  });
-
-  afterEach(async () => {
-    await context?.close();
+  useDashboard({ FLOTILLA_RATE_LIMIT: "1" }, (ui) => {
+    ({ flotilla, page } = ui);
   });
 
   it("shows something went wrong, the status text of the failure, and Refresh reloads the page", async () => {

@@ -58,6 +58,12 @@ describe("the server process", () => {
     const script = await fetch(`${flotilla.dashboardUrl}${asset}`);
     expect(script.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
     expect((await fetch(`${flotilla.dashboardUrl}/assets/gone-1234.js`)).status).toBe(404);
+    // The data API answers in the real process (module loading differs from the test runner's).
+    const token = await (await login(flotilla.apiUrl)).text();
+    const deviceTypes = await fetch(`${flotilla.apiUrl}/v7/device_type?$select=slug&$filter=slug eq 'raspberrypi4-64'`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(await deviceTypes.json()).toEqual({ d: [{ slug: "raspberrypi4-64" }] });
     const runtime = await (await fetch(`${flotilla.dashboardUrl}/config.json`)).json();
     expect(runtime).toMatchObject({ apiUrl: flotilla.apiUrl, appVersion: "31.1.1" });
     expect(flotilla.output()).toMatch(/Flotilla ready in \d+\.\d\d s/);

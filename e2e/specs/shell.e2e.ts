@@ -1,6 +1,7 @@
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { launchBrowser, startFlotilla } from "../support/flotilla.ts";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { useDashboard } from "../support/dashboard.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
 import { DEMO, pathOf, recordUrls, screenshot, signIn } from "./web-helpers.ts";
 
 /**
@@ -8,28 +9,10 @@ import { DEMO, pathOf, recordUrls, screenshot, signIn } from "./web-helpers.ts";
  * redirects, guards, sign-in, the signed-in frame and the not-found page.
  */
 describe("dashboard shell", () => {
-  let flotilla: Awaited<ReturnType<typeof startFlotilla>>;
-  let browser: Browser;
-  let context: BrowserContext;
+  let flotilla: RunningFlotilla;
   let page: Page;
-
-  beforeAll(async () => {
-    flotilla = await startFlotilla();
-    browser = await launchBrowser();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await flotilla?.stop();
-  });
-
-  beforeEach(async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-  });
-
-  afterEach(async () => {
-    await context?.close();
+  useDashboard({}, (ui) => {
+    ({ flotilla, page } = ui);
   });
 
   it("shows the not-found page for an unknown path, and Go home leads to / → /fleets → /login", async () => {

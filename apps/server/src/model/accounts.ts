@@ -45,6 +45,10 @@ export const accountResources = [
       ),
       ...many(["user_public_key", "user__has__public_key"], "user_public_key", "user"),
       ...many(["owns__device"], "device", "belongs_to__user"),
+      ...many(["user_profile"], "user_profile", "is_of__user"),
+      ...many(["owns__social_service_account"], "social_service_account", "belongs_to__user"),
+      ...many(["owns__saml_account"], "saml_account", "belongs_to__user"),
+      ...many(["owns__recovery_two_factor"], "recovery_two_factor", "belongs_to__user"),
     ],
   }),
   resource({

@@ -32,6 +32,8 @@ export const synonym = (name: string, of: FieldDefinition): FieldDefinition => (
   ...of,
   name,
   column: of.column ?? of.name,
+  // Writable like the field it stands for, but never required: a body names one or the other.
+  required: false,
   selectByDefault: false,
 });
 

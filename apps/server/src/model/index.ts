@@ -1,7 +1,9 @@
 import { createModel } from "../odata/model.ts";
 import { accountResources } from "./accounts.ts";
+import { billingResources } from "./billing.ts";
 import { deviceResources } from "./devices.ts";
 import { fleetResources } from "./fleets.ts";
+import { identityResources } from "./identity.ts";
 import { organizationResources } from "./organizations.ts";
 import { releaseResources } from "./releases.ts";
 
@@ -12,4 +14,6 @@ export const model = createModel([
   ...fleetResources,
   ...deviceResources,
   ...releaseResources,
+  ...identityResources,
+  ...billingResources,
 ]);

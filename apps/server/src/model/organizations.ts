@@ -48,6 +48,27 @@ export const organizationResources = [
         "organization_has_private_access_to_device_type",
         "organization",
       ),
+      ...many(["subscription"], "subscription", "is_for__organization"),
+      ...many(["owns__credit_bundle"], "credit_bundle", "belongs_to__organization"),
+      ...many(
+        [
+          "organization_credit_notification",
+          "organization__owns_credit_notification_for__feature",
+          "owns_credit_notification_for__feature",
+        ],
+        "organization_credit_notification",
+        "organization",
+      ),
+      ...many(
+        [
+          "identity_provider_membership",
+          "organization__is_authorized_by__identity_provider",
+          "is_authorized_by__identity_provider",
+          "includes__identity_provider_membership",
+        ],
+        "identity_provider_membership",
+        "organization",
+      ),
     ],
   }),
   resource({

@@ -1,4 +1,8 @@
-import { type ODataBinds, parse } from "@balena/odata-parser";
+import odataParser, { type ODataBinds } from "@balena/odata-parser";
+
+// A CommonJS module: Node's ESM loader only sees its default export (vitest would hide this).
+const { parse } = odataParser;
+
 import { FlotillaError } from "../errors.ts";
 import {
   ARITHMETIC,

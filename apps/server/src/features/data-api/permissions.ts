@@ -58,6 +58,19 @@ const memberOf = (organization: string) =>
 const adminOf = (organization: string) =>
   `${organization}organization_membership/any(om:om/user/any(ou:ou/actor eq @__ACTOR_ID) and om/organization_membership_role/any(omr:omr/name eq 'administrator'))`;
 
+/** An identity provider is managed by the administrators of the organizations it authorizes (spec 3 §6). */
+const idpAdminOf = (provider: string) =>
+  `${provider}identity_provider_membership/any(ipm:ipm/organization/any(ipo:${adminOf("ipo/")}))`;
+
+/**
+ * Writing an identity provider membership: the caller administers its organization, every
+ * organization of the provider, and the team it grants access to (if any).
+ */
+const idpMembershipWrite =
+  `organization/any(o:${adminOf("o/")})` +
+  ` and is_authorized_by__identity_provider/any(i:i/identity_provider_membership/all(m:m/organization/any(mo:${adminOf("mo/")})))` +
+  ` and (grants_access_to__team eq null or grants_access_to__team/any(t:t/belongs_to__organization/any(ot:${adminOf("ot/")})))`;
+
 /** What every signed-in user holds, whatever their roles. */
 function userPermissions(): string[] {
   const own = "actor eq @__ACTOR_ID";
@@ -84,7 +97,9 @@ function userPermissions(): string[] {
     `resin.organization.update?${adminOf("")}`,
     `resin.organization.delete?${adminOf("")}`,
     `resin.organization_membership.read?is_member_of__organization/any(o:${memberOf("o/")})`,
-    `resin.organization_membership.all?is_member_of__organization/any(o:${adminOf("o/")})`,
+    // Administrators change roles and remove members; joining goes through an invitation.
+    `resin.organization_membership.update?is_member_of__organization/any(o:${adminOf("o/")})`,
+    `resin.organization_membership.delete?is_member_of__organization/any(o:${adminOf("o/")})`,
     `resin.organization_membership.delete?user/any(u:u/${own})`,
     `resin.organization_membership_tag.all?organization_membership/any(m:m/is_member_of__organization/any(o:${adminOf("o/")}))`,
     `resin.organization_invite.all?is_invited_to__organization/any(o:${adminOf("o/")})`,
@@ -95,6 +110,37 @@ function userPermissions(): string[] {
     // Fleets are created by organization administrators (decision 1).
     `resin.application.create?organization/any(o:${adminOf("o/")})`,
     `resin.organization_has_private_access_to_device_type.read?organization/any(o:${memberOf("o/")})`,
+    // Sign-in methods of one's own (recovery codes without the code: only its hash is kept, outside the model).
+    `resin.user_profile.read?is_of__user/any(u:u/${own})`,
+    `resin.social_service_account.read?belongs_to__user/any(u:u/${own})`,
+    `resin.saml_account.read?belongs_to__user/any(u:u/${own})`,
+    `resin.recovery_two_factor.read?belongs_to__user/any(u:u/${own})`,
+    "resin.oauth_application.read",
+    `resin.oauth_application_authorization.all?belongs_to__user/any(u:u/${own})`,
+    // The plan catalogue is public.
+    ...["plan", "feature", "plan_feature", "plan_addon", "support_tier", "support_feature"].map(
+      (r) => `resin.${r}.read`,
+    ),
+    // Plan and billing data only for organizations the user administers (spec 1 §6, spec 3 §1).
+    `resin.subscription.read?is_for__organization/any(o:${adminOf("o/")})`,
+    `resin.subscription_prepaid_addon.read?is_for__subscription/any(s:s/is_for__organization/any(o:${adminOf("o/")}))`,
+    `resin.subscription_addon_discount.read?subscription/any(s:s/is_for__organization/any(o:${adminOf("o/")}))`,
+    `resin.credit_bundle.read?belongs_to__organization/any(o:${adminOf("o/")})`,
+    `resin.organization_credit_notification.all?organization/any(o:${adminOf("o/")})`,
+    // Identity providers, managed by the administrators of the organizations they authorize. A
+    // provider is created with its first organization by the server (the SAML plan feature is
+    // checked there), not through the data API. Adding an organization needs its administrator,
+    // who must also administer every organization the provider already has: nobody takes over a
+    // provider (and the SAML accounts it signs in) by adding an organization of their own.
+    `resin.identity_provider.read?${idpAdminOf("")}`,
+    `resin.identity_provider.update?${idpAdminOf("")}`,
+    `resin.identity_provider.delete?${idpAdminOf("")}`,
+    `resin.identity_provider_membership.read?is_authorized_by__identity_provider/any(i:${idpAdminOf("i/")})`,
+    `resin.identity_provider_membership.delete?is_authorized_by__identity_provider/any(i:${idpAdminOf("i/")})`,
+    `resin.identity_provider_membership.create?${idpMembershipWrite} and is_authorized_by__identity_provider/any(i:i/identity_provider_membership/$count gt 1)`,
+    `resin.identity_provider_membership.update?${idpMembershipWrite}`,
+    `resin.saml_account.read?was_generated_by__identity_provider/any(i:${idpAdminOf("i/")})`,
+    `resin.saml_account.delete?was_generated_by__identity_provider/any(i:${idpAdminOf("i/")})`,
   ];
 }
 

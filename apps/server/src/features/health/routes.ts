@@ -3,7 +3,7 @@ import type { AppContext } from "../../context.ts";
 
 export async function healthRoutes(app: FastifyInstance, { db, config }: AppContext) {
   // The dashboard's experiments (feature flags), read at boot with a 4 s timeout (spec 1 §9).
-  app.get("/config/v1/feature-flags", { config: { public: true } }, async () => ({
+  app.get("/config/v1/feature-flags", { config: { public: true, rateLimit: false } }, async () => ({
     flags: Object.fromEntries(config.featureFlags.map((flag) => [flag, true])),
   }));
 
