@@ -60,9 +60,12 @@ describe("the server process", () => {
     expect((await fetch(`${flotilla.dashboardUrl}/assets/gone-1234.js`)).status).toBe(404);
     // The data API answers in the real process (module loading differs from the test runner's).
     const token = await (await login(flotilla.apiUrl)).text();
-    const deviceTypes = await fetch(`${flotilla.apiUrl}/v7/device_type?$select=slug&$filter=slug eq 'raspberrypi4-64'`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
+    const deviceTypes = await fetch(
+      `${flotilla.apiUrl}/v7/device_type?$select=slug&$filter=slug eq 'raspberrypi4-64'`,
+      {
+        headers: { authorization: `Bearer ${token}` },
+      },
+    );
     expect(await deviceTypes.json()).toEqual({ d: [{ slug: "raspberrypi4-64" }] });
     const runtime = await (await fetch(`${flotilla.dashboardUrl}/config.json`)).json();
     expect(runtime).toMatchObject({ apiUrl: flotilla.apiUrl, appVersion: "31.1.1" });
