@@ -77,7 +77,12 @@ export async function openPglite(options: { dataDir?: string; loadDataDir?: Blob
 }
 
 export async function openPostgres(url: string, poolSize: number): Promise<Driver> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 10_000,
+    options: "-c jit=off",
+  });
   // An idle client that errors (e.g. the server restarts) must not crash the process.
   pool.on("error", () => undefined);
   const over = (client: pg.Pool | pg.PoolClient): Queryable => ({
