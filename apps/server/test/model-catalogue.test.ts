@@ -145,9 +145,10 @@ describe("billing data", () => {
       is_sent_when_below__threshold: 20,
     });
     expect((await request(alice, "POST", "/organization_credit_notification", body(aliceOrg.id))).status).toBe(201);
-    await expect(request(alice, "POST", "/organization_credit_notification", body(bobOrg.id))).rejects.toMatchObject({
-      code: "unauthorized",
-    });
+    await expect(request(alice, "POST", "/organization_credit_notification", body(bobOrg.id))).rejects.toMatchObject(
+      // Bob's organization is not one Alice can see: answered as a missing one.
+      { code: "bad_request", message: expect.stringMatching(/does not refer to an existing row/) },
+    );
   });
 });
 
@@ -193,7 +194,10 @@ describe("sign-in resources", () => {
         organization,
         is_authorized_by__identity_provider: idp.id,
       });
-    await expect(add(bob, bobOrg.id)).rejects.toMatchObject({ code: "unauthorized" });
+    await expect(add(bob, bobOrg.id)).rejects.toMatchObject({
+      code: "bad_request",
+      message: expect.stringMatching(/does not refer to an existing row/),
+    });
     expect((await add(alice, aliceOther.id)).status).toBe(201);
     // Nor a team of someone else's organization.
     const bobTeam = await make.team(bobOrg, { members: [bob] });
@@ -202,7 +206,10 @@ describe("sign-in resources", () => {
       request(alice, "PATCH", `/identity_provider_membership(${String(membership?.id)})`, {
         grants_access_to__team: bobTeam.id,
       }),
-    ).rejects.toMatchObject({ code: "unauthorized" });
+    ).rejects.toMatchObject({
+      code: "bad_request",
+      message: expect.stringMatching(/does not refer to an existing row/),
+    });
     // A provider left without organizations cannot be claimed through the data API.
     const [orphan] = await db.orm
       .insert(identity_provider)
@@ -213,7 +220,10 @@ describe("sign-in resources", () => {
         organization: bobOrg.id,
         is_authorized_by__identity_provider: orphan?.id,
       }),
-    ).rejects.toMatchObject({ code: "unauthorized" });
+    ).rejects.toMatchObject({
+      code: "bad_request",
+      message: expect.stringMatching(/does not refer to an existing row/),
+    });
     await expect(
       request(bob, "PATCH", `/identity_provider(${idp.id})`, { certificate: "mine now" }),
     ).resolves.toMatchObject({ status: 200 });

@@ -1,4 +1,16 @@
-import { createdAt, editable, field, id, many, modifiedAt, pairResource, ref, resource, synonym } from "./dsl.ts";
+import {
+  createdAt,
+  editable,
+  field,
+  id,
+  many,
+  modifiedAt,
+  pairResource,
+  ref,
+  resource,
+  synonym,
+  through,
+} from "./dsl.ts";
 
 const privateAccessOrganization = ref("organization", "organization");
 const privateAccessDeviceType = ref("has_private_access_to__device_type", "device_type");
@@ -47,7 +59,14 @@ export const fleetResources = [
       ref("belongs_to__device_family", "device_family"),
       field("is_private", "Boolean"),
     ],
-    navigations: [...many(["device_type_alias", "describes__device"], "device_type_alias", "device_type")],
+    navigations: [
+      ...many(["device_type_alias", "describes__device"], "device_type_alias", "device_type"),
+      ...through(["is_accessible_privately_by__organization"], "organization", {
+        table: "organization_has_private_access_to_device_type",
+        from: "has_private_access_to__device_type",
+        to: "organization",
+      }),
+    ],
   }),
   resource({
     name: "device_type_alias",

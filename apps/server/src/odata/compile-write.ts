@@ -22,9 +22,15 @@ export function checkBody(model: Model, resource: ResourceDefinition, body: unkn
     throw badRequest("The body must be a JSON object of field values");
   }
   const values: WriteValues = {};
+  const namesByColumn = new Map<string, string>();
   for (const [name, value] of Object.entries(body)) {
     const field = fieldOf(model, resource, name);
     if (field.writable !== true || field.computed) throw badRequest(`"${name}" of ${resource.name} cannot be written`);
+    // A synonym names the same column: sending both would write it twice.
+    const column = field.column ?? field.name;
+    const other = namesByColumn.get(column);
+    if (other !== undefined) throw badRequest(`"${other}" and "${name}" are the same field of ${resource.name}`);
+    namesByColumn.set(column, name);
     values[name] = normalise(field, value);
   }
   return values;

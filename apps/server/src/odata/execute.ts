@@ -52,6 +52,7 @@ export async function executeCreate(context: ODataContext, url: ODataUrl, body: 
   return context.db.transaction(async (tx) => {
     const hookContext = hookContextOf(context, tx, resource);
     const hooks = context.hooks?.[resource.name];
+    await expectReadableReferences(context, tx, resource, values);
     await hooks?.beforeCreate?.({ ...hookContext, body: values });
     checkRequired(resource, values);
     const insert = insertStatement(resource, values);
@@ -103,6 +104,7 @@ export async function executeUpdate(context: ODataContext, url: ODataUrl, body: 
   return context.db.transaction(async (tx) => {
     const ids = (await tx.query<{ id: number }>(target.text, target.values)).rows.map((row) => Number(row.id));
     if (ids.length === 0) return { status: 200, headers: {} };
+    await expectReadableReferences(context, tx, resource, values);
     const hookContext = hookContextOf(context, tx, resource);
     const hooks = context.hooks?.[resource.name];
     await hooks?.beforeUpdate?.({ ...hookContext, ids, body: values });
@@ -134,6 +136,46 @@ export async function executeDelete(context: ODataContext, url: ODataUrl): Promi
 
 function hookContextOf(context: ODataContext, tx: HookContext["tx"], resource: ResourceDefinition): HookContext {
   return { tx, actorId: context.actorId, permissions: context.permissions, model: context.model, resource };
+}
+
+/**
+ * Users are nobody's tenant data: whom a membership may name is the resource's hooks' business
+ * (invitations, usernames), not the reader's permission.
+ */
+const REFERENCES_UNCHECKED = new Set(["user"]);
+
+/**
+ * Every row a client's write points at must be one the caller can read, so that nobody links
+ * their rows to another tenant's (pins a device on its release, moves a fleet into its
+ * organization). An unreadable row is answered as a missing one: its existence is not told.
+ */
+async function expectReadableReferences(
+  context: ODataContext,
+  tx: Querier,
+  resource: ResourceDefinition,
+  values: Record<string, unknown>,
+) {
+  const byTarget = new Map<string, { names: string[]; ids: Set<number> }>();
+  for (const [name, value] of Object.entries(values)) {
+    const field = resource.fields.find((each) => each.name === name);
+    if (!field?.references || typeof value !== "number" || REFERENCES_UNCHECKED.has(field.references)) continue;
+    const entry = byTarget.get(field.references) ?? { names: [], ids: new Set<number>() };
+    entry.names.push(name);
+    entry.ids.add(value);
+    byTarget.set(field.references, entry);
+  }
+  for (const [targetName, { names, ids }] of byTarget) {
+    const target = requireResource(context.model, targetName);
+    const check = accessCheckStatement(context.model, context.permissions, target, [...ids], "read");
+    if (!check) continue;
+    const { rows } = await tx.query<{ n: number }>(check.text, check.values);
+    if (Number(rows[0]?.n) !== ids.size) {
+      throw new FlotillaError(
+        "bad_request",
+        `${names.map((name) => `"${name}"`).join(" and ")} does not refer to an existing row.`,
+      );
+    }
+  }
 }
 
 /** Throws 401 (rolling the transaction back) unless every row passes the permission for `action`. */

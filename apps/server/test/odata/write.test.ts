@@ -3,7 +3,7 @@ import type { Database } from "../../src/db/index.ts";
 import { FlotillaError } from "../../src/errors.ts";
 import { createPermissions, type Hooks, type Permissions } from "../../src/odata/index.ts";
 import { createTestDatabase } from "../harness.ts";
-import { ACTORS, createFixture, failure, memberOf, model, requester, reseed } from "./fixture.ts";
+import { ACTORS, createFixture, failure, MEMBER_PERMISSIONS, memberOf, model, requester, reseed } from "./fixture.ts";
 
 let db: Database;
 let drop: () => Promise<void>;
@@ -20,6 +20,7 @@ afterAll(() => drop());
 const alice = memberOf(ACTORS.alice);
 const grants = (...permissions: string[]): Permissions =>
   createPermissions({ model, permissions, actorId: ACTORS.alice });
+const readsEveryFleet = grants(...MEMBER_PERMISSIONS, "resin.application.read");
 const post = (url: string, body: unknown, permissions?: Permissions, hooks?: Hooks) =>
   api.send("POST", url, { body, ...(permissions ? { permissions } : {}), ...(hooks ? { hooks } : {}) });
 const patch = (url: string, body: unknown, permissions?: Permissions, hooks?: Hooks) =>
@@ -154,8 +155,11 @@ describe("POST", () => {
   it("checks the create permission on the inserted row and writes nothing when it fails", async () => {
     const mine = await post("/device", { uuid: "a9", device_name: "mine", belongs_to__application: 1 }, alice);
     expect(mine.status).toBe(201);
+    // Alice may read every fleet here, so only the create permission refuses globex's.
     expect(
-      await failure(post("/device", { uuid: "b9", device_name: "theirs", belongs_to__application: 3 }, alice)),
+      await failure(
+        post("/device", { uuid: "b9", device_name: "theirs", belongs_to__application: 3 }, readsEveryFleet),
+      ),
     ).toMatchObject({
       statusCode: 401,
     });
@@ -169,7 +173,8 @@ describe("POST", () => {
   });
 
   it("answers only the id when the caller may create but not read", async () => {
-    const response = await post("/device_tag", { device: 1, tag_key: "k" }, grants("resin.device_tag.create"));
+    const permissions = grants("resin.device_tag.create", "resin.device.read");
+    const response = await post("/device_tag", { device: 1, tag_key: "k" }, permissions);
     expect(response).toMatchObject({ status: 201, body: { id: 7 } });
   });
 });
@@ -221,11 +226,13 @@ describe("PATCH", () => {
   });
 
   it("checks the update permission after the change: nobody moves a row out of their tenant", async () => {
-    expect(await failure(patch("/device(1)", { belongs_to__application: 3 }, alice))).toMatchObject({
+    expect(await failure(patch("/device(1)", { belongs_to__application: 3 }, readsEveryFleet))).toMatchObject({
       statusCode: 401,
     });
     expect(
-      await failure(patch("/device?$filter=id in (1, 2)", { belongs_to__application: 3, note: "gone" }, alice)),
+      await failure(
+        patch("/device?$filter=id in (1, 2)", { belongs_to__application: 3, note: "gone" }, readsEveryFleet),
+      ),
     ).toMatchObject({
       statusCode: 401,
     });

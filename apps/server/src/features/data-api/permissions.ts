@@ -75,10 +75,10 @@ const idpMembershipWrite =
 function userPermissions(): string[] {
   const own = "actor eq @__ACTOR_ID";
   return [
-    // The public catalogue.
-    ...["device_type", "device_type_alias", "cpu_architecture", "device_family", "device_manufacturer"].map(
-      (r) => `resin.${r}.read`,
-    ),
+    // The public catalogue; a private device type only for the organizations given access to it.
+    ...["cpu_architecture", "device_family", "device_manufacturer"].map((r) => `resin.${r}.read`),
+    `resin.device_type.read?is_private eq false or is_accessible_privately_by__organization/any(o:${memberOf("o/")})`,
+    "resin.device_type_alias.read?device_type/canAccess()",
     ...["application_type", "application_membership_role", "organization_membership_role"].map(
       (r) => `resin.${r}.read`,
     ),

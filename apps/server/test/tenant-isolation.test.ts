@@ -1,10 +1,10 @@
 import crypto from "node:crypto";
 import { FLEET_MEMBERSHIP_ROLES } from "@flotilla/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { User } from "../../src/features/users/service.ts";
-import { model } from "../../src/model/index.ts";
-import { idFieldOf, type ResourceDefinition } from "../../src/odata/model.ts";
-import { createTestApp, type TestApp } from "../harness.ts";
+import type { User } from "../src/features/users/service.ts";
+import { model } from "../src/model/index.ts";
+import { idFieldOf, type ResourceDefinition } from "../src/odata/model.ts";
+import { createTestApp, type TestApp } from "./harness.ts";
 
 /**
  * Tenant isolation (DESIGN §3), the issue's requirement: a user never sees or changes another
