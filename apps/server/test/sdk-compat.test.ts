@@ -29,6 +29,24 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+describe("balena-sdk auth", () => {
+  it("logs in, tells who is logged in, and logs out", async () => {
+    const own = getSdk({ apiUrl: t.url, dataDirectory: false });
+    expect(await own.auth.isLoggedIn()).toBe(false);
+    await expect(own.auth.login({ email: "owner@example.com", password: "wrong-password" })).rejects.toMatchObject({
+      code: "BalenaInvalidLoginCredentials",
+    });
+    await own.auth.login({ email: "owner@example.com", password: "owner-password" });
+    expect(await own.auth.isLoggedIn()).toBe(true);
+    const me = await own.auth.whoami();
+    expect(me).toMatchObject({ actorType: "user", email: "owner@example.com" });
+    const info = await own.auth.getUserInfo();
+    expect(info).toEqual({ id: me?.actorTypeId, actor: me?.id, email: "owner@example.com", username: me?.username });
+    await own.auth.logout();
+    expect(await own.auth.isLoggedIn()).toBe(false);
+  });
+});
+
 describe("balena-sdk reads", () => {
   it("lists only the caller's organizations", async () => {
     const orgs = await sdk.models.organization.getAll();
@@ -48,6 +66,19 @@ describe("balena-sdk reads", () => {
     });
   });
 
+  it("lists the fleets the user holds a role on: a fleet member's one fleet, an administrator's every fleet", async () => {
+    const member = await t.factories.user({ email: "member@example.com", password: "member-password" });
+    const otherFleet = await t.factories.fleet(mine.org as never, { name: "members-only" });
+    await t.factories.fleetMember(member.user, otherFleet, "observer");
+    const memberSdk = getSdk({ apiUrl: t.url, dataDirectory: false });
+    await memberSdk.auth.login({ email: "member@example.com", password: "member-password" });
+    const direct = await memberSdk.models.application.getAllDirectlyAccessible({ $select: ["app_name"] });
+    expect(direct.map((f) => f.app_name)).toEqual(["members-only"]);
+    const administered = await sdk.models.application.getAllDirectlyAccessible({ $select: ["app_name"] });
+    expect(administered.map((f) => f.app_name).sort()).toEqual(["members-only", "sensors"]);
+    await t.db.query("DELETE FROM application WHERE id = $1", [otherFleet.id]);
+  });
+
   it("lists devices of a fleet in name order and gets one by uuid", async () => {
     const devices = await sdk.models.device.getAllByApplication(mine.fleet.id, {
       $select: ["device_name", "overall_status"],
@@ -61,28 +92,44 @@ describe("balena-sdk reads", () => {
   });
 
   it("answers the complex device query of the SDK's dialect in one request", async () => {
-    const devices = await sdk.pine.get({
-      resource: "device",
-      options: {
-        $select: ["device_name"],
-        $filter: {
-          belongs_to__application: {
-            $any: {
-              $alias: "a",
-              $expr: { a: { organization: { $any: { $alias: "o", $expr: { o: { handle: "acme" } } } } } },
+    const { rows } = await t.db.query<{ id: number }>("SELECT id FROM device ORDER BY id");
+    const everyId = rows.map((row) => row.id);
+    const [kitchen] = await sdk.pine.get({ resource: "device", options: { $filter: { uuid: mine.deviceUuid } } });
+    await sdk.models.device.tags.set(mine.deviceUuid, "x", "tagged");
+    await sdk.models.device.tags.set(mine.deviceUuid, "b", "2");
+    await sdk.models.device.tags.set(mine.deviceUuid, "a", "1");
+    const query = (tagKey: string) =>
+      sdk.pine.get({
+        resource: "device",
+        options: {
+          $select: ["device_name"],
+          $filter: {
+            id: { $in: everyId },
+            belongs_to__application: {
+              $any: {
+                $alias: "a",
+                $expr: { a: { organization: { $any: { $alias: "o", $expr: { o: { handle: "acme" } } } } } },
+              },
             },
+            $eq: [{ device_tag: { $count: { $filter: { tag_key: tagKey } } } }, 0],
           },
-          $not: { device_tag: { $any: { $alias: "dt", $expr: { dt: { tag_key: "x" } } } } },
+          $expand: {
+            device_tag: { $select: ["tag_key", "value"], $orderby: { tag_key: "asc" }, $top: 2 },
+            device_environment_variable: { $count: {} },
+          },
+          $orderby: { device_name: "asc" },
         },
-        $expand: {
-          device_tag: { $select: ["tag_key", "value"], $orderby: { tag_key: "asc" }, $top: 5 },
-          device_environment_variable: { $count: {} },
-        },
-        $orderby: { device_name: "asc" },
-      },
-    });
-    expect(devices.map((d) => d.device_name)).toEqual(["attic", "kitchen"]);
-    expect(devices[0]).toMatchObject({ device_tag: [], device_environment_variable: 0 });
+      });
+    // Another organization's devices are among the ids, never in the answer.
+    expect((await query("x")).map((d) => d.device_name)).toEqual(["attic"]);
+    const untagged = await query("none");
+    expect(untagged.map((d) => d.device_name)).toEqual(["attic", "kitchen"]);
+    expect(untagged[0]).toEqual({ device_name: "attic", device_tag: [], device_environment_variable: 0 });
+    expect(untagged[1]?.device_tag).toEqual([
+      { tag_key: "a", value: "1" },
+      { tag_key: "b", value: "2" },
+    ]);
+    await t.db.query("DELETE FROM device_tag WHERE device = $1", [kitchen?.id]);
   });
 
   it("builds a device's service details from its image installs", async () => {
