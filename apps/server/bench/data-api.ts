@@ -119,8 +119,8 @@ async function seed(client: pg.Client) {
                      JOIN organization_membership_role r ON r.id = om.organization_membership_role AND r.name = 'member') m
              JOIN (SELECT id, organization, row_number() OVER (PARTITION BY organization ORDER BY id) - 1 AS p FROM application) f
                ON f.organization = m.org AND f.p % 4 = m.j`);
-  await q(`INSERT INTO release (belongs_to__application, commit, status, is_finalized_at__date)
-           SELECT id, md5('release' || id), 'success', now() FROM application`);
+  await q(`INSERT INTO release (belongs_to__application, commit, status, is_final, is_finalized_at__date)
+           SELECT id, md5('release' || id), 'success', true, now() FROM application`);
   await q(
     `UPDATE application a SET should_be_running__release = r.id FROM release r WHERE r.belongs_to__application = a.id`,
   );

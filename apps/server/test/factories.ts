@@ -153,6 +153,7 @@ export function createFactories(orm: Orm) {
           semver_minor: minor,
           semver_patch: patch,
           end_timestamp: new Date(),
+          is_final: (options.status ?? "success") === "success",
           is_finalized_at__date: (options.status ?? "success") === "success" ? new Date() : null,
         })
         .returning();

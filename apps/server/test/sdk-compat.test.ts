@@ -39,9 +39,10 @@ describe("balena-sdk auth", () => {
     await own.auth.login({ email: "owner@example.com", password: "owner-password" });
     expect(await own.auth.isLoggedIn()).toBe(true);
     const me = await own.auth.whoami();
-    expect(me).toMatchObject({ actorType: "user", email: "owner@example.com" });
+    if (me?.actorType !== "user") throw new Error(`whoami answered ${JSON.stringify(me)}`);
+    expect(me.email).toBe("owner@example.com");
     const info = await own.auth.getUserInfo();
-    expect(info).toEqual({ id: me?.actorTypeId, actor: me?.id, email: "owner@example.com", username: me?.username });
+    expect(info).toEqual({ id: me.actorTypeId, actor: me.id, email: "owner@example.com", username: me.username });
     await own.auth.logout();
     expect(await own.auth.isLoggedIn()).toBe(false);
   });
@@ -311,3 +312,115 @@ async function fleetDeviceType(): Promise<number> {
   ]);
   return rows[0]?.id ?? 0;
 }
+
+describe("balena-sdk: settings that are plain data", () => {
+  it("grants and revokes support access to a fleet and a device", async () => {
+    const until = Date.now() + 5 * 86_400_000;
+    await sdk.models.application.grantSupportAccess(mine.fleet.id, until);
+    const fleet = await sdk.models.application.get(mine.fleet.id, { $select: "is_accessible_by_support_until__date" });
+    expect(new Date(fleet.is_accessible_by_support_until__date ?? 0).getTime()).toBe(until);
+    await sdk.models.application.revokeSupportAccess(mine.fleet.id);
+    expect(
+      (await sdk.models.application.get(mine.fleet.id, { $select: "is_accessible_by_support_until__date" }))
+        .is_accessible_by_support_until__date,
+    ).toBeNull();
+    const supportUntil = async () =>
+      (await sdk.models.device.get(mine.deviceUuid, { $select: "is_accessible_by_support_until__date" }))
+        .is_accessible_by_support_until__date;
+    await sdk.models.device.grantSupportAccess(mine.deviceUuid, until);
+    expect(new Date((await supportUntil()) ?? 0).getTime()).toBe(until);
+    await sdk.models.device.revokeSupportAccess(mine.deviceUuid);
+    expect(await supportUntil()).toBeNull();
+  });
+
+  it("edits a release: known issues, note, invalidation, finalization and tags", async () => {
+    const draft = await t.factories.release(mine.fleet, { status: "running", semver: [3, 0, 0] });
+    await sdk.models.release.setKnownIssueList(draft.id, "Wi-Fi drops");
+    await sdk.models.release.setNote(draft.id, "first try");
+    await sdk.models.release.setIsInvalidated(draft.id, true);
+    await sdk.models.release.tags.set(draft.id, "channel", "beta");
+    await sdk.models.release.tags.set(draft.id, "channel", "stable");
+    const read = await sdk.models.release.get(draft.id, {
+      $select: ["known_issue_list", "note", "is_invalidated", "is_final"],
+      $expand: { release_tag: { $select: ["tag_key", "value"] } },
+    });
+    expect(read).toMatchObject({
+      known_issue_list: "Wi-Fi drops",
+      note: "first try",
+      is_invalidated: true,
+      is_final: false,
+      release_tag: [{ tag_key: "channel", value: "stable" }],
+    });
+    await sdk.models.release.finalize(draft.id);
+    expect((await sdk.models.release.get(draft.id, { $select: "is_final" })).is_final).toBe(true);
+    // Finalizing is one way.
+    await expect(sdk.pine.patch({ resource: "release", id: draft.id, body: { is_final: false } })).rejects.toThrow(
+      "A final release cannot be made a draft again",
+    );
+    await sdk.models.release.tags.remove(draft.id, "channel");
+    expect(await sdk.models.release.tags.getAllByRelease(draft.id)).toEqual([]);
+  });
+
+  it("sets a device's public URL, local mode, custom location and release tracking", async () => {
+    const uuid = mine.deviceUuid;
+    // Local mode needs a provisioned device on a development OS.
+    await t.db.query(
+      `UPDATE device SET os_version = 'balenaOS 5.3.1', os_variant = 'dev', supervisor_version = '16.1.0',
+         last_connectivity_event = now() WHERE uuid = $1`,
+      [uuid],
+    );
+    await sdk.models.device.enableDeviceUrl(uuid);
+    expect(await sdk.models.device.hasDeviceUrl(uuid)).toBe(true);
+    await sdk.models.device.disableDeviceUrl(uuid);
+    expect(await sdk.models.device.hasDeviceUrl(uuid)).toBe(false);
+    await sdk.models.device.enableLocalMode(uuid);
+    expect(await sdk.models.device.isInLocalMode(uuid)).toBe(true);
+    await sdk.models.device.disableLocalMode(uuid);
+    expect(await sdk.models.device.isInLocalMode(uuid)).toBe(false);
+    await sdk.models.device.setCustomLocation(uuid, { latitude: 52.37, longitude: 4.89 });
+    expect(await sdk.models.device.get(uuid, { $select: ["custom_latitude", "custom_longitude"] })).toMatchObject({
+      custom_latitude: "52.37",
+      custom_longitude: "4.89",
+    });
+    await sdk.models.device.unsetCustomLocation(uuid);
+    expect((await sdk.models.device.get(uuid, { $select: "custom_latitude" })).custom_latitude).toBe("");
+    const release = await t.factories.release(mine.fleet, { semver: [4, 0, 0] });
+    await sdk.models.device.pinToRelease(uuid, release.commit);
+    expect(await sdk.models.device.isTrackingApplicationRelease(uuid)).toBe(false);
+    await sdk.models.device.trackApplicationRelease(uuid);
+    expect(await sdk.models.device.isTrackingApplicationRelease(uuid)).toBe(true);
+  });
+
+  it("sets configuration and service variables of fleets, devices and services", async () => {
+    await sdk.models.application.configVar.set(mine.fleet.id, "RESIN_SUPERVISOR_POLL_INTERVAL", "900000");
+    expect(await sdk.models.application.configVar.get(mine.fleet.id, "RESIN_SUPERVISOR_POLL_INTERVAL")).toBe("900000");
+    await sdk.models.device.configVar.set(mine.deviceUuid, "RESIN_HOST_CONFIG_gpu_mem", "32");
+    expect(
+      (await sdk.models.device.configVar.getAllByDevice(mine.deviceUuid)).map((v) => [v.name, v.value]),
+    ).toContainEqual(["RESIN_HOST_CONFIG_gpu_mem", "32"]);
+    const { rows } = await t.db.query<{ id: number }>(
+      "INSERT INTO service (application, service_name) VALUES ($1, 'sensor') RETURNING id",
+      [mine.fleet.id],
+    );
+    const serviceId = Number(rows[0]?.id);
+    await sdk.models.service.var.set(serviceId, "RATE", "5");
+    expect(await sdk.models.service.var.get(serviceId, "RATE")).toBe("5");
+    await t.db.query(
+      "INSERT INTO service_install (device, installs__service) SELECT id, $1 FROM device WHERE uuid = $2",
+      [serviceId, mine.deviceUuid],
+    );
+    await sdk.models.device.serviceVar.set(mine.deviceUuid, serviceId, "RATE", "10");
+    expect(await sdk.models.device.serviceVar.get(mine.deviceUuid, serviceId, "RATE")).toBe("10");
+    await sdk.models.device.serviceVar.remove(mine.deviceUuid, serviceId, "RATE");
+    expect(await sdk.models.device.serviceVar.get(mine.deviceUuid, serviceId, "RATE")).toBeUndefined();
+  });
+
+  it("removes an organization its user administers alone", async () => {
+    const created = await sdk.models.organization.create({ name: "Short-lived" });
+    expect((await sdk.models.organization.get(created.handle)).name).toBe("Short-lived");
+    await sdk.models.organization.remove(created.id);
+    await expect(sdk.models.organization.get(created.handle)).rejects.toMatchObject({
+      code: "BalenaOrganizationNotFound",
+    });
+  });
+});

@@ -162,6 +162,7 @@ async function seedOrganization(label: string, people: Tenant) {
         status,
         semver_major: 1,
         semver_minor: index,
+        is_final: status === "success",
         is_finalized_at__date: status === "success" ? new Date().toISOString() : null,
         is_created_by__user: people.admin.id,
         note: `${label} secret release note`,

@@ -36,6 +36,12 @@ export const ROLE_RANKING = [
 ] as const;
 export type AnyRole = (typeof ROLE_RANKING)[number];
 
+/** Seat roles of an organization's members, strongest first (spec 3 §3). */
+export const SEAT_ROLES = ROLE_RANKING.filter(
+  (role): role is Exclude<AnyRole, "balena_admin" | "support_agent"> =>
+    role !== "balena_admin" && role !== "support_agent",
+);
+
 /** Roles free accounts cannot give (spec 2 §6 "Other rules"). */
 export const PAID_ONLY_ROLES: readonly FleetRole[] = ["safe-developer", "operator", "safe-operator"];
 

@@ -1,4 +1,4 @@
-import { createdAt, editable, field, id, many, ref, resource } from "./dsl.ts";
+import { computed, createdAt, editable, field, id, many, ref, resource } from "./dsl.ts";
 
 export const accountResources = [
   resource({
@@ -27,7 +27,9 @@ export const accountResources = [
       editable("last_name", "Text"),
       editable("company", "Text"),
       editable("account_type", "Text"),
-      field("has_disabled_newsletter", "Boolean"),
+      editable("has_disabled_newsletter", "Boolean"),
+      computed("has_enabled_newsletter", "Boolean", (u) => `(NOT ${u}."has_disabled_newsletter")`),
+      computed("has_password_set", "Boolean", (u) => `(${u}."password_hash" IS NOT NULL)`),
       field("must_be_verified", "Boolean"),
       field("is_verified", "Boolean"),
     ],

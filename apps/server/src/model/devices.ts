@@ -87,6 +87,13 @@ export const deviceResources = [
       field("location", "Text"),
       editable("is_accessible_by_support_until__date", "Date Time"),
       computed("overall_status", "Text", overallStatusSql),
+      // Local mode is a configuration variable the supervisor reads (spec 2 §3).
+      computed(
+        "is_in_local_mode",
+        "Boolean",
+        (d) =>
+          `EXISTS (SELECT 1 FROM "device_config_variable" AS lm WHERE lm."device" = ${d}."id" AND lm."name" IN ('RESIN_SUPERVISOR_LOCAL_MODE', 'BALENA_SUPERVISOR_LOCAL_MODE') AND lm."value" IN ('1', 'true'))`,
+      ),
       computed(
         "overall_progress",
         "Integer",

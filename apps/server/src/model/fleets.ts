@@ -1,4 +1,6 @@
+import { overallStatusSql } from "./devices.ts";
 import {
+  computed,
   createdAt,
   editable,
   field,
@@ -66,6 +68,12 @@ export const fleetResources = [
         from: "has_private_access_to__device_type",
         to: "organization",
       }),
+      // The host-OS fleets of this device type.
+      {
+        name: "is_default_for__application",
+        target: "application",
+        join: (self: string, app: string) => `${app}."is_for__device_type" = ${self}."id" AND ${app}."is_host"`,
+      },
     ],
   }),
   resource({
@@ -127,6 +135,24 @@ export const fleetResources = [
       editable("is_discoverable", "Boolean"),
       editable("is_accessible_by_support_until__date", "Date Time"),
       editable("is_stored_at__repository_url", "Text"),
+      // Counts for fleet lists, asked for by name only (they cost a scan of the fleet's devices).
+      {
+        ...computed(
+          "total_devices",
+          "Integer",
+          (a) => `(SELECT count(*)::int FROM "device" AS td WHERE td."belongs_to__application" = ${a}."id")`,
+        ),
+        selectByDefault: false,
+      },
+      {
+        ...computed(
+          "device_count_grouped_by_status",
+          "JSON",
+          (a) =>
+            `(SELECT coalesce(jsonb_object_agg(gs.status, gs.n), '{}'::jsonb) FROM (SELECT ${overallStatusSql("gd")} AS status, count(*)::int AS n FROM "device" AS gd WHERE gd."belongs_to__application" = ${a}."id" GROUP BY 1) AS gs)`,
+        ),
+        selectByDefault: false,
+      },
     ],
     navigations: [
       ...many(["owns__device", "device"], "device", "belongs_to__application"),
@@ -158,7 +184,8 @@ export const fleetResources = [
         "application_invite",
         "is_invited_to__application",
       ),
-      ...many(["fleet_access"], "fleet_access", "application"),
+      // The roles the caller holds on the fleet (fleet_access rows are readable for oneself only).
+      ...many(["fleet_access", "user_access_roles"], "fleet_access", "application"),
       // The SDK's getAllDirectlyAccessible: fleets the user holds a role on.
       {
         name: "is_directly_accessible_by__user",

@@ -1,4 +1,5 @@
-import { createdAt, editable, field, id, many, ref, resource, synonym } from "./dsl.ts";
+import { SEAT_ROLES } from "@flotilla/domain";
+import { computed, createdAt, editable, field, id, many, ref, resource, synonym } from "./dsl.ts";
 
 const membershipUser = ref("user", "user", { writable: true, required: true });
 const membershipOrganization = ref("is_member_of__organization", "organization", { writable: true, required: true });
@@ -90,6 +91,19 @@ export const organizationResources = [
       membershipOrganization,
       synonym("organization", membershipOrganization),
       membershipRole,
+      // The seat the member takes (spec 3 §3): administrator for the organization's
+      // administrators, else the highest role they hold on any of its fleets, else member.
+      computed(
+        "effective_seat_role",
+        "Text",
+        (m) => `(SELECT CASE WHEN sr."name" = 'administrator' THEN 'administrator' ELSE coalesce((
+            SELECT sfa."role" FROM "fleet_access" AS sfa
+            JOIN "application" AS sa ON sa."id" = sfa."application"
+            JOIN "user" AS su ON su."actor" = sfa."actor"
+            WHERE su."id" = ${m}."user" AND sa."organization" = ${m}."is_member_of__organization"
+            ORDER BY array_position(ARRAY[${SEAT_ROLES.map((role) => `'${role}'`).join(", ")}]::text[], sfa."role") LIMIT 1
+          ), 'member') END FROM "organization_membership_role" AS sr WHERE sr."id" = ${m}."organization_membership_role")`,
+      ),
     ],
     navigations: [
       ...many(

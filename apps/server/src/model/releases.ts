@@ -30,7 +30,8 @@ export const releaseResources = [
       editable("release_version", "Text"),
       editable("contract", "JSON"),
       editable("is_passing_tests", "Boolean"),
-      editable("is_finalized_at__date", "Date Time"),
+      field("is_finalized_at__date", "Date Time"),
+      editable("is_final", "Boolean"),
       editable("phase", "Text"),
       editable("semver_major", "Integer"),
       editable("semver_minor", "Integer"),
@@ -38,6 +39,7 @@ export const releaseResources = [
       editable("semver_prerelease", "Text"),
       editable("semver_build", "Text"),
       editable("variant", "Text"),
+      editable("release_track", "Text"),
       field("revision", "Integer"),
       editable("known_issue_list", "Text"),
       editable("note", "Text"),
@@ -50,7 +52,6 @@ export const releaseResources = [
         (r) =>
           `jsonb_build_object('raw', ${rawVersionSql(r)}, 'major', ${r}."semver_major", 'minor', ${r}."semver_minor", 'patch', ${r}."semver_patch", 'prerelease', ${r}."semver_prerelease", 'build', ${r}."semver_build", 'version', ${semverSql(r)})`,
       ),
-      computed("is_final", "Boolean", (r) => `(${r}."is_finalized_at__date" IS NOT NULL)`),
     ],
     navigations: [
       ...many(["release_tag", "release__has__tag_key"], "release_tag", "release"),

@@ -39,6 +39,8 @@ export const release = pgTable(
     is_passing_tests: boolean().notNull().default(true),
     is_finalized_at__date: date(),
     phase: text(),
+    release_track: text(),
+    is_final: boolean().notNull().default(false),
     semver_major: integer().notNull().default(0),
     semver_minor: integer().notNull().default(0),
     semver_patch: integer().notNull().default(0),
