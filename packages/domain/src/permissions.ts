@@ -157,6 +157,26 @@ export const GLOBAL_ROLE_FLEET_PERMISSIONS: Readonly<Record<"support_agent" | "b
   balena_admin: ["device.access_diagnostics", "device.ssh", "device.ssh-host"],
 };
 
+/**
+ * Organization permission keys (spec 3 §6): administrators hold them all, members none.
+ * `organization.delete` is further limited to a sole administrator (checked by the server).
+ */
+export const ORGANIZATION_ROLE_PERMISSIONS: Readonly<Record<OrganizationRole, readonly string[]>> = {
+  administrator: [
+    "application.create",
+    "organization.update",
+    "organization.delete",
+    "organization.access_billing",
+    "organization_membership.all",
+    "organization_membership_tag.all",
+    "team.all",
+    "team_membership.all",
+    "team_application_access.create",
+    "user_application_membership.create",
+  ],
+  member: [],
+};
+
 /** Does this permission list allow `resource.action` (directly or through `resource.all`)? */
 export function allows(permissions: readonly string[], resource: string, action: string): boolean {
   return permissions.includes(`${resource}.${action}`) || permissions.includes(`${resource}.all`);

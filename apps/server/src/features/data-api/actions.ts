@@ -1,0 +1,67 @@
+import { allows, ORGANIZATION_ROLE_PERMISSIONS } from "@flotilla/domain";
+import type { Queryable } from "../../db/index.ts";
+import { FlotillaError } from "../../errors.ts";
+import type { Caller } from "../../lib/authenticate.ts";
+import { fleetRolesFor } from "./permissions.ts";
+
+/**
+ * Custom actions outside the data API's rows (spec 2 §6 "Device action permissions", spec 3 §6):
+ * a device's reboot, an OS update, a fleet's transfer, an organization's billing. Checked through
+ * the same role tables as /v7, so an endpoint refuses exactly what the dashboard hides.
+ * `permission` is `resource.action` (`device.supervisor-proxy-write`, `application.transfer`).
+ */
+type Target = { fleet: number } | { device: number } | { organization: number };
+
+type Db = Pick<Queryable, "query">;
+
+/** May the caller do `permission` on the fleet, the device's fleet or the organization? */
+export async function mayDo(db: Db, caller: Caller, permission: string, target: Target): Promise<boolean> {
+  if ("organization" in target) return mayDoInOrganization(db, caller, permission, target.organization);
+  const { roles, everywhere } = fleetRolesFor(permission, caller.globalRoles);
+  const fleet =
+    "fleet" in target
+      ? { sql: "$1::int", value: target.fleet }
+      : { sql: `(SELECT "belongs_to__application" FROM "device" WHERE "id" = $1)`, value: target.device };
+  if (everywhere) {
+    const { rows } = await db.query(`SELECT 1 FROM "application" WHERE "id" = ${fleet.sql}`, [fleet.value]);
+    return rows.length > 0;
+  }
+  if (roles.length === 0) return false;
+  const { rows } = await db.query(
+    `SELECT 1 FROM "fleet_access" WHERE "application" = ${fleet.sql} AND "actor" = $2 AND "role" = ANY($3::text[]) LIMIT 1`,
+    [fleet.value, caller.actor, roles],
+  );
+  return rows.length > 0;
+}
+
+async function mayDoInOrganization(db: Db, caller: Caller, permission: string, organization: number) {
+  const [resource = "", action = ""] = permission.split(".");
+  if (
+    caller.globalRoles.includes("balena_admin") &&
+    (resource === "organization" || resource === "organization_membership")
+  ) {
+    return true;
+  }
+  const { rows } = await db.query<{ role: string; administrators: number }>(
+    `SELECT r."name" AS "role",
+            (SELECT count(*)::int FROM "organization_membership" AS a
+               JOIN "organization_membership_role" AS ar ON ar."id" = a."organization_membership_role"
+              WHERE a."is_member_of__organization" = m."is_member_of__organization" AND ar."name" = 'administrator') AS "administrators"
+       FROM "organization_membership" AS m
+       JOIN "organization_membership_role" AS r ON r."id" = m."organization_membership_role"
+       JOIN "user" AS u ON u."id" = m."user"
+      WHERE m."is_member_of__organization" = $1 AND u."actor" = $2`,
+    [organization, caller.actor],
+  );
+  const [membership] = rows;
+  if (!membership) return false;
+  const granted = ORGANIZATION_ROLE_PERMISSIONS[membership.role as keyof typeof ORGANIZATION_ROLE_PERMISSIONS] ?? [];
+  if (!allows(granted, resource, action)) return false;
+  // Only a sole administrator may delete the organization (spec 3 §6); others leave it.
+  return permission !== "organization.delete" || membership.administrators === 1;
+}
+
+/** Throws 403 unless the caller may do `permission` on the target. */
+export async function requireAction(db: Db, caller: Caller, permission: string, target: Target): Promise<void> {
+  if (!(await mayDo(db, caller, permission, target))) throw new FlotillaError("forbidden");
+}
