@@ -1,3 +1,4 @@
+export * from "./accounts.ts";
 export * from "./constants.ts";
 export * from "./errors.ts";
 export * from "./names.ts";
