@@ -2,10 +2,12 @@ import fastifyCors from "@fastify/cors";
 import fastifyHelmet from "@fastify/helmet";
 import fastifyRateLimit from "@fastify/rate-limit";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import pino from "pino";
 import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
 import type { Database } from "./db/index.ts";
 import { FlotillaError } from "./errors.ts";
+import { accountRoutes } from "./features/account/routes.ts";
 import { apiKeyRoutes } from "./features/api-keys/routes.ts";
 import { registerRoutes } from "./features/auth/register.ts";
 import { authRoutes } from "./features/auth/routes.ts";
@@ -15,6 +17,7 @@ import { captchaRoutes } from "./features/captcha/routes.ts";
 import { dashboardServer } from "./features/dashboard/server.ts";
 import { dataApiRoutes } from "./features/data-api/routes.ts";
 import { healthRoutes } from "./features/health/routes.ts";
+import { createMailer } from "./features/mail/mailer.ts";
 import { registerAuthentication } from "./lib/authenticate.ts";
 import { registerErrorHandler } from "./lib/error-handler.ts";
 import { loadSecret } from "./lib/secret.ts";
@@ -60,6 +63,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(healthRoutes, ctx);
   await app.register(authRoutes, ctx);
   await app.register(registerRoutes, ctx);
+  await app.register(accountRoutes, ctx);
   await app.register(captchaRoutes, ctx);
   await app.register(apiKeyRoutes, ctx);
   await app.register(dataApiRoutes, ctx);
@@ -72,7 +76,17 @@ export async function buildDashboard(config: Config, logger: FastifyBaseLogger):
   return app;
 }
 
-export async function buildContext(config: Config, db: Database): Promise<AppContext> {
+export async function buildContext(
+  config: Config,
+  db: Database,
+  logger: FastifyBaseLogger = pino({ level: config.logLevel }),
+): Promise<AppContext> {
   const secret = loadSecret(config);
-  return { config, db, tokens: createSessionTokens(db.orm, secret), captcha: createProofOfWork(secret) };
+  return {
+    config,
+    db,
+    tokens: createSessionTokens(db.orm, secret),
+    captcha: createProofOfWork(secret),
+    mail: createMailer(config, db.orm, logger),
+  };
 }

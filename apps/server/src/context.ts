@@ -2,6 +2,7 @@ import type { Config } from "./config.ts";
 import type { Database } from "./db/index.ts";
 import type { SessionTokens } from "./features/auth/sessions.ts";
 import type { createProofOfWork } from "./features/captcha/proof-of-work.ts";
+import type { Mailer } from "./features/mail/mailer.ts";
 
 /** What every feature's routes are built with: the configuration, the database and the token service. */
 export type AppContext = {
@@ -10,4 +11,6 @@ export type AppContext = {
   tokens: SessionTokens;
   /** The built-in captcha (FLOTILLA_CAPTCHA=pow). */
   captcha: ReturnType<typeof createProofOfWork>;
+  /** Outgoing mail: SMTP_URL, or the outbox table. */
+  mail: Mailer;
 };

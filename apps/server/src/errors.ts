@@ -8,11 +8,18 @@ export class FlotillaError extends Error {
   readonly code: ErrorCode;
   readonly statusCode: number;
   readonly headers: Record<string, string>;
+  /** Further fields of the JSON error body (e.g. the two-factor `errorCode` of spec 1 §8). */
+  readonly extra: Record<string, unknown>;
 
   constructor(
     code: ErrorCode,
     message?: string,
-    options: { params?: Record<string, string | number>; headers?: Record<string, string>; cause?: unknown } = {},
+    options: {
+      params?: Record<string, string | number>;
+      headers?: Record<string, string>;
+      extra?: Record<string, unknown>;
+      cause?: unknown;
+    } = {},
   ) {
     const entry = errorCatalogue[code];
     super(message ?? formatErrorText(entry.text, options.params), { cause: options.cause });
@@ -20,6 +27,7 @@ export class FlotillaError extends Error {
     this.code = code;
     this.statusCode = entry.status;
     this.headers = options.headers ?? {};
+    this.extra = options.extra ?? {};
   }
 }
 

@@ -34,7 +34,7 @@ async function main() {
   await ensureAdmin(db, config, logger);
   await seedDemo(db, config, logger, applied[0] === "0000_init");
 
-  const ctx = await buildContext(config, db);
+  const ctx = await buildContext(config, db, logger);
   const api = await buildApi(ctx, logger);
   const dashboard = await buildDashboard(config, logger);
   try {

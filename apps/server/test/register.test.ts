@@ -55,10 +55,10 @@ describe("registration (POST /user/register)", () => {
   });
 
   it.each([
-    [{ email: "not-an-email", password: "a-good-password" }, "email: must be a valid email address"],
-    [{ email: "d@example.com", password: "short" }, "password: must be at least 8 characters"],
-    [{ email: "d@example.com", password: "x".repeat(65) }, "password: must be at most 64 characters"],
-    [{ email: "d@example.com" }, "password: is required"],
+    [{ email: "not-an-email", password: "a-good-password" }, "email: Please enter a valid email address"],
+    [{ email: "d@example.com", password: "short" }, "password: Password must be at least 8 characters"],
+    [{ email: "d@example.com", password: "x".repeat(65) }, "password: Password must be at most 64 characters"],
+    [{ email: "d@example.com" }, "password: Password is required"],
     [{ email: "d@example.com", password: "a-good-password", username: "sneaky" }, 'Unrecognized key: "username"'],
   ])("refuses %j", async (body, message) => {
     const response = await register({ ...body, "g-recaptcha-response": await captchaResponse() });

@@ -69,6 +69,48 @@ export const twoFactorCodeSchema = z
   .trim()
   .regex(new RegExp(`^\\d{${TWO_FACTOR_CODE_LENGTH}}$`), `The code is ${TWO_FACTOR_CODE_LENGTH} digits`);
 
+/** The numeric two-factor error codes (spec 1 §8) the password reset answers carry as `errorCode`. */
+export const TWO_FACTOR_ERROR_CODES = {
+  two_factor_code_required: 1,
+  two_factor_code_invalid: 2,
+  reset_code_expired: 3,
+  reset_code_invalid: 4,
+} as const;
+
+/** Appended to every account deletion error (spec 1 §8). */
+export const CONTACT_SUPPORT = "Please contact support.";
+
+/** A recovery code as shown to the user: 10 characters in two groups of five (`abcde-12345`). */
+export const recoveryCodeSchema = z
+  .string(required("Code"))
+  .trim()
+  .min(1, "Code is required")
+  .max(64, "The code is too long");
+
+export const passwordResetRequestSchema = z.object({
+  "g-recaptcha-response": z.string().max(10_000).optional(),
+});
+
+export const passwordResetSchema = z.object({
+  code: z.string(required("Code")).trim().min(1, "Code is required").max(256),
+  password: passwordSchema,
+  twoFactorCode: z.string().trim().max(16).optional(),
+});
+
+/** Re-authentication (POST /user/v1/refresh-token) and account deletion. */
+export const passwordConfirmationSchema = z.object({
+  password: z.string(required("Password")).min(1, "Password is required").max(1024),
+});
+
+export const sshKeyImportSchema = z.object({
+  url: z
+    .string(required("URL"))
+    .trim()
+    .min(1, "URL is required")
+    .max(2048)
+    .pipe(z.url({ protocol: /^https?$/, error: "Please enter a valid http(s) URL" })),
+});
+
 /** Two-factor error codes (spec 1 §8). */
 export const TWO_FACTOR_ERRORS = {
   1: "code required",

@@ -20,6 +20,25 @@ export const errorCatalogue = {
   payload_too_large: { status: 413, text: "Request body is too large." },
   unsupported_media_type: { status: 415, text: "Unsupported content type." },
   too_many_requests: { status: 429, text: "Too Many Requests. Try again later." },
+  // Accounts (spec 1 §4, §8).
+  invalid_password: { status: 401, text: "The password is not correct." },
+  auth_expired: {
+    status: 403,
+    text: "This action needs a recent sign-in: enter your password again to continue.",
+  },
+  two_factor_required: {
+    status: 401,
+    text: "Two-factor authentication is required: enter your authenticator code or a recovery code.",
+  },
+  two_factor_code_required: { status: 400, text: "code required" },
+  two_factor_code_invalid: { status: 400, text: "code invalid" },
+  reset_code_expired: { status: 400, text: "reset code expired" },
+  reset_code_invalid: { status: 400, text: "reset code invalid" },
+  email_verification_invalid: { status: 400, text: "email verification link invalid or expired" },
+  account_deletion_blocked: {
+    status: 400,
+    text: "This account cannot be deleted while an organization it administers has a custom billing plan. Please contact support.",
+  },
   internal_error: { status: 500, text: "Something went wrong, please try again later." },
   service_unavailable: { status: 503, text: "Service unavailable." },
 } as const satisfies Record<string, { status: number; text: string }>;

@@ -6,6 +6,7 @@ import { FlotillaError } from "../errors.ts";
 import { findApiKey } from "../features/api-keys/service.ts";
 import type { SessionClaims } from "../features/auth/sessions.ts";
 import { globalRolesOf } from "../features/users/service.ts";
+import { freshnessError } from "./freshness.ts";
 
 /** Who is calling: an actor (user, fleet or device), through a session token or an API key. */
 export type Caller = {
@@ -68,13 +69,33 @@ export async function identify(ctx: AppContext, token: string): Promise<Caller> 
   };
 }
 
+/**
+ * What a token whose second factor is still pending may call (spec 1 §4: authenticated only when
+ * two-factor is disabled or passed): complete the second factor, say who it is, or log out.
+ */
+const TWO_FACTOR_PENDING_ROUTES = new Set([
+  "/auth/totp/verify",
+  "/auth/v1/2fa-recover/verify",
+  "/actor/v1/whoami",
+  "/logout",
+  "/user/v1/refresh-token",
+]);
+
 /** Authentication is on for every API route and switched off per route, never the other way round. */
 export function registerAuthentication(app: FastifyInstance, ctx: AppContext) {
   app.decorateRequest("auth", undefined);
   const authenticate = async (request: FastifyRequest) => {
     const token = bearerToken(request);
     if (!token) throw new FlotillaError("not_logged_in");
-    request.auth = await identify(ctx, token);
+    const caller = await identify(ctx, token);
+    if (caller.session?.twoFactorRequired === true) {
+      const route = request.routeOptions.url ?? "";
+      // The SDK's hourly refresh keeps the pending state; re-authentication does not pass 2FA either.
+      const allowed =
+        TWO_FACTOR_PENDING_ROUTES.has(route) && !(route === "/user/v1/refresh-token" && request.method !== "GET");
+      if (!allowed) throw new FlotillaError("two_factor_required");
+    }
+    request.auth = caller;
   };
   // Added per route, after the rate limiter's own hook, so floods are refused before any token check.
   app.addHook("onRoute", (route) => {
@@ -101,5 +122,13 @@ export function requireUser(request: FastifyRequest): NonNullable<Caller["user"]
 export function requireSession(request: FastifyRequest): SessionClaims {
   const caller = requireAuth(request);
   if (!caller.session) throw new FlotillaError("forbidden", "This needs a session token, not an API key.");
+  return caller.session;
+}
+
+/** The session of a sensitive action: 403 `auth_expired` unless authenticated in the last 20 minutes. */
+export function requireFreshAuth(request: FastifyRequest): SessionClaims {
+  const caller = requireAuth(request);
+  const error = freshnessError(caller.session?.authTime);
+  if (error || !caller.session) throw error ?? new FlotillaError("auth_expired");
   return caller.session;
 }

@@ -30,7 +30,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: F
   if (TEXT_ERROR_PREFIXES.some((prefix) => request.url.startsWith(prefix))) {
     return reply.type("text/plain; charset=utf-8").send(error.message);
   }
-  return reply.send({ code: error.code, message: error.message });
+  return reply.send({ code: error.code, ...error.extra, message: error.message });
 }
 
 /** One error handler: 4xx say what is wrong in the catalogue's words, 5xx say nothing of the internals. */

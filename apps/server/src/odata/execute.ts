@@ -23,6 +23,8 @@ export type ODataContext = {
   permissions: Permissions;
   hooks?: Hooks;
   actorId?: number | undefined;
+  /** When the caller's session was authenticated (ms); undefined for API keys. Hooks of sensitive writes read it. */
+  authTime?: number | undefined;
 };
 
 /** Runs statements: the database itself, or a transaction. */
@@ -135,7 +137,14 @@ export async function executeDelete(context: ODataContext, url: ODataUrl): Promi
 }
 
 function hookContextOf(context: ODataContext, tx: HookContext["tx"], resource: ResourceDefinition): HookContext {
-  return { tx, actorId: context.actorId, permissions: context.permissions, model: context.model, resource };
+  return {
+    tx,
+    actorId: context.actorId,
+    authTime: context.authTime,
+    permissions: context.permissions,
+    model: context.model,
+    resource,
+  };
 }
 
 /**

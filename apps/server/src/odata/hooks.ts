@@ -10,6 +10,8 @@ import type { Permissions } from "./permissions.ts";
 export type HookContext = {
   tx: Tx;
   actorId: number | undefined;
+  /** When the caller's session was authenticated (ms); undefined for API keys. */
+  authTime: number | undefined;
   permissions: Permissions;
   model: Model;
   resource: ResourceDefinition;

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, check, integer, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { boolean, check, index, integer, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import { createdAt, date, id, ownedBy } from "./columns.ts";
 
 /** Users, fleets and devices are actors; api keys and permissions hang off the actor. */
@@ -27,6 +27,10 @@ export const user = pgTable(
     has_disabled_newsletter: boolean().notNull().default(false),
     must_be_verified: boolean().notNull().default(false),
     is_verified: boolean().notNull().default(false),
+    /** Two-factor: the enabled TOTP secret (base32), the one being set up, and the last accepted time step (replays refused). */
+    totp_secret: text(),
+    totp_pending_secret: text(),
+    totp_last_step: integer(),
   },
   (t) => [
     uniqueIndex("user_username_lower_key").on(sql`lower(${t.username})`),
@@ -66,6 +70,40 @@ export const user_session = pgTable("user_session", {
     .references(() => user.id, { onDelete: "cascade" }),
   expires_at: timestamp({ withTimezone: true }).notNull(),
   revoked_at: timestamp({ withTimezone: true }),
+});
+
+/**
+ * Single-use links mailed to a user: email verification (for the address in `email`) and
+ * password reset. Only the SHA-256 of the token is kept; `used_at` marks a spent one.
+ */
+export const user_token = pgTable(
+  "user_token",
+  {
+    id: id(),
+    created_at: createdAt(),
+    user: integer()
+      .notNull()
+      .references(() => user.id, { onDelete: "cascade" }),
+    kind: text().notNull(),
+    token_hash: text().notNull().unique(),
+    email: text().notNull(),
+    expires_at: timestamp({ withTimezone: true }).notNull(),
+    used_at: timestamp({ withTimezone: true }),
+  },
+  (t) => [
+    index("user_token_user_kind_idx").on(t.user, t.kind),
+    check("user_token_kind_check", sql`${t.kind} IN ('email_verification', 'password_reset')`),
+  ],
+);
+
+/** Mail that could not be sent because no SMTP_URL is set: kept here (and its link logged). */
+export const outbox_email = pgTable("outbox_email", {
+  id: id(),
+  created_at: createdAt(),
+  recipient: text().notNull(),
+  subject: text().notNull(),
+  text: text().notNull(),
+  html: text().notNull(),
 });
 
 /**

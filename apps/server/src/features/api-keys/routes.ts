@@ -4,13 +4,16 @@ import { z } from "zod";
 import type { AppContext } from "../../context.ts";
 import type { Database } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
-import { requireAuth, requireUser } from "../../lib/authenticate.ts";
+import { requireAuth, requireFreshAuth, requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { createApiKey } from "./service.ts";
 
-/** An expiry in the future, or null for "never" (spec 1 §5: name and expiry are required). */
+/**
+ * An expiry in the future, or null for "never" (spec 1 §5: name and expiry are required; the
+ * dashboard turns its 1/7/30/90-day choices into a date).
+ */
 const expiry = z
-  .union([z.null(), z.coerce.date({ error: "must be a date" })])
+  .union([z.null(), z.coerce.date({ error: "is required: a date in the future, or null for never" })])
   .refine((date) => date === null || date.getTime() > Date.now(), "must be in the future");
 
 const userKeyBody = z.object({
@@ -33,6 +36,28 @@ const deviceKeyBody = z.object({ apiKey: z.string().min(16, "must be at least 16
 /** The SDK parses the key out of a JSON string body. */
 const JSON_TYPE = "application/json; charset=utf-8";
 
+/**
+ * Personal keys (spec 1 §6.1, decision 3): the user administers an organization (every account
+ * administers its personal one), and does not sign in through SAML only.
+ */
+async function mayCreatePersonalKeys(db: Pick<Database, "query">, userId: number) {
+  const { rows } = await db.query<{ saml_only: boolean; administrator: boolean }>(
+    `SELECT (u.password_hash IS NULL AND EXISTS (SELECT 1 FROM "saml_account" s WHERE s.belongs_to__user = u.id)) AS saml_only,
+            EXISTS (SELECT 1 FROM "organization_membership" m
+                      JOIN "organization_membership_role" r ON r.id = m.organization_membership_role
+                     WHERE m.user = u.id AND r.name = 'administrator') AS administrator
+       FROM "user" u WHERE u.id = $1`,
+    [userId],
+  );
+  const found = rows[0];
+  if (found?.saml_only) {
+    throw new FlotillaError("forbidden", "Accounts that sign in through SAML cannot create API keys.");
+  }
+  if (!found?.administrator) {
+    throw new FlotillaError("forbidden", "Creating API keys needs the administrator role in an organization.");
+  }
+}
+
 /** Does this actor hold a fleet role that may create API keys (provisioning and device keys)? */
 async function canCreateKeysFor(db: Pick<Database, "query">, actor: number, application: number): Promise<boolean> {
   const { rows } = await db.query(
@@ -45,8 +70,10 @@ async function canCreateKeysFor(db: Pick<Database, "query">, actor: number, appl
 export async function apiKeyRoutes(app: FastifyInstance, { db }: AppContext) {
   // balena-sdk `apiKey.create`: a personal key acting with the user's own rights (decision 3).
   app.post("/api-key/user/full", async (request, reply) => {
-    const { caller } = requireUser(request);
+    const { caller, id } = requireUser(request);
     const body = parseInput(userKeyBody, request.body);
+    requireFreshAuth(request);
+    await mayCreatePersonalKeys(db, id);
     reply.type(JSON_TYPE);
     return JSON.stringify(
       await createApiKey(db.orm, {

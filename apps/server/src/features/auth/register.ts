@@ -1,24 +1,34 @@
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "@flotilla/domain";
+import { emailSchema, passwordSchema } from "@flotilla/domain";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { AppContext } from "../../context.ts";
-import { FlotillaError } from "../../errors.ts";
 import { parseInput } from "../../lib/validation.ts";
+import { registerAccount, sendVerificationEmail } from "../account/service.ts";
 import { verifyCaptcha } from "../captcha/verify.ts";
-import { createUser, findUserByLogin } from "../users/service.ts";
 
-/** Registration accepts only these fields (spec 1 §5); anything else is refused. */
-const registerBody = z.strictObject({
-  email: z.email({ error: "must be a valid email address" }).trim().max(254),
-  password: z
-    .string({ error: "is required" })
-    .min(PASSWORD_MIN_LENGTH, `must be at least ${PASSWORD_MIN_LENGTH} characters`)
-    .max(PASSWORD_MAX_LENGTH, `must be at most ${PASSWORD_MAX_LENGTH} characters`),
-  "g-recaptcha-response": z.string().max(1000).optional(),
-  has_disabled_newsletter: z.boolean().optional(),
-});
+/**
+ * Registration accepts only these fields (spec 1 §5); anything else is refused. The invitation
+ * (type and token) comes along from an invitation link; it is checked for shape here and
+ * accepted by the invitations feature.
+ */
+const registerBody = z
+  .strictObject({
+    email: emailSchema,
+    password: passwordSchema,
+    "g-recaptcha-response": z.string().max(10_000).optional(),
+    has_disabled_newsletter: z.boolean({ error: "must be true or false" }).optional(),
+    invitation_type: z
+      .enum(["organization", "application"], { error: 'must be "organization" or "application"' })
+      .optional(),
+    invitation_token: z.string().trim().min(1, "must not be empty").max(256).optional(),
+  })
+  .refine((body) => (body.invitation_type === undefined) === (body.invitation_token === undefined), {
+    message: "invitation_type and invitation_token go together",
+    path: ["invitation_token"],
+  });
 
-export async function registerRoutes(app: FastifyInstance, { db, config, captcha, tokens }: AppContext) {
+export async function registerRoutes(app: FastifyInstance, ctx: AppContext) {
+  const { config, captcha, tokens } = ctx;
   // balena-sdk `auth.register` → the new session token as text.
   app.post(
     "/user/register",
@@ -26,18 +36,13 @@ export async function registerRoutes(app: FastifyInstance, { db, config, captcha
     async (request, reply) => {
       const body = parseInput(registerBody, request.body);
       await verifyCaptcha({ config, captcha }, body["g-recaptcha-response"]);
-      const created = await db.transaction(async (tx) => {
-        if (await findUserByLogin(tx.orm, body.email)) {
-          throw new FlotillaError("conflict", "This email is already registered.");
-        }
-        return createUser(tx.orm, {
-          email: body.email,
-          password: body.password,
-          mustBeVerified: config.emailVerification === "required",
-          isVerified: false,
-          hasDisabledNewsletter: body.has_disabled_newsletter ?? false,
-        });
+      const created = await registerAccount(ctx, {
+        email: body.email,
+        password: body.password,
+        hasDisabledNewsletter: body.has_disabled_newsletter ?? false,
       });
+      // Sent in both verification modes; only `required` (must_be_verified) blocks the dashboard.
+      await sendVerificationEmail(ctx, created, { debounce: false });
       reply.type("text/plain; charset=utf-8");
       return tokens.start(created);
     },

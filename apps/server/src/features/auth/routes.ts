@@ -23,10 +23,10 @@ export async function authRoutes(app: FastifyInstance, { db, tokens }: AppContex
     { config: { public: true, rateLimit: { max: 30, timeWindow: "1 minute" } } },
     async (request, reply) => {
       const { username, password } = parseInput(loginBody, request.body);
-      throttle.check(username);
+      throttle.check(username, request.ip);
       const found = await findUserByLogin(db.orm, username);
       if (!found || !(await verifyPassword(found.password_hash, password))) {
-        throttle.failed(username);
+        throttle.failed(username, request.ip);
         throw new FlotillaError("invalid_login_credentials");
       }
       throttle.succeeded(username);

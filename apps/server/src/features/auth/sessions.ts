@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { SESSION_TOKEN_LIFETIME_MS } from "@flotilla/domain";
-import { and, eq, gt, isNull } from "drizzle-orm";
+import { and, eq, gt, isNull, ne } from "drizzle-orm";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import type { Orm } from "../../db/index.ts";
 import { user_session } from "../../db/schema/index.ts";
@@ -25,8 +25,21 @@ const GLOBAL_ROLE_PERMISSIONS: Record<string, string> = {
   support_agent: "support.home",
 };
 
+/**
+ * The two-factor flag of a token (spec 1 §4): absent when the user has no two-factor, `true`
+ * while the second factor is pending, `false` once passed.
+ */
+type TwoFactorState = boolean | undefined;
+
+/** Carries a session's two-factor state over to a new token of it (refresh, re-authentication). */
+function carriedTwoFactor(u: User, claims: SessionClaims): TwoFactorState {
+  if (!u.totp_secret) return undefined;
+  // Two-factor enabled in another session since this one began: this one had signed in already.
+  return claims.twoFactorRequired ?? false;
+}
+
 export function createSessionTokens(orm: Orm, secret: Uint8Array) {
-  async function sign(u: User, session: string, authTime: number): Promise<string> {
+  async function sign(u: User, session: string, authTime: number, twoFactor: TwoFactorState): Promise<string> {
     const roles = await globalRolesOf(orm, u.id);
     const claims: SessionClaims = {
       id: u.id,
@@ -34,6 +47,7 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
       username: u.username,
       email: u.email,
       authTime,
+      ...(twoFactor === undefined ? {} : { twoFactorRequired: twoFactor }),
       permissions: roles.flatMap((r) => GLOBAL_ROLE_PERMISSIONS[r] ?? []),
       session,
     };
@@ -45,7 +59,10 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
   }
 
   return {
-    /** Starts a session (login): a new revocable session row and its first token. */
+    /**
+     * Starts a session (login): a new revocable session row and its first token. A user with
+     * two-factor gets a token that may only complete the second factor.
+     */
     async start(u: User): Promise<string> {
       const session = crypto.randomUUID();
       await orm.insert(user_session).values({
@@ -53,7 +70,7 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
         user: u.id,
         expires_at: new Date(Date.now() + SESSION_TOKEN_LIFETIME_MS),
       });
-      return sign(u, session, Date.now());
+      return sign(u, session, Date.now(), u.totp_secret ? true : undefined);
     },
 
     /** A fresh token for the same session, keeping its authTime (the SDK's hourly refresh). */
@@ -62,7 +79,38 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
         .update(user_session)
         .set({ expires_at: new Date(Date.now() + SESSION_TOKEN_LIFETIME_MS) })
         .where(eq(user_session.id, claims.session));
-      return sign(u, claims.session, claims.authTime);
+      return sign(u, claims.session, claims.authTime, carriedTwoFactor(u, claims));
+    },
+
+    /** Re-authentication (password entered again): the same session, authTime now. */
+    async reauthenticate(u: User, claims: SessionClaims): Promise<string> {
+      return sign(u, claims.session, Date.now(), carriedTwoFactor(u, claims));
+    },
+
+    /** The second factor passed (or two-factor just enabled): the same session, flag false. */
+    async passTwoFactor(u: User, claims: SessionClaims): Promise<string> {
+      return sign(u, claims.session, claims.authTime, false);
+    },
+
+    /** Two-factor disabled: the same session, without the flag. */
+    async withoutTwoFactor(u: User, claims: SessionClaims): Promise<string> {
+      return sign(u, claims.session, claims.authTime, undefined);
+    },
+
+    /** Ends every session of the user but `keep` (password change, logout of other sessions). */
+    async revokeOthers(userId: number, keep: string) {
+      await orm
+        .update(user_session)
+        .set({ revoked_at: new Date() })
+        .where(and(eq(user_session.user, userId), ne(user_session.id, keep), isNull(user_session.revoked_at)));
+    },
+
+    /** Ends every session of the user (password reset). */
+    async revokeAll(userId: number) {
+      await orm
+        .update(user_session)
+        .set({ revoked_at: new Date() })
+        .where(and(eq(user_session.user, userId), isNull(user_session.revoked_at)));
     },
 
     /** Verifies signature, expiry and that the session was not revoked. */

@@ -1,4 +1,5 @@
 import type { Hooks } from "../../odata/index.ts";
+import { userHooks } from "../account/deletion.ts";
 import { applicationHooks } from "../fleets/hooks.ts";
 import { organizationHooks } from "../organizations/hooks.ts";
 import { releaseHooks } from "../releases/hooks.ts";
@@ -10,4 +11,5 @@ export const hooks: Hooks = {
   organization: organizationHooks,
   release: releaseHooks,
   user__has__public_key: sshKeyHooks,
+  user: userHooks,
 };

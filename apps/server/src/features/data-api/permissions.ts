@@ -86,6 +86,8 @@ function userPermissions(): string[] {
     `resin.actor.read?id eq @__ACTOR_ID`,
     `resin.user.read?${own}`,
     `resin.user.update?${own}`,
+    // Deleting one's own account (spec 1 §4); the user hooks add freshness and the billing rules.
+    `resin.user.delete?${own}`,
     `resin.user.read?organization_membership/any(m:m/is_member_of__organization/any(o:${memberOf("o/")}))`,
     `resin.user_public_key.all?user/any(u:u/${own})`,
     `resin.api_key.all?is_of__actor/any(a:a/id eq @__ACTOR_ID)`,

@@ -73,6 +73,10 @@ export async function setPassword(orm: Orm, userId: number, password: string) {
     .where(eq(user.id, userId));
 }
 
+export async function setPasswordHash(orm: Orm, userId: number, passwordHash: string) {
+  await orm.update(user).set({ password_hash: passwordHash }).where(eq(user.id, userId));
+}
+
 /** Gives a user a global role (e.g. `balena_admin`), creating the role row on first use. */
 export async function grantGlobalRole(orm: Orm, userId: number, roleName: string) {
   await orm.insert(role).values({ name: roleName }).onConflictDoNothing();

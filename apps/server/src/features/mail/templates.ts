@@ -1,0 +1,74 @@
+/**
+ * The mails Flotilla sends, each as plain text and simple HTML. Links point at the dashboard
+ * (FLOTILLA_PUBLIC_URL). Invitation templates are used by the invitations feature.
+ */
+export type MailContent = { subject: string; text: string; html: string; link: string };
+
+const escapeHtml = (value: string) =>
+  value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
+
+function compose(subject: string, paragraphs: string[], action: { label: string; link: string }): MailContent {
+  const text = [...paragraphs, `${action.label}: ${action.link}`, "", "— Flotilla"].join("\n\n");
+  const html = [
+    '<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">',
+    ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`),
+    `<p><a href="${escapeHtml(action.link)}">${escapeHtml(action.label)}</a></p>`,
+    `<p style="color:#666;font-size:12px">${escapeHtml(action.link)}</p>`,
+    "</body></html>",
+  ].join("\n");
+  return { subject, text, html, link: action.link };
+}
+
+export function verificationMail(publicUrl: string, token: string, email: string, validHours: number): MailContent {
+  const link = `${publicUrl}/user/verify-email/${token}/${encodeURIComponent(email)}`;
+  return compose(
+    "Verify your email address",
+    [
+      `Please confirm that ${email} is your email address.`,
+      `The link is valid for ${validHours} hours. If you did not sign up, ignore this mail.`,
+    ],
+    { label: "Verify email", link },
+  );
+}
+
+export function passwordResetMail(publicUrl: string, code: string, validMinutes: number): MailContent {
+  const link = `${publicUrl}/user/reset-password/${code}`;
+  return compose(
+    "Reset your password",
+    [
+      "Somebody asked to reset the password of your account.",
+      `The link is valid for ${validMinutes} minutes and works once. If it was not you, ignore this mail: your password stays as it is.`,
+    ],
+    { label: "Choose a new password", link },
+  );
+}
+
+export function organizationInvitationMail(
+  publicUrl: string,
+  token: string,
+  invite: { organization: string; inviter: string; message?: string | null },
+): MailContent {
+  return compose(
+    `You are invited to the organization ${invite.organization}`,
+    [
+      `${invite.inviter} invited you to join the organization ${invite.organization} on Flotilla.`,
+      ...(invite.message ? [invite.message] : []),
+    ],
+    { label: "Accept the invitation", link: `${publicUrl}/organization/invitation/${token}` },
+  );
+}
+
+export function fleetInvitationMail(
+  publicUrl: string,
+  token: string,
+  invite: { fleet: string; inviter: string; message?: string | null },
+): MailContent {
+  return compose(
+    `You are invited to the fleet ${invite.fleet}`,
+    [
+      `${invite.inviter} invited you to the fleet ${invite.fleet} on Flotilla.`,
+      ...(invite.message ? [invite.message] : []),
+    ],
+    { label: "Accept the invitation", link: `${publicUrl}/invitation/${token}` },
+  );
+}
