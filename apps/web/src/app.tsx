@@ -8,6 +8,7 @@ import { createRoot } from "react-dom/client";
 import { I18nextProvider } from "react-i18next";
 import { type AppServices, ServicesProvider } from "./app-services.tsx";
 import { AppErrorBoundary } from "./components/error-page.tsx";
+import { ReauthProvider } from "./features/auth/reauth.tsx";
 import { logOut } from "./features/auth/session.ts";
 import { createBuildFreshness } from "./lib/build-freshness.ts";
 import type { RuntimeConfig } from "./lib/config.ts";
@@ -33,7 +34,9 @@ function App({ services, router }: { services: AppServices; router: AppRouter })
         <ServicesProvider services={services}>
           <QueryClientProvider client={services.queryClient}>
             <AppErrorBoundary>
-              <RouterProvider router={router} />
+              <ReauthProvider>
+                <RouterProvider router={router} />
+              </ReauthProvider>
             </AppErrorBoundary>
           </QueryClientProvider>
         </ServicesProvider>

@@ -13,10 +13,13 @@ import {
   useRouterState,
 } from "@tanstack/react-router";
 import { AppBanners } from "./components/banners.tsx";
+import { ChangelogDialog } from "./components/changelog-dialog.tsx";
+import { CookieBanner } from "./components/cookie-banner.tsx";
 import { ErrorPage } from "./components/error-page.tsx";
 import { NotFoundPage } from "./components/not-found-page.tsx";
 import { Toaster } from "./components/toaster.tsx";
-import { isLoggedIn } from "./features/auth/session.ts";
+import { loggedOutOnlyGuard, signedInGuard, twoFactorGuard, verifiedGuard } from "./features/auth/guards.ts";
+import { getSessionState } from "./features/auth/session.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
 import type { Sdk } from "./lib/sdk.ts";
 
@@ -39,6 +42,8 @@ declare module "@tanstack/react-router" {
   interface StaticDataRouteOption {
     /** The breadcrumb of the route (an i18n key). */
     crumb?: CrumbKey;
+    /** The side menu is hidden on verify-email, signup/profile and preferences pages (spec 1 §2.5). */
+    hideSidebar?: boolean;
   }
 }
 
@@ -73,6 +78,8 @@ function RootLayout() {
         <Outlet />
       </Box>
       <Toaster />
+      <CookieBanner />
+      <ChangelogDialog />
     </Box>
   );
 }
@@ -92,53 +99,200 @@ const indexRoute = createRoute({
   },
 });
 
+const page = (load: () => Promise<Record<string, unknown>>, name: string) =>
+  lazyRouteComponent(() => withChunkTimeout(load()), name);
+
+const redirectSearch = (search: Record<string, unknown>): { redirect?: string } =>
+  typeof search.redirect === "string" ? { redirect: search.redirect } : {};
+
 /** `/login`: logged-out only; a signed-in visitor goes to `/` (spec 1 §2.2). */
 const loginRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: "/login",
-  validateSearch: (search: Record<string, unknown>): { redirect?: string } =>
-    typeof search.redirect === "string" ? { redirect: search.redirect } : {},
+  validateSearch: redirectSearch,
   beforeLoad: async ({ context }) => {
-    if (await isLoggedIn(context.queryClient, context.sdk)) throw redirect({ to: "/" });
+    const target = loggedOutOnlyGuard(await getSessionState(context.queryClient, context.sdk));
+    if (target) throw redirect(target);
   },
-  component: lazyRouteComponent(() => withChunkTimeout(import("./features/auth/login-page.tsx")), "LoginPage"),
+  component: page(() => import("./features/auth/login-page.tsx"), "LoginPage"),
 });
 
-/** Everything below needs a session: signed-out users go to `/login?redirect=<path>` (spec 1 §2.2). */
+/** `/login/two-factor`: only with a token that waits for its second factor (spec 1 §2.2, §2.3). */
+const twoFactorRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/login/two-factor",
+  validateSearch: redirectSearch,
+  beforeLoad: async ({ context }) => {
+    const target = twoFactorGuard(await getSessionState(context.queryClient, context.sdk));
+    if (target) throw redirect(target);
+  },
+  component: page(() => import("./features/auth/two-factor-page.tsx"), "TwoFactorPage"),
+});
+
+/** `/signup` (spec 1 §2.1): query email, redirect, saml_error, recaptcha_secret; logged-out only. */
+const signupRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/signup",
+  validateSearch: (
+    search: Record<string, unknown>,
+  ): { email?: string; redirect?: string; saml_error?: string; recaptcha_secret?: string } => {
+    const out: { email?: string; redirect?: string; saml_error?: string; recaptcha_secret?: string } = {};
+    for (const key of ["email", "redirect", "saml_error", "recaptcha_secret"] as const) {
+      if (typeof search[key] === "string") out[key] = search[key];
+    }
+    return out;
+  },
+  beforeLoad: async ({ context }) => {
+    const target = loggedOutOnlyGuard(await getSessionState(context.queryClient, context.sdk));
+    if (target) throw redirect(target);
+  },
+  component: page(() => import("./features/auth/signup-page.tsx"), "SignupPage"),
+});
+
+const passwordResetRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/password-reset",
+  component: page(() => import("./features/auth/password-reset-pages.tsx"), "PasswordResetPage"),
+});
+
+const passwordResetSuccessRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/password-reset/success",
+  component: page(() => import("./features/auth/password-reset-pages.tsx"), "PasswordResetSuccessPage"),
+});
+
+const resetPasswordRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/user/reset-password/$loginCode",
+  component: page(() => import("./features/auth/password-reset-pages.tsx"), "ResetPasswordPage"),
+});
+
+/** `/user/verify-email/{token}/{email}`: verifies, then /signup/profile; an error → the pending page. */
+const verifyEmailTokenRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/user/verify-email/$token/$email",
+  component: page(() => import("./features/auth/verify-email-pages.tsx"), "VerifyEmailTokenPage"),
+});
+
+/**
+ * Everything below needs a session: signed-out users go to `/login?redirect=<path>`, a pending
+ * second factor to `/login/two-factor` (spec 1 §2.2).
+ */
 const signedInRoute = createRoute({
   getParentRoute: () => rootRoute,
   id: "signed-in",
   beforeLoad: async ({ context, location }) => {
-    if (!(await isLoggedIn(context.queryClient, context.sdk))) {
-      throw redirect({ to: "/login", search: { redirect: location.href } });
-    }
+    const target = signedInGuard(await getSessionState(context.queryClient, context.sdk), location.href);
+    if (target) throw redirect(target);
   },
-  component: lazyRouteComponent(() => withChunkTimeout(import("./components/app-layout.tsx")), "AppLayout"),
+  component: page(() => import("./components/app-layout.tsx"), "AppLayout"),
+});
+
+const verifyEmailPendingRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: "/user/verify-email/pending",
+  staticData: { hideSidebar: true },
+  validateSearch: (search: Record<string, unknown>): { error?: "invalid" | "issue" } =>
+    search.error === "invalid" || search.error === "issue" ? { error: search.error } : {},
+  component: page(() => import("./features/auth/verify-email-pages.tsx"), "VerifyEmailPendingPage"),
+});
+
+/** `/login/cli/*`: the command-line login handoff, for a signed-in user (spec 1 §2.3). */
+const cliLoginRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: "/login/cli/$",
+  staticData: { hideSidebar: true },
+  validateSearch: (search: Record<string, unknown>): { callback?: string } =>
+    typeof search.callback === "string" ? { callback: search.callback } : {},
+  component: page(() => import("./features/auth/cli-login-page.tsx"), "CliLoginPage"),
+});
+
+/** Pages that need a verified email when verification is required (spec 1 §2.2). */
+const verifiedRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  id: "verified",
+  beforeLoad: async ({ context }) => {
+    const target = verifiedGuard(await getSessionState(context.queryClient, context.sdk));
+    if (target) throw redirect(target);
+  },
+});
+
+const signupProfileRoute = createRoute({
+  getParentRoute: () => verifiedRoute,
+  path: "/signup/profile",
+  staticData: { hideSidebar: true },
+  component: page(() => import("./features/auth/signup-profile-page.tsx"), "SignupProfilePage"),
+});
+
+const preferencesRoute = createRoute({
+  getParentRoute: () => verifiedRoute,
+  path: "/preferences",
+  staticData: { hideSidebar: true },
+  component: page(() => import("./features/preferences/preferences-layout.tsx"), "PreferencesLayout"),
+});
+
+const preferencesIndexRoute = createRoute({
+  getParentRoute: () => preferencesRoute,
+  path: "/",
+  beforeLoad: () => {
+    throw redirect({ to: "/preferences/details", replace: true });
+  },
+});
+
+const detailsPreferencesRoute = createRoute({
+  getParentRoute: () => preferencesRoute,
+  path: "details",
+  component: page(() => import("./features/preferences/details-page.tsx"), "DetailsPreferencesPage"),
+});
+const profilePreferencesRoute = createRoute({
+  getParentRoute: () => preferencesRoute,
+  path: "profile",
+  component: page(() => import("./features/preferences/profile-page.tsx"), "ProfilePreferencesPage"),
+});
+const sshKeysPreferencesRoute = createRoute({
+  getParentRoute: () => preferencesRoute,
+  path: "sshkeys",
+  component: page(() => import("./features/preferences/sshkeys-page.tsx"), "SshKeysPreferencesPage"),
+});
+const accessTokensPreferencesRoute = createRoute({
+  getParentRoute: () => preferencesRoute,
+  path: "access-tokens",
+  component: page(() => import("./features/preferences/access-tokens-page.tsx"), "AccessTokensPreferencesPage"),
+});
+const twoFactorPreferencesRoute = createRoute({
+  getParentRoute: () => preferencesRoute,
+  path: "2fa",
+  component: page(() => import("./features/preferences/two-factor-page.tsx"), "TwoFactorPreferencesPage"),
+});
+const experimentalPreferencesRoute = createRoute({
+  getParentRoute: () => preferencesRoute,
+  path: "experimental",
+  component: page(() => import("./features/preferences/experimental-page.tsx"), "ExperimentalPreferencesPage"),
 });
 
 const fleetsRoute = createRoute({
-  getParentRoute: () => signedInRoute,
+  getParentRoute: () => verifiedRoute,
   path: "/fleets",
   staticData: { crumb: "nav.fleets" },
   component: lazyRouteComponent(() => withChunkTimeout(import("./features/fleets/fleets-page.tsx")), "FleetsPage"),
 });
 
 const appsRoute = createRoute({
-  getParentRoute: () => signedInRoute,
+  getParentRoute: () => verifiedRoute,
   path: "/apps",
   staticData: { crumb: "nav.apps" },
   component: lazyRouteComponent(() => withChunkTimeout(import("./features/apps/apps-page.tsx")), "AppsPage"),
 });
 
 const blocksRoute = createRoute({
-  getParentRoute: () => signedInRoute,
+  getParentRoute: () => verifiedRoute,
   path: "/blocks",
   staticData: { crumb: "nav.blocks" },
   component: lazyRouteComponent(() => withChunkTimeout(import("./features/blocks/blocks-page.tsx")), "BlocksPage"),
 });
 
 const orgsRoute = createRoute({
-  getParentRoute: () => signedInRoute,
+  getParentRoute: () => verifiedRoute,
   path: "/orgs",
   staticData: { crumb: "nav.organizations" },
   component: lazyRouteComponent(() => withChunkTimeout(import("./features/orgs/orgs-page.tsx")), "OrgsPage"),
@@ -147,7 +301,32 @@ const orgsRoute = createRoute({
 export const routeTree = rootRoute.addChildren([
   indexRoute,
   loginRoute,
-  signedInRoute.addChildren([fleetsRoute, appsRoute, blocksRoute, orgsRoute]),
+  twoFactorRoute,
+  signupRoute,
+  passwordResetRoute,
+  passwordResetSuccessRoute,
+  resetPasswordRoute,
+  verifyEmailTokenRoute,
+  signedInRoute.addChildren([
+    verifyEmailPendingRoute,
+    cliLoginRoute,
+    verifiedRoute.addChildren([
+      signupProfileRoute,
+      preferencesRoute.addChildren([
+        preferencesIndexRoute,
+        detailsPreferencesRoute,
+        profilePreferencesRoute,
+        sshKeysPreferencesRoute,
+        accessTokensPreferencesRoute,
+        twoFactorPreferencesRoute,
+        experimentalPreferencesRoute,
+      ]),
+      fleetsRoute,
+      appsRoute,
+      blocksRoute,
+      orgsRoute,
+    ]),
+  ]),
 ]);
 
 export function createAppRouter(context: RouterContext) {

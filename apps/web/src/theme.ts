@@ -35,6 +35,10 @@ export type StatusKind = keyof typeof statusColors;
 /** The accent, and the header's colour (slate; admins will get red, spec 1 §2.5). */
 const accent = { light: "#4f46e5", dark: "#818cf8" } as const;
 export const headerColors = { background: "#151a23", text: "#e5e7eb", muted: "#9aa3b2" } as const;
+/** The header of platform administrators (spec 1 §2.5). */
+export const ADMIN_HEADER_COLOR = "#b91c1c";
+/** The experimental header colours ("" = default slate); dark enough for the light header text. */
+export const HEADER_COLOR_CHOICES = ["", "#1e3a8a", "#065f46", "#6b21a8", "#9a3412"] as const;
 
 const palettes = {
   light: {

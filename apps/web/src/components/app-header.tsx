@@ -1,9 +1,14 @@
 import AppBar from "@mui/material/AppBar";
 import Box from "@mui/material/Box";
 import Toolbar from "@mui/material/Toolbar";
+import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { useTranslation } from "react-i18next";
-import { HEADER_HEIGHT, headerColors } from "../theme.ts";
+import { useSdk } from "../app-services.tsx";
+import { sessionQuery } from "../features/auth/session.ts";
+import { isAdmin } from "../features/auth/token.ts";
+import { usePreference } from "../lib/preferences.ts";
+import { ADMIN_HEADER_COLOR, HEADER_HEIGHT, headerColors } from "../theme.ts";
 import { Wordmark } from "./logo.tsx";
 import { ServiceStatusLink } from "./service-status.tsx";
 import { UserMenu } from "./user-menu.tsx";
@@ -11,11 +16,18 @@ import { UserMenu } from "./user-menu.tsx";
 /** The slim header (spec 1 §2.5): product name, "Service status" (with a status page) and the user dropdown. */
 export function AppHeader() {
   const { t } = useTranslation();
+  const sdk = useSdk();
+  const session = useQuery(sessionQuery(sdk));
+  const admin = session.data?.kind === "signed-in" && isAdmin(session.data.claims);
+  const [headerColor] = usePreference("headerColor");
+  // Red for platform administrators (spec 1 §2.5); otherwise the experimental colour, if chosen.
+  const background = admin ? ADMIN_HEADER_COLOR : headerColor || headerColors.background;
   return (
     <AppBar
       position="static"
+      data-admin={admin ? "true" : "false"}
       sx={{
-        bgcolor: headerColors.background,
+        bgcolor: background,
         color: headerColors.text,
         height: HEADER_HEIGHT,
         flexShrink: 0,
@@ -62,7 +74,7 @@ export function AppHeader() {
         </Box>
         <Box sx={{ flex: 1 }} />
         <ServiceStatusLink />
-        <UserMenu />
+        <UserMenu admin={admin} />
       </Toolbar>
     </AppBar>
   );

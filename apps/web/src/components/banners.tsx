@@ -1,19 +1,43 @@
 import Alert from "@mui/material/Alert";
 import Button from "@mui/material/Button";
+import { useNavigate } from "@tanstack/react-router";
 import { useTranslation } from "react-i18next";
 import { useBuildOutdated, useConnectivity } from "../app-services.tsx";
+import { usePasswordTooLong } from "../features/auth/password-too-long.ts";
 import { ServiceStatusBanner } from "./service-status.tsx";
 
 /**
  * Page-wide banners (spec 1 §2.5, §7): offline (with retry), dashboard version out of date (with
- * refresh), and the status page's disruption notice.
+ * refresh), the status page's disruption notice, and the password-too-long prompt.
  */
 export function AppBanners() {
   const { t } = useTranslation();
   const { offline, checkNow } = useConnectivity();
   const outdated = useBuildOutdated();
+  const passwordTooLong = usePasswordTooLong();
+  const navigate = useNavigate();
   return (
     <>
+      {passwordTooLong ? (
+        <Alert
+          severity="warning"
+          role="alert"
+          square
+          sx={{ py: 0, borderRadius: 0 }}
+          action={
+            <Button
+              color="inherit"
+              size="small"
+              variant="outlined"
+              onClick={() => void navigate({ to: "/preferences/details" })}
+            >
+              {t("banners.password_too_long_action")}
+            </Button>
+          }
+        >
+          {t("errors.password_too_long")}
+        </Alert>
+      ) : null}
       {offline ? (
         <Alert
           severity="warning"

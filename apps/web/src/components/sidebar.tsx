@@ -50,6 +50,7 @@ const itemSx = (collapsed: boolean) =>
 export function Sidebar({ collapsed, onToggle }: { collapsed: boolean; onToggle: () => void }) {
   const { t } = useTranslation();
   const [displayApps] = usePreference("displayApps");
+  const [stripes] = usePreference("navigationStripes");
   const entries: HomeEntry[] = [
     { to: "/fleets", label: "nav.fleets", icon: <DevicesOtherOutlined fontSize="small" /> },
     ...(displayApps
@@ -77,7 +78,17 @@ export function Sidebar({ collapsed, onToggle }: { collapsed: boolean; onToggle:
         overflowX: "hidden",
       }}
     >
-      <List component="div" sx={{ px: 1, py: 1.5, flex: 1 }}>
+      <List
+        component="div"
+        data-stripes={stripes ? "true" : "false"}
+        sx={{
+          px: 1,
+          py: 1.5,
+          flex: 1,
+          // The experimental navigation stripes (spec 1 §2.4): every other entry shaded.
+          ...(stripes ? { "& > a:nth-of-type(even):not([data-status='active'])": { bgcolor: "action.hover" } } : {}),
+        }}
+      >
         {entries.map((entry) => {
           const label = t(entry.label);
           return (

@@ -1,9 +1,11 @@
 import { APP_VERSION } from "@flotilla/domain";
+import AdminPanelSettingsOutlined from "@mui/icons-material/AdminPanelSettingsOutlined";
 import ContentCopyOutlined from "@mui/icons-material/ContentCopyOutlined";
 import DarkModeOutlined from "@mui/icons-material/DarkModeOutlined";
 import ExpandMore from "@mui/icons-material/ExpandMore";
 import LightModeOutlined from "@mui/icons-material/LightModeOutlined";
 import LogoutOutlined from "@mui/icons-material/LogoutOutlined";
+import SettingsOutlined from "@mui/icons-material/SettingsOutlined";
 import Avatar from "@mui/material/Avatar";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
@@ -25,9 +27,9 @@ import { usePreference } from "../lib/preferences.ts";
 import { headerColors } from "../theme.ts";
 
 /** The header's user dropdown (spec 1 §2.5): username (cut after 20 characters), copy, theme, log out. */
-export function UserMenu() {
+export function UserMenu({ admin = false }: { admin?: boolean }) {
   const { t } = useTranslation();
-  const { sdk, queryClient } = useServices();
+  const { sdk, queryClient, config } = useServices();
   const navigate = useNavigate();
   const menuId = useId();
   const [anchor, setAnchor] = useState<HTMLElement | null>(null);
@@ -50,8 +52,8 @@ export function UserMenu() {
 
   const logOutAndLeave = async () => {
     close();
-    await logOut(queryClient, sdk);
-    await navigate({ to: "/login" });
+    await logOut(queryClient, sdk, config.apiUrl);
+    await navigate({ to: "/login", search: {} });
   };
 
   return (
@@ -104,6 +106,25 @@ export function UserMenu() {
           </ListItemIcon>
           <ListItemText>{t("user_menu.copy_username")}</ListItemText>
         </MenuItem>
+        <MenuItem
+          onClick={() => {
+            close();
+            void navigate({ to: "/preferences/details" });
+          }}
+        >
+          <ListItemIcon>
+            <SettingsOutlined fontSize="small" />
+          </ListItemIcon>
+          <ListItemText>{t("user_menu.preferences")}</ListItemText>
+        </MenuItem>
+        {admin ? (
+          <MenuItem component="a" href="/admin" onClick={close}>
+            <ListItemIcon>
+              <AdminPanelSettingsOutlined fontSize="small" />
+            </ListItemIcon>
+            <ListItemText>{t("user_menu.admin")}</ListItemText>
+          </MenuItem>
+        ) : null}
         <MenuItem
           onClick={() => {
             setColorMode(colorMode === "dark" ? "light" : "dark");

@@ -19,6 +19,9 @@ const fields = (error: unknown): ErrorFields =>
 
 export { CHUNK_LOAD_TIMEOUT_CODE };
 
+/** The user closed the re-authentication dialog: the action stops without a message. */
+export const REAUTH_CANCELLED_CODE = "FlotillaReauthCancelled";
+
 /** Reason phrases for the status codes a browser client meets. */
 const REASON_PHRASES: Record<number, string> = {
   400: "Bad Request",
@@ -112,7 +115,8 @@ export function isUnreportedError(error: unknown): boolean {
     getStatusCode(error) === 404 ||
     /^Balena(Organization|Application|Device|Release)NotFound$/.test(code) ||
     code === "BalenaInvalidLoginCredentials" ||
-    code === "BalenaNotLoggedIn"
+    code === "BalenaNotLoggedIn" ||
+    code === REAUTH_CANCELLED_CODE
   );
 }
 

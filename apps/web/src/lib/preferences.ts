@@ -9,6 +9,10 @@ export const PREFERENCE_KEYS = {
   sidebarCollapsed: "flotilla.sidebarCollapsed",
   colorMode: "flotilla.colorMode",
   displayApps: "flotilla.displayApps",
+  headerColor: "flotilla.headerColor",
+  navigationStripes: "flotilla.navigationStripes",
+  cookieConsent: "flotilla.cookieConsent",
+  changelogVersion: "flotilla.changelogVersion",
 } as const;
 
 export interface Preferences {
@@ -16,12 +20,24 @@ export interface Preferences {
   colorMode: "light" | "dark";
   /** The experimental "display apps" option (spec 1 §2.4); off by default. */
   displayApps: boolean;
+  /** The experimental header colour (spec 1 §2.4): "" is the default slate. */
+  headerColor: string;
+  /** The experimental navigation stripes (spec 1 §2.4). */
+  navigationStripes: boolean;
+  /** The cookie banner's answer: "" not asked yet, "essentials" or "analytics" (spec 1 §2.5). */
+  cookieConsent: string;
+  /** The dashboard version whose changelog the user has seen ("" never). */
+  changelogVersion: string;
 }
 
 export const BUILT_IN_PREFERENCE_DEFAULTS: Readonly<Preferences> = {
   sidebarCollapsed: false,
   colorMode: "light",
   displayApps: false,
+  headerColor: "",
+  navigationStripes: false,
+  cookieConsent: "",
+  changelogVersion: "",
 };
 let defaults: Readonly<Preferences> = BUILT_IN_PREFERENCE_DEFAULTS;
 const listeners = new Set<() => void>();

@@ -1,0 +1,89 @@
+import TerminalOutlined from "@mui/icons-material/TerminalOutlined";
+import Alert from "@mui/material/Alert";
+import Box from "@mui/material/Box";
+import Button from "@mui/material/Button";
+import Stack from "@mui/material/Stack";
+import Typography from "@mui/material/Typography";
+import { useQuery } from "@tanstack/react-query";
+import { getRouteApi } from "@tanstack/react-router";
+import { useRef, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { useSdk } from "../../app-services.tsx";
+import { FocusCard } from "../../components/auth-frame.tsx";
+import { isAllowedCliCallback } from "./navigation.ts";
+import { sessionQuery } from "./session.ts";
+
+const cliRoute = getRouteApi("/signed-in/login/cli/$");
+
+/** The callback of `/login/cli/{encoded callback URL}` (or `?callback=`). */
+export function cliCallbackOf(splat: string | undefined, search: { callback?: string }): string | undefined {
+  const raw = search.callback ?? splat;
+  if (!raw) return undefined;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * Command-line login (spec 1 §2.3, §5): after the user agrees, the session token is posted (form
+ * field `token`, as balena's CLI expects) to the CLI's local callback, but only when its host is
+ * localhost or an IP literal; any other host gets an error and nothing is sent.
+ */
+export function CliLoginPage() {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const params = cliRoute.useParams();
+  const search = cliRoute.useSearch();
+  const session = useQuery(sessionQuery(sdk));
+  const username = session.data?.kind === "signed-in" ? session.data.user.username : "";
+  const callback = cliCallbackOf(params._splat, search);
+  const allowed = callback !== undefined && isAllowedCliCallback(callback);
+  const [state, setState] = useState<"asking" | "sent" | "cancelled" | "failed">("asking");
+  const form = useRef<HTMLFormElement>(null);
+  const tokenInput = useRef<HTMLInputElement>(null);
+
+  const authorize = async () => {
+    if (!allowed || !form.current || !tokenInput.current) return;
+    try {
+      tokenInput.current.value = await sdk.auth.getToken();
+      form.current.submit();
+      setState("sent");
+    } catch {
+      setState("failed");
+    }
+  };
+
+  return (
+    <FocusCard pageTitle={t("cli_login.page_title")} title={t("cli_login.title")} icon={<TerminalOutlined />}>
+      <Stack spacing={2.5}>
+        {!callback ? <Alert severity="error">{t("cli_login.missing")}</Alert> : null}
+        {callback && !allowed ? (
+          <Alert severity="error" role="alert">
+            {t("cli_login.not_local")}
+          </Alert>
+        ) : null}
+        {allowed && state === "asking" ? (
+          <>
+            <Typography color="text.secondary">{t("cli_login.text", { username })}</Typography>
+            <Box sx={{ display: "flex", gap: 1 }}>
+              <Button variant="contained" onClick={() => void authorize()}>
+                {t("cli_login.authorize")}
+              </Button>
+              <Button onClick={() => setState("cancelled")}>{t("cli_login.cancel")}</Button>
+            </Box>
+          </>
+        ) : null}
+        {state === "sent" ? <Alert severity="success">{t("cli_login.done")}</Alert> : null}
+        {state === "cancelled" ? <Alert severity="info">{t("cli_login.cancelled")}</Alert> : null}
+        {state === "failed" ? <Alert severity="error">{t("cli_login.failed")}</Alert> : null}
+        {allowed ? (
+          <form ref={form} method="post" action={callback} target="_self" hidden>
+            <input ref={tokenInput} type="hidden" name="token" />
+          </form>
+        ) : null}
+      </Stack>
+    </FocusCard>
+  );
+}
