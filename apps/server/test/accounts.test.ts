@@ -370,3 +370,25 @@ describe("logout", () => {
     expect((await api.post("/logout")).status).toBe(401);
   });
 });
+
+describe("mail without SMTP_URL", () => {
+  it("keeps the message in the outbox table with its link", async () => {
+    const local = await createTestApp({ FLOTILLA_PUBLIC_URL: "https://local.example.com" });
+    try {
+      const response = await client(local).post("/user/register", {
+        email: "outbox@example.com",
+        password: "a-good-password",
+      });
+      expect(response.status).toBe(200);
+      const { rows } = await local.db.query<{ recipient: string; subject: string; text: string; html: string }>(
+        "SELECT recipient, subject, text, html FROM outbox_email",
+      );
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ recipient: "outbox@example.com", subject: "Verify your email address" });
+      expect(rows[0]?.text).toMatch(/https:\/\/local\.example\.com\/user\/verify-email\/[\w-]+\/outbox%40example\.com/);
+      expect(rows[0]?.html).toContain("https://local.example.com/user/verify-email/");
+    } finally {
+      await local.close();
+    }
+  });
+});

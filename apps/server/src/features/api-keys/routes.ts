@@ -13,7 +13,7 @@ import { createApiKey } from "./service.ts";
  * dashboard turns its 1/7/30/90-day choices into a date).
  */
 const expiry = z
-  .union([z.null(), z.coerce.date({ error: "is required: a date in the future, or null for never" })])
+  .union([z.null(), z.coerce.date()], { error: "is required: a date in the future, or null for never" })
   .refine((date) => date === null || date.getTime() > Date.now(), "must be in the future");
 
 const userKeyBody = z.object({
