@@ -41,10 +41,8 @@ describe("balena-sdk account calls", () => {
     await expect(
       newSdk().auth.verifyEmail({ email: "sdk@example.com", token: verificationToken ?? "" }),
     ).rejects.toMatchObject({ statusCode: 400 });
-    const [row] = (await sdk.pine.get({ resource: "user", options: { $select: ["is_verified"] } })) as {
-      is_verified: boolean;
-    }[];
-    expect(row?.is_verified).toBe(true);
+    const { rows } = await t.db.query('SELECT is_verified FROM "user" WHERE email = $1', ["sdk@example.com"]);
+    expect(rows).toEqual([{ is_verified: true }]);
   });
 
   it("auth.twoFactor: getSetupKey, enable, isEnabled/isPassed, login challenge, disable", async () => {
