@@ -101,6 +101,20 @@ export function accountApi(sdk: Sdk, apiUrl: string) {
     createRecoveryCodes: () => call<string[]>({ method: "POST", path: "/auth/v1/2fa-recover/create" }),
     verifyRecoveryCode: (code: string) =>
       call<string>({ method: "POST", path: "/auth/v1/2fa-recover/verify", body: { code } }),
+    /**
+     * What `sdk.models.apiKey.create` sends, called directly: the SDK turns every failure into
+     * "not logged in", which would hide the auth-expired answer that asks for the password again.
+     */
+    createApiKey: (body: { name: string; description: string | null; expiryDate: string | null }) =>
+      call<string>({
+        method: "POST",
+        path: "/api-key/user/full",
+        body: {
+          name: body.name,
+          expiryDate: body.expiryDate,
+          ...(body.description ? { description: body.description } : {}),
+        },
+      }),
     importSshKeys: (url: string) =>
       call<{ added: number; skipped: number }>({ method: "POST", path: "/user/v1/ssh-keys/import", body: { url } }),
     captcha: () =>

@@ -30,7 +30,9 @@ import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { EmptyState } from "../../components/page.tsx";
 import { errorText } from "../../lib/errors.ts";
 import { showToast } from "../../lib/toasts.ts";
+import { useAccountApi } from "../../lib/use-account-api.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
+import { useReauth } from "../auth/reauth.tsx";
 import { type ExpiryChoice, expiryDateFor } from "./api-key-expiry.ts";
 import { Section } from "./section.tsx";
 import { useSessionUser } from "./use-user.ts";
@@ -51,7 +53,6 @@ const formatDate = (value: string | null | undefined) => (value ? format(new Dat
 
 function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const { t } = useTranslation();
-  const sdk = useSdk();
   const queryClient = useQueryClient();
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
@@ -59,9 +60,11 @@ function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void })
   const [custom, setCustom] = useState("");
   const [errors, setErrors] = useState<{ name?: string; expiry?: string }>({});
   const [created, setCreated] = useState<string>();
+  const api = useAccountApi();
+  const withReauth = useReauth();
   const create = useMutation({
     mutationFn: (expiryDate: string | null) =>
-      sdk.models.apiKey.create({ name: name.trim(), description: description.trim() || null, expiryDate }),
+      withReauth(() => api.createApiKey({ name: name.trim(), description: description.trim() || null, expiryDate })),
     meta: { reportErrors: false },
     onSuccess: async (key) => {
       setCreated(key);

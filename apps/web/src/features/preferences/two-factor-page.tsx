@@ -123,7 +123,7 @@ function EnableFlow({
   const enable = useMutation({
     mutationFn: async () => {
       await withReauth(() => sdk.auth.twoFactor.enable(code));
-      return api.createRecoveryCodes();
+      return withReauth(() => api.createRecoveryCodes());
     },
     meta: { reportErrors: false },
     onSuccess: (codes) => onEnabled(codes),

@@ -1,0 +1,52 @@
+import crypto from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { generate } from "otplib";
+import type { Page } from "playwright-core";
+
+/** Screenshots of the account pages for people to look at (outside the repository). */
+export async function shot(page: Page, name: string) {
+  mkdirSync("/tmp/shots", { recursive: true });
+  await page.waitForTimeout(350); // let transitions settle
+  await page.screenshot({ path: `/tmp/shots/${name}.png`, fullPage: true });
+}
+
+/** A fresh ed25519 public key in OpenSSH format. */
+export function sshPublicKey(comment = "e2e@flotilla"): string {
+  const { publicKey } = crypto.generateKeyPairSync("ed25519");
+  const raw = publicKey.export({ format: "der", type: "spki" }).subarray(-32);
+  const part = (buffer: Buffer) => {
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(buffer.length);
+    return Buffer.concat([length, buffer]);
+  };
+  const wire = Buffer.concat([part(Buffer.from("ssh-ed25519")), part(raw)]);
+  return `ssh-ed25519 ${wire.toString("base64")} ${comment}`;
+}
+
+/**
+ * A TOTP code for `secret` that was not used yet (the server accepts each code once): waits
+ * for the next 30 s window when the current code is spent.
+ */
+export async function freshTotp(secret: string, used: Set<string>): Promise<string> {
+  for (;;) {
+    const code = await generate({ secret });
+    if (!used.has(code)) {
+      used.add(code);
+      return code;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+export async function logIn(page: Page, dashboardUrl: string, username: string, password: string) {
+  await page.goto(`${dashboardUrl}/login`);
+  await page.getByLabel("Email or username").fill(username);
+  await page.getByLabel("Password", { exact: true }).fill(password);
+  await page.getByRole("button", { name: "Log in" }).click();
+}
+
+export async function logOutFromMenu(page: Page) {
+  await page.getByRole("button", { name: "Account menu" }).click();
+  await page.getByRole("menuitem", { name: "Log out" }).click();
+  await page.waitForURL(/\/login$/);
+}
