@@ -29,7 +29,8 @@ export function cliCallbackOf(splat: string | undefined, search: { callback?: st
 /**
  * Command-line login (spec 1 §2.3, §5): after the user agrees, the session token is posted (form
  * field `token`, as balena's CLI expects) to the CLI's local callback, but only when its host is
- * localhost or an IP literal; any other host gets an error and nothing is sent.
+ * localhost or an IP literal; any other host gets an error and nothing is sent. When the page's
+ * CSP does not allow posting there, the token travels as `?token=` of a navigation instead.
  */
 export function CliLoginPage() {
   const { t } = useTranslation();
@@ -45,14 +46,27 @@ export function CliLoginPage() {
   const tokenInput = useRef<HTMLInputElement>(null);
 
   const authorize = async () => {
-    if (!allowed || !form.current || !tokenInput.current) return;
+    if (!allowed || !callback || !form.current || !tokenInput.current) return;
+    let token: string;
     try {
-      tokenInput.current.value = await sdk.auth.getToken();
-      form.current.submit();
-      setState("sent");
+      token = await sdk.auth.getToken();
     } catch {
       setState("failed");
+      return;
     }
+    // A Content-Security-Policy without the callback in form-action blocks the POST: then the
+    // token goes as a query parameter of a plain navigation to the same local address.
+    const onViolation = (event: SecurityPolicyViolationEvent) => {
+      if (!event.violatedDirective.startsWith("form-action")) return;
+      const target = new URL(callback);
+      target.searchParams.set("token", token);
+      window.location.assign(target.toString());
+    };
+    document.addEventListener("securitypolicyviolation", onViolation, { once: true });
+    setTimeout(() => document.removeEventListener("securitypolicyviolation", onViolation), 2000);
+    tokenInput.current.value = token;
+    form.current.submit();
+    setState("sent");
   };
 
   return (

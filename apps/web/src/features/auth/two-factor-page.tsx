@@ -116,7 +116,12 @@ export function TwoFactorPage() {
                   ? {
                       inputMode: "numeric",
                       maxLength: TWO_FACTOR_CODE_LENGTH,
-                      style: { letterSpacing: "0.4em", fontSize: "1.25rem", fontVariantNumeric: "tabular-nums" },
+                      style: {
+                        letterSpacing: "0.4em",
+                        fontSize: "1.25rem",
+                        fontVariantNumeric: "tabular-nums",
+                        textAlign: "center",
+                      },
                     }
                   : { style: { fontFamily: "monospace" } },
             }}
