@@ -36,11 +36,20 @@ describe("configuration", () => {
     ["FLOTILLA_EMAIL_VERIFICATION", "never", "must be required or optional"],
     ["FLOTILLA_DEMO", "yes", "must be 0 or 1"],
     ["SMTP_URL", "mail.example.com", "must be an smtp:// or smtps:// URL"],
+    ["SMTP_FROM", "Flotilla", 'must be an address, or "Name <address>"'],
     ["FLOTILLA_FEATURE_FLAGS", "a,,b", "must be a comma-separated list of flag names"],
     ["FLOTILLA_STATUS_PAGE_URL", "status", "must be an http(s) URL"],
   ])("refuses %s=%s with one line naming the variable", (name, value, problem) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(`Invalid ${name}="${value}": ${problem}`);
+  });
+
+  it("sends mail from SMTP_FROM, or from no-reply at the dashboard's host", () => {
+    expect(loadConfig({ FLOTILLA_PUBLIC_URL: "https://console.example.com/" }).mailFrom).toBe(
+      "Flotilla <no-reply@console.example.com>",
+    );
+    expect(loadConfig({ SMTP_FROM: "Fleet <ops@example.org>" }).mailFrom).toBe("Fleet <ops@example.org>");
+    expect(loadConfig({ SMTP_FROM: "ops@example.org" }).mailFrom).toBe("ops@example.org");
   });
 
   it("needs the admin email and password together", () => {

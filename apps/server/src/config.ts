@@ -45,6 +45,10 @@ const schema = z.object({
     .string()
     .regex(/^smtps?:\/\/.+/, "must be an smtp:// or smtps:// URL")
     .optional(),
+  SMTP_FROM: z
+    .string()
+    .regex(/^([^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, 'must be an address, or "Name <address>"')
+    .optional(),
   FLOTILLA_CAPTCHA: z.enum(["pow", "recaptcha", "off"], { error: "must be pow, recaptcha or off" }).default("pow"),
   RECAPTCHA_SITE_KEY: z.string().min(1).optional(),
   RECAPTCHA_SECRET_KEY: z.string().min(1).optional(),
@@ -82,6 +86,8 @@ export type Config = {
   admin: { email: string; password: string } | undefined;
   secret: string | undefined;
   smtpUrl: string | undefined;
+  /** The From of outgoing mail. */
+  mailFrom: string;
   captcha: "pow" | "recaptcha" | "off";
   recaptcha: { siteKey: string; secretKey: string; verifyUrl: string } | undefined;
   emailVerification: "required" | "optional";
@@ -125,11 +131,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('Invalid FLOTILLA_CAPTCHA="recaptcha": needs RECAPTCHA_SITE_KEY and RECAPTCHA_SECRET_KEY');
   }
   const dataDir = path.resolve(e.FLOTILLA_DATA_DIR);
+  const publicUrl = trimSlash(e.FLOTILLA_PUBLIC_URL ?? `http://localhost:${e.FLOTILLA_PORT}`);
   return {
     dashboardPort: e.FLOTILLA_PORT,
     apiPort: e.FLOTILLA_API_PORT,
     host: e.FLOTILLA_HOST,
-    publicUrl: trimSlash(e.FLOTILLA_PUBLIC_URL ?? `http://localhost:${e.FLOTILLA_PORT}`),
+    publicUrl,
     apiUrl: trimSlash(e.FLOTILLA_API_URL ?? `http://localhost:${e.FLOTILLA_API_PORT}`),
     dataDir,
     databaseUrl: e.DATABASE_URL,
@@ -143,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : undefined,
     secret: e.FLOTILLA_SECRET,
     smtpUrl: e.SMTP_URL,
+    mailFrom: e.SMTP_FROM ?? `Flotilla <no-reply@${new URL(publicUrl).hostname}>`,
     captcha: e.FLOTILLA_CAPTCHA,
     recaptcha:
       e.RECAPTCHA_SITE_KEY && e.RECAPTCHA_SECRET_KEY

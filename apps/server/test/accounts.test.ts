@@ -63,6 +63,7 @@ describe("registration", () => {
     await register({ email: "html@example.com", password: "a-good-password" });
     const received = await mail.next("html@example.com");
     expect(received.subject).toBe("Verify your email address");
+    expect(received.from).toBe("no-reply@console.example.com");
     expect(received.html).toContain(`href="${linkIn(received)}"`);
     expect(received.text).toContain("valid for 24 hours");
   });

@@ -11,9 +11,9 @@ type Log = { info(object: object, message: string): void; error(object: object, 
  * message is kept in the `outbox_email` table and its link is logged, so a single-machine
  * install can still verify accounts and reset passwords.
  */
-export function createMailer(config: Pick<Config, "smtpUrl" | "publicUrl">, orm: Orm, log: Log) {
+export function createMailer(config: Pick<Config, "smtpUrl" | "mailFrom">, orm: Orm, log: Log) {
   const transport = config.smtpUrl ? nodemailer.createTransport(config.smtpUrl) : undefined;
-  const from = `Flotilla <no-reply@${new URL(config.publicUrl).hostname}>`;
+  const from = config.mailFrom;
 
   return {
     /** Sends (or keeps) one mail; a failure is logged, not thrown: the user can ask again. */

@@ -42,6 +42,8 @@ export async function createUser(
   input: {
     email: string;
     password: string;
+    /** The password's argon2 hash when already computed (outside a transaction). */
+    passwordHash?: string;
     username?: string;
     isVerified?: boolean;
     mustBeVerified?: boolean;
@@ -56,7 +58,7 @@ export async function createUser(
       actor: newActor.id,
       email: input.email.trim(),
       username: input.username ?? (await freeUsername(orm, input.email)),
-      password_hash: await hashPassword(input.password),
+      password_hash: input.passwordHash ?? (await hashPassword(input.password)),
       is_verified: input.isVerified ?? false,
       must_be_verified: input.mustBeVerified ?? false,
       has_disabled_newsletter: input.hasDisabledNewsletter ?? false,
