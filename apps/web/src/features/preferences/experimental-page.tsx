@@ -88,14 +88,17 @@ export function ExperimentalPreferencesPage() {
                   sx={{
                     width: 28,
                     height: 28,
+                    p: 0,
                     borderRadius: "50%",
                     cursor: "pointer",
                     bgcolor: color || "#151a23",
-                    border: 2,
-                    borderColor: headerColor === color ? "primary.main" : "transparent",
-                    outline: "2px solid",
-                    outlineColor: "background.paper",
-                    outlineOffset: -4,
+                    border: "2px solid",
+                    borderColor: "background.paper",
+                    boxShadow: (theme) =>
+                      headerColor === color
+                        ? `0 0 0 2px ${theme.palette.primary.main}`
+                        : `0 0 0 1px ${theme.palette.divider}`,
+                    "&:focus-visible": { outline: "2px solid", outlineColor: "primary.main", outlineOffset: 3 },
                   }}
                 />
               ))}
