@@ -72,9 +72,12 @@ export type RunningFlotilla = {
  */
 export async function startFlotilla(
   env: Record<string, string> = {},
-  reuse?: Pick<RunningFlotilla, "dataDir" | "env">,
+  reuse?: Pick<RunningFlotilla, "dataDir" | "env"> & { ports?: { dashboard: number; api: number } },
 ): Promise<RunningFlotilla> {
-  const [dashboardPort, apiPort] = [await freePort(), await freePort()];
+  // A restart may keep the ports, so a page that is already open finds the server again.
+  const [dashboardPort, apiPort] = reuse?.ports
+    ? [reuse.ports.dashboard, reuse.ports.api]
+    : [await freePort(), await freePort()];
   const dataDir = reuse?.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-e2e-"));
   created.dataDirs.add(dataDir);
   let baseEnv: Record<string, string> = reuse?.env ?? {
