@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMailer } from "../src/features/mail/mailer.ts";
+import { verificationMail } from "../src/features/mail/templates.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 import { claimsOf, client, MINUTE, withClockOffset } from "./support/accounts.ts";
 import { linkIn, type MailServer, startMailServer } from "./support/mail.ts";
@@ -372,7 +374,31 @@ describe("logout", () => {
   });
 });
 
+describe("login with a password longer than 64 characters", () => {
+  it("still signs in (spec 1 §5: the dashboard then prompts a change)", async () => {
+    const long = "L".repeat(80);
+    const { user } = await t.factories.user({ password: long });
+    const response = await api.post("/login_", { username: user.email, password: long });
+    expect(response.status).toBe(200);
+  });
+});
+
 describe("mail without SMTP_URL", () => {
+  it("logs the link at info level", async () => {
+    const lines: { object: object; message: string }[] = [];
+    const log = { info: (object: object, message: string) => lines.push({ object, message }), error: () => {} };
+    const mailer = createMailer({ smtpUrl: undefined, mailFrom: "x@example.com" }, t.db.orm, log);
+    const content = verificationMail("https://d.example.com", "tok", "log@example.com", 24);
+    expect(await mailer.send("log@example.com", content)).toBe(true);
+    expect(lines).toEqual([
+      {
+        object: { to: "log@example.com", subject: "Verify your email address", link: content.link },
+        message: `mail kept in the outbox (no SMTP_URL): ${content.link}`,
+      },
+    ]);
+    expect(content.link).toBe("https://d.example.com/user/verify-email/tok/log%40example.com");
+  });
+
   it("keeps the message in the outbox table with its link", async () => {
     const local = await createTestApp({ FLOTILLA_PUBLIC_URL: "https://local.example.com" });
     try {
