@@ -270,7 +270,7 @@ describe("freshness (authTime older than 20 minutes)", () => {
     const stale = await withClockOffset(-21 * MINUTE, () => t.ctx.tokens.start(user));
     const expired = {
       code: "auth_expired",
-      message: "This action needs a recent sign-in: enter your password again to continue.",
+      message: "Authentication expired: this action needs a recent sign-in, enter your password again.",
     };
     const change = await api.patch("/user/password", { currentPassword: password, password: "new-password-1" }, stale);
     expect([change.status, change.json]).toEqual([403, expired]);

@@ -24,7 +24,7 @@ export const errorCatalogue = {
   invalid_password: { status: 401, text: "The password is not correct." },
   auth_expired: {
     status: 403,
-    text: "This action needs a recent sign-in: enter your password again to continue.",
+    text: "Authentication expired: this action needs a recent sign-in, enter your password again.",
   },
   two_factor_required: {
     status: 401,
