@@ -10,6 +10,7 @@ import { type AppServices, ServicesProvider } from "./app-services.tsx";
 import { AppErrorBoundary } from "./components/error-page.tsx";
 import { ReauthProvider } from "./features/auth/reauth.tsx";
 import { logOut } from "./features/auth/session.ts";
+import { startTokenWatch } from "./features/auth/token-watch.ts";
 import { createBuildFreshness } from "./lib/build-freshness.ts";
 import type { RuntimeConfig } from "./lib/config.ts";
 import { createApiPing, createConnectivityMonitor } from "./lib/connectivity.ts";
@@ -97,6 +98,21 @@ export async function startApp(
       <App services={services} router={router} />
     </StrictMode>,
   );
+  // The token is checked every second: expired → logged out with the spec's text; hourly refresh (spec 1 §9).
+  startTokenWatch({
+    sdk,
+    apiUrl: config.apiUrl,
+    onExpired: () => {
+      const signedInPage = router?.state.matches.some((match) => match.routeId.startsWith("/signed-in"));
+      if (!signedInPage) {
+        // A stale token on a public page (login, sign-up): forget it quietly.
+        void logOut(queryClient, sdk);
+        return;
+      }
+      showToast("error", t("errors.token_expired"));
+      void onSessionLost();
+    },
+  });
   connectivity.start();
   buildFreshness.start();
   statusPage.start();

@@ -12,6 +12,8 @@ export interface TokenClaims {
   twoFactorRequired?: boolean;
   permissions: string[];
   exp?: number;
+  /** Issued at (seconds since the epoch). */
+  iat?: number;
 }
 
 export type TwoFactorState = "disabled" | "pending" | "passed";
@@ -46,6 +48,7 @@ export function decodeToken(token: string | undefined | null): TokenClaims | und
         ? raw.permissions.filter((p): p is string => typeof p === "string")
         : [],
       exp: typeof raw.exp === "number" ? raw.exp : undefined,
+      iat: typeof raw.iat === "number" ? raw.iat : undefined,
     };
   } catch {
     return undefined;
