@@ -7,7 +7,7 @@ import { screenshot, signIn } from "./web-helpers.ts";
 /**
  * The error page (spec 1 §2.2; FND-004..006) on a real failure, no mocks: the server runs with a
  * rate limit of one API request per minute (FLOTILLA_RATE_LIMIT=1). Signing in (its own limit) and
- * the first page use up the budget; reloading makes the session check answer 429 with a
+ * the first page's session check use up the budget; reloading makes that check answer 429 with a
  * Retry-After of about a minute, longer than the dashboard waits out, so the page fails.
  */
 describe("error page", () => {
@@ -22,10 +22,11 @@ describe("error page", () => {
     await signIn(page);
     await page.waitForURL(`${flotilla.dashboardUrl}/fleets`);
     await page.getByRole("heading", { name: "Fleets", level: 1 }).waitFor();
-    // The header's user name is the one API request of the minute.
+    // The session check (the user's row, which also gives the header its user name) is the one
+    // API request of the minute.
     await page.getByRole("button", { name: "Account menu" }).getByText("demo").waitFor();
 
-    const rateLimited = page.waitForResponse((response) => response.url().endsWith("/actor/v1/whoami"));
+    const rateLimited = page.waitForResponse((response) => /\/v7\/user\(\d+\)/.test(response.url()));
     await page.reload();
     expect((await rateLimited).status()).toBe(429);
 

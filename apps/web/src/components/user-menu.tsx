@@ -22,7 +22,7 @@ import { useNavigate } from "@tanstack/react-router";
 import { useId, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../app-services.tsx";
-import { logOut, menuUsername, whoamiQuery } from "../features/auth/session.ts";
+import { logOut, menuUsername, sessionQuery } from "../features/auth/session.ts";
 import { usePreference } from "../lib/preferences.ts";
 import { headerColors } from "../theme.ts";
 
@@ -35,8 +35,9 @@ export function UserMenu({ admin = false }: { admin?: boolean }) {
   const [anchor, setAnchor] = useState<HTMLElement | null>(null);
   const [copied, setCopied] = useState(false);
   const [colorMode, setColorMode] = usePreference("colorMode");
-  const whoami = useQuery(whoamiQuery(sdk));
-  const username = whoami.data && "username" in whoami.data ? whoami.data.username : "";
+  // The session check already read the user's row: no request of its own.
+  const session = useQuery(sessionQuery(sdk));
+  const username = session.data?.kind === "signed-in" ? session.data.user.username : "";
   const shown = menuUsername(username);
   const close = () => setAnchor(null);
 
@@ -79,7 +80,7 @@ export function UserMenu({ admin = false }: { admin?: boolean }) {
         >
           {username ? username.charAt(0).toUpperCase() : ""}
         </Avatar>
-        {whoami.isPending ? <Skeleton variant="text" width={80} sx={{ bgcolor: "rgba(255,255,255,0.12)" }} /> : shown}
+        {session.isPending ? <Skeleton variant="text" width={80} sx={{ bgcolor: "rgba(255,255,255,0.12)" }} /> : shown}
       </Button>
       <Menu
         id={menuId}

@@ -16,7 +16,6 @@ export const SESSION_CHECK_STALE_MS = 30_000;
 
 export const sessionKeys = {
   state: ["session", "state"] as const,
-  whoami: ["session", "whoami"] as const,
   user: ["session", "user"] as const,
 };
 
@@ -113,12 +112,6 @@ export const isNewUser = (user: Pick<SessionUser, "created_at">, now = Date.now(
 export async function isLoggedIn(queryClient: QueryClient, sdk: Sdk): Promise<boolean> {
   return (await getSessionState(queryClient, sdk)).kind === "signed-in";
 }
-
-export const whoamiQuery = (sdk: Sdk) => ({
-  queryKey: sessionKeys.whoami,
-  queryFn: async () => (await sdk.auth.whoami()) ?? null,
-  staleTime: 5 * 60_000,
-});
 
 /** Keeps a new token and forgets everything cached for the previous one. */
 export async function startSession(queryClient: QueryClient, sdk: Sdk, token: string) {

@@ -33,7 +33,14 @@ import { logOut, type SessionUser, sessionKeys } from "../auth/session.ts";
 import { Section } from "./section.tsx";
 import { useSessionUser } from "./use-user.ts";
 
-const rowSx = { display: "grid", gridTemplateColumns: { xs: "1fr", sm: "160px 1fr" }, gap: { xs: 0.25, sm: 2 }, py: 1 };
+const rowSx = {
+  display: "grid",
+  gridTemplateColumns: { xs: "1fr", sm: "160px 1fr" },
+  gap: { xs: 0.25, sm: 2 },
+  alignItems: "center",
+  minHeight: 44,
+  py: 0.75,
+};
 
 function AccountSummary({ user }: { user: SessionUser }) {
   const { t } = useTranslation();
