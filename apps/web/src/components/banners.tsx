@@ -4,6 +4,7 @@ import { useNavigate } from "@tanstack/react-router";
 import { useTranslation } from "react-i18next";
 import { useBuildOutdated, useConnectivity } from "../app-services.tsx";
 import { usePasswordTooLong } from "../features/auth/password-too-long.ts";
+import { useThrottled } from "../lib/throttle-notice.ts";
 import { ServiceStatusBanner } from "./service-status.tsx";
 
 /**
@@ -15,6 +16,7 @@ export function AppBanners() {
   const { offline, checkNow } = useConnectivity();
   const outdated = useBuildOutdated();
   const passwordTooLong = usePasswordTooLong();
+  const throttled = useThrottled();
   const navigate = useNavigate();
   return (
     <>
@@ -68,6 +70,11 @@ export function AppBanners() {
           }
         >
           {t("banners.outdated")}
+        </Alert>
+      ) : null}
+      {throttled ? (
+        <Alert severity="info" role="status" square sx={{ py: 0, borderRadius: 0 }}>
+          {t("banners.throttled")}
         </Alert>
       ) : null}
       <ServiceStatusBanner />

@@ -54,6 +54,8 @@ export interface RequestLayerOptions {
   connectivity: Connectivity;
   limiter?: ConcurrencyLimiter;
   sleep?: (ms: number) => Promise<void>;
+  /** Told about every 429 answer, with its Retry-After in ms when it has one (the throttling banner). */
+  onRateLimited?: (retryAfterMs: number | undefined) => void;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -69,6 +71,7 @@ export function createRequestLayer<O extends SendOptions, R>(
     connectivity,
     limiter = createConcurrencyLimiter(MAX_REQUESTS_IN_FLIGHT),
     sleep = defaultSleep,
+    onRateLimited,
   }: RequestLayerOptions,
 ): (options: O) => Promise<R> {
   return async function layeredSend(options: O): Promise<R> {
@@ -81,6 +84,7 @@ export function createRequestLayer<O extends SendOptions, R>(
       try {
         return await limiter.run(() => send(options));
       } catch (error) {
+        if (getStatusCode(error) === 429) onRateLimited?.(parseRetryAfter(retryAfterHeader(error)));
         if (getStatusCode(error) === 429 && !options.doNotRetry) {
           rateLimitRetries += 1;
           const delay = rateLimitRetryDelay(retryAfterHeader(error), rateLimitRetries);

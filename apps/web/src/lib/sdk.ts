@@ -2,6 +2,7 @@ import { APP_VERSION } from "@flotilla/domain";
 import { type BalenaSDK, getSdk } from "balena-sdk";
 import type { RuntimeConfig } from "./config.ts";
 import { type Connectivity, createRequestLayer } from "./request-layer.ts";
+import { noteThrottled } from "./throttle-notice.ts";
 
 export type Sdk = BalenaSDK;
 
@@ -33,7 +34,10 @@ export function createSdk(config: RuntimeConfig, connectivity: Connectivity): Sd
     retryRateLimitedRequests: false,
   });
   const send = sdk.request.send.bind(sdk.request);
-  sdk.request.send = createRequestLayer(send, { connectivity }) as typeof sdk.request.send;
+  sdk.request.send = createRequestLayer(send, {
+    connectivity,
+    onRateLimited: noteThrottled,
+  }) as typeof sdk.request.send;
   // Runs after the SDK's own interceptor, which sets X-Balena-Client on API requests.
   sdk.interceptors.push({
     request(request) {
