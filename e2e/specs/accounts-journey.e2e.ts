@@ -81,6 +81,11 @@ describe("accounts: a new user's journey", () => {
     // An unverified user is sent back to the pending page from any guarded page (spec 1 §2.2).
     await page.goto(url("/orgs"));
     await page.waitForURL(url("/user/verify-email/pending"));
+
+    // A bad verification link ends on the pending page with the generic verification message.
+    await page.goto(url("/user/verify-email/not-a-token/nobody%40example"));
+    await page.waitForURL(url("/user/verify-email/pending?error=issue"));
+    await page.getByText("There was an issue verifying your email. Request a new link and try again.").waitFor();
   });
 
   it("resends the verification mail, verifies through the mailed link and completes the profile", async () => {

@@ -81,6 +81,9 @@ export function CliLoginPage() {
         {allowed && state === "asking" ? (
           <>
             <Typography color="text.secondary">{t("cli_login.text", { username })}</Typography>
+            <Typography variant="body2" color="text.secondary" sx={{ wordBreak: "break-all" }}>
+              {t("cli_login.callback", { callback })}
+            </Typography>
             <Box sx={{ display: "flex", gap: 1 }}>
               <Button variant="contained" onClick={() => void authorize()}>
                 {t("cli_login.authorize")}
