@@ -176,6 +176,33 @@ describe("accounts: a new user's journey", () => {
     await page.waitForURL((current) => !current.pathname.startsWith("/login"));
   }, 90_000);
 
+  it("resets the password of a 2FA account: the reset form then asks for the code", async () => {
+    await logOutFromMenu(page);
+    await page.getByRole("link", { name: "Forgot password?" }).click();
+    await page.getByLabel("Email").fill(email);
+    await page.getByRole("button", { name: "Send reset link" }).click();
+    await page.waitForURL(url("/password-reset/success"));
+    const link = await mail.waitForLink(email, /https?:\/\/[^\s"<>]+\/user\/reset-password\/[^\s"<>]+/);
+    await openLink(page, link);
+    const reset = "reset-password-3";
+    await page.getByLabel("New password", { exact: true }).fill(reset);
+    await page.getByLabel("Confirm new password").fill(reset);
+    await page.getByRole("button", { name: "Change password" }).click();
+    await page.getByText("Two-factor code required.").waitFor();
+    await page.getByLabel("Two-factor code").fill(await freshTotp(secret, usedCodes));
+    await shot(page, "reset-password-two-factor");
+    await page.getByRole("button", { name: "Change password" }).click();
+    await page.waitForURL(url("/login"));
+    password = reset;
+
+    await logIn(page, flotilla.dashboardUrl, email, password);
+    await page.waitForURL(url("/login/two-factor"));
+    await page.getByRole("button", { name: "Use a recovery code instead" }).click();
+    await page.getByLabel("Recovery code").fill(recoveryCodes[2] ?? "");
+    await page.getByRole("button", { name: "Verify" }).click();
+    await page.waitForURL((current) => !current.pathname.startsWith("/login"));
+  }, 90_000);
+
   it("adds an SSH key and an API key", async () => {
     await page.goto(url("/preferences/sshkeys"));
     await page.getByText("No SSH keys yet").waitFor();
