@@ -33,6 +33,22 @@ describe("accounts: guards, shell and CLI login", () => {
     expect(await banner.count()).toBe(0);
   });
 
+  it("pre-fills an invitation from the redirect and registers with only the allowed fields", async () => {
+    await page.goto(url(`/signup?redirect=${encodeURIComponent("/organization/invitation/tok-123")}`));
+    await page.getByText("You are signing up to accept an invitation.", { exact: false }).waitFor();
+    await shot(page, "signup-invitation");
+    await page.getByLabel("Email").fill(`invited.${Date.now()}@example.com`);
+    await page.getByLabel("Password", { exact: true }).fill("invited-pass-1");
+    const sent = page.waitForRequest((request) => request.url().endsWith("/user/register"));
+    await page.getByRole("button", { name: "Create account" }).click();
+    const body = (await sent).postDataJSON() as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual(
+      ["email", "has_disabled_newsletter", "invitation_token", "invitation_type", "password"].sort(),
+    );
+    expect(body).toMatchObject({ invitation_type: "organization", invitation_token: "tok-123" });
+    await page.waitForURL((current) => ["/user/verify-email/pending", "/signup/profile"].includes(current.pathname));
+  });
+
   it("sends a signed-out visitor to /login with the page as redirect, and back there after login", async () => {
     await page.goto(url("/preferences/sshkeys"));
     await page.waitForURL(url("/login?redirect=%2Fpreferences%2Fsshkeys"));

@@ -195,6 +195,7 @@ export function ResetPasswordPage() {
             {needsTwoFactor ? (
               <TextField
                 label={t("password_reset.two_factor_code")}
+                autoFocus
                 name="twoFactorCode"
                 autoComplete="one-time-code"
                 value={values.twoFactorCode}
