@@ -114,6 +114,25 @@ describe("accounts: guards, shell and CLI login", () => {
     await shot(page, "admin-header");
   });
 
+  it("opens the changelog by itself when the stored major version is below the latest", async () => {
+    await page.addInitScript(() => {
+      if (!sessionStorage.getItem("seeded")) {
+        localStorage.setItem("flotilla.changelogVersion", JSON.stringify("30.4.0"));
+        sessionStorage.setItem("seeded", "1");
+      }
+    });
+    await page.goto(url("/login"));
+    const dialog = page.getByRole("dialog", { name: "What's new in Flotilla 31.1.1" });
+    await dialog.getByText("Two-factor authentication with recovery codes").waitFor();
+    await shot(page, "changelog");
+    await dialog.getByRole("button", { name: "Got it" }).click();
+    await dialog.waitFor({ state: "detached" });
+    await page.reload();
+    await page.getByRole("heading", { name: "Log in to Flotilla" }).waitFor();
+    await page.waitForTimeout(500);
+    expect(await dialog.count()).toBe(0);
+  });
+
   it("hands the token to a CLI callback on an IP literal, never to another host", async () => {
     const received: string[] = [];
     const callback = http.createServer((request, response) => {
