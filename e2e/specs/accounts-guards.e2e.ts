@@ -62,7 +62,7 @@ describe("accounts: guards, shell and CLI login", () => {
 
     await page.goto(url("/preferences"));
     await page.waitForURL(url("/preferences/details"));
-    await page.getByRole("region", { name: "Account" }).getByText(DEMO.email).waitFor();
+    await page.getByRole("region", { name: "Account", exact: true }).getByText(DEMO.email).waitFor();
     await shot(page, "preferences-details-top");
 
     // Signed-in visitors of the logged-out pages go home.
