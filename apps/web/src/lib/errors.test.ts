@@ -138,3 +138,12 @@ describe("helpers", () => {
     expect(capErrorText("a".repeat(500))).toHaveLength(500);
   });
 });
+
+describe("errors with a code", () => {
+  it("show the server's catalogue text as it is", () => {
+    expect(errorText({ statusCode: 401, apiCode: "invalid_password", body: "The password is not correct." })).toBe(
+      "The password is not correct.",
+    );
+    expect(errorText({ statusCode: 400, body: "bad" })).toBe("Request error: bad.");
+  });
+});

@@ -159,6 +159,11 @@ function uncappedErrorText(error: unknown): string {
   }
   if (status === 429) return t("errors.too_many_requests");
   if (status !== undefined && status >= 500) return t("errors.unexpected");
+  // An answer with an error code carries its catalogue text: shown as it is (spec 1 §8).
+  const apiCode = (error as { apiCode?: unknown }).apiCode;
+  if (status !== undefined && typeof apiCode === "string" && typeof e.body === "string" && htmlToText(e.body)) {
+    return htmlToText(e.body);
+  }
   if (status !== undefined) {
     const body =
       e.body === undefined || e.body === null
