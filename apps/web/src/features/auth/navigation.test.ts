@@ -61,6 +61,10 @@ describe("last path and return URL", () => {
     expect(lastPathOf(1, storage)).toBe("/orgs?x=1");
     expect(lastPathOf(2, storage)).toBeUndefined();
     expect(lastPathOf(3, storage)).toBeUndefined();
+    for (const path of ["/login/cli/x", "/signup/profile", "/user/verify-email/pending"]) {
+      rememberLastPath(4, path, storage);
+      expect(lastPathOf(4, storage)).toBeUndefined();
+    }
   });
 
   it("removes the return URL once read, optionally per key", () => {

@@ -21,7 +21,10 @@ export function lastPathOf(userId: number, storage: Storage | undefined = global
     const path = storage?.getItem(`${LAST_PATH_PREFIX}${userId}`) ?? undefined;
     if (!path?.startsWith("/") || path.startsWith("//")) return undefined;
     const bare = path.split(/[?#]/)[0];
-    if (bare === "/fleets" || bare === "/" || bare?.startsWith("/login")) return undefined;
+    // Never /fleets (the default anyway), nor one-off steps: logins, CLI handoff, verification, sign-up.
+    if (bare === "/fleets" || bare === "/" || /^\/(login|signup|user\/verify-email)(\/|$)/.test(bare ?? "")) {
+      return undefined;
+    }
     return path;
   } catch {
     return undefined;
