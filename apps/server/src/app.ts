@@ -17,7 +17,9 @@ import { captchaRoutes } from "./features/captcha/routes.ts";
 import { dashboardServer } from "./features/dashboard/server.ts";
 import { dataApiRoutes } from "./features/data-api/routes.ts";
 import { healthRoutes } from "./features/health/routes.ts";
+import { invitationRoutes } from "./features/invitations/routes.ts";
 import { createMailer } from "./features/mail/mailer.ts";
+import { organizationLogoRoutes } from "./features/organizations/logo.ts";
 import { registerAuthentication } from "./lib/authenticate.ts";
 import { registerErrorHandler } from "./lib/error-handler.ts";
 import { loadSecret } from "./lib/secret.ts";
@@ -67,6 +69,8 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(captchaRoutes, ctx);
   await app.register(apiKeyRoutes, ctx);
   await app.register(dataApiRoutes, ctx);
+  await app.register(invitationRoutes, ctx);
+  await app.register(organizationLogoRoutes, ctx);
   return app;
 }
 

@@ -30,3 +30,11 @@ export const ERROR_MESSAGE_MAX_LENGTH = 500;
 
 /** Date format of the whole product (spec 1 §9), date-fns tokens. */
 export const DATE_FORMAT = "MMM do yyyy, h:mm a";
+
+/** Organizations (spec 3 §5, §9). */
+export const ORGANIZATION_LOGO_MAX_BYTES = 1_000_000;
+export const ORGANIZATION_LOGO_TYPES = ["image/png", "image/jpeg"] as const;
+/** Organization and fleet invitations stay valid this long (a Flotilla decision). */
+export const INVITATION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
+/** The fleet role a membership gets when none is named (spec 2 §6). */
+export const DEFAULT_FLEET_MEMBERSHIP_ROLE = "developer";

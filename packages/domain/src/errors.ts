@@ -39,6 +39,34 @@ export const errorCatalogue = {
     status: 400,
     text: "This account cannot be deleted while an organization it administers has a custom billing plan. Please contact support.",
   },
+  // Organizations, teams, members and invitations (spec 3 §5, §8; spec 1 §8; spec 2 §6).
+  already_used: {
+    status: 409,
+    text: "This name is already used by another {type}. Note that the name is case-insensitive",
+  },
+  name_required: { status: 400, text: "A name is required" },
+  invitee_required: { status: 400, text: "An invitee is required" },
+  invalid_email: { status: 400, text: "Invalid email address" },
+  invitee_already_exist: { status: 409, text: "This user is already a member" },
+  invitee_already_invited: { status: 409, text: "This user has already been invited" },
+  invitation_invalid: { status: 400, text: "Invitation invalid or expired" },
+  cannot_delete_last_organization_admin: {
+    status: 400,
+    text: "The last administrator of an organization cannot be removed, demoted or leave it",
+  },
+  organization_delete_not_sole_admin: {
+    status: 403,
+    text: "Only the sole administrator of an organization can delete it; other members leave it",
+  },
+  user_not_found: { status: 400, text: "User not found: {username}" },
+  organization_membership_required: {
+    status: 400,
+    text: "It is necessary that each user (Auth) that is member of an application that has an organization, is member of the organization",
+  },
+  paid_only_role: { status: 400, text: "access role only available for paid users" },
+  operator_role_fleets_only: { status: 400, text: "Operator roles are only available for fleets" },
+  logo_invalid: { status: 400, text: "The logo must be a PNG or JPEG image" },
+  logo_too_large: { status: 413, text: "The logo must be at most 1,000,000 bytes" },
   internal_error: { status: 500, text: "Something went wrong, please try again later." },
   service_unavailable: { status: 503, text: "Service unavailable." },
 } as const satisfies Record<string, { status: number; text: string }>;

@@ -191,3 +191,21 @@ export function fleetRolesAllowing(resource: string, action: string): FleetRole[
 export function strongestRole<R extends AnyRole>(roles: readonly R[]): R | undefined {
   return [...roles].sort((a, b) => ROLE_RANKING.indexOf(a) - ROLE_RANKING.indexOf(b))[0];
 }
+
+/** Operator roles exist on fleets only, not on apps or blocks (spec 2 §6). */
+export const OPERATOR_ONLY_FLEET_ROLES: readonly FleetRole[] = ["operator", "safe-operator"];
+
+/**
+ * Why a fleet role cannot be given here, or undefined when it can (spec 2 §6 "Other rules"): paid-only
+ * roles need a paid plan, operator roles a fleet (not an app or a block).
+ */
+export function fleetRoleRefusal(
+  role: string,
+  context: { paidPlan: boolean; applicationClass: "fleet" | "app" | "block" },
+): "paid_only_role" | "operator_role_fleets_only" | undefined {
+  if (OPERATOR_ONLY_FLEET_ROLES.includes(role as FleetRole) && context.applicationClass !== "fleet") {
+    return "operator_role_fleets_only";
+  }
+  if (PAID_ONLY_ROLES.includes(role as FleetRole) && !context.paidPlan) return "paid_only_role";
+  return undefined;
+}

@@ -213,6 +213,8 @@ export const fleetResources = [
     name: "user__is_member_of__application",
     aliases: ["user_application_membership"],
     table: "user_application_membership",
+    // balena-sdk `application.membership.create` names the user by `username`.
+    parameters: { username: "Text" },
     alternateKeys: [["user", "is_member_of__application"]],
     fields: [
       id,
@@ -242,6 +244,7 @@ export const fleetResources = [
     name: "invitee__is_invited_to__application",
     aliases: ["application_invite"],
     table: "application_invite",
+    parameters: { invitee: "Text" },
     fields: [
       id,
       createdAt,

@@ -129,11 +129,17 @@ export const organizationResources = [
     name: "invitee",
     table: "invitee",
     fields: [id, createdAt, field("email", "Text")],
+    navigations: [
+      ...many(["invitee__is_invited_to__organization", "organization_invite"], "organization_invite", "invitee"),
+      ...many(["invitee__is_invited_to__application", "application_invite"], "application_invite", "invitee"),
+    ],
   }),
   resource({
     name: "invitee__is_invited_to__organization",
     aliases: ["organization_invite"],
     table: "organization_invite",
+    // The SDK sends the invitee's email as `invitee`; the hooks turn it into the invitee row.
+    parameters: { invitee: "Text" },
     fields: [
       id,
       createdAt,
@@ -162,6 +168,8 @@ export const organizationResources = [
     name: "user__is_member_of__team",
     aliases: ["team_membership"],
     table: "team_membership",
+    // balena-sdk `team.membership.create` names the user by `username`.
+    parameters: { username: "Text" },
     alternateKeys: [["user", "is_member_of__team"]],
     fields: [
       id,

@@ -24,6 +24,12 @@ export function checkBody(model: Model, resource: ResourceDefinition, body: unkn
   const values: WriteValues = {};
   const namesByColumn = new Map<string, string>();
   for (const [name, value] of Object.entries(body)) {
+    if (resource.parameters?.[name]) {
+      if (value !== null && value !== undefined && typeof value !== "string")
+        throw badRequest(`"${name}" must be a string`);
+      values[name] = value ?? undefined;
+      continue;
+    }
     const field = fieldOf(model, resource, name);
     if (field.writable !== true || field.computed) throw badRequest(`"${name}" of ${resource.name} cannot be written`);
     // A synonym names the same column: sending both would write it twice.
@@ -34,6 +40,14 @@ export function checkBody(model: Model, resource: ResourceDefinition, body: unkn
     values[name] = normalise(field, value);
   }
   return values;
+}
+
+/** Drops the parameters the hooks left as they came (strings where a field wants something else). */
+export function dropParameters(resource: ResourceDefinition, values: WriteValues) {
+  for (const name of Object.keys(resource.parameters ?? {})) {
+    const field = resource.fields.find((each) => each.name === name);
+    if (!field || (field.references && typeof values[name] !== "number")) delete values[name];
+  }
 }
 
 export function checkRequired(resource: ResourceDefinition, values: WriteValues) {

@@ -7,6 +7,7 @@ import {
   checkBody,
   checkRequired,
   deleteStatement,
+  dropParameters,
   insertStatement,
   targetRowsStatement,
   updateStatement,
@@ -51,11 +52,12 @@ export async function executeCreate(context: ODataContext, url: ODataUrl, body: 
   const resource = requireResource(model, url.resource);
   if (permissions.filter(resource.name, "create") === "none") throw new FlotillaError("unauthorized");
   const values = checkBody(model, resource, body);
-  return context.db.transaction(async (tx) => {
-    const hookContext = hookContextOf(context, tx, resource);
+  return inTransaction(context, async (tx, afterCommit) => {
+    const hookContext = hookContextOf(context, tx, resource, afterCommit);
     const hooks = context.hooks?.[resource.name];
     await expectReadableReferences(context, tx, resource, values);
     await hooks?.beforeCreate?.({ ...hookContext, body: values });
+    dropParameters(resource, values);
     checkRequired(resource, values);
     const insert = insertStatement(resource, values);
     const { rows } = await tx.query<{ id: number }>(insert.text, insert.values);
@@ -103,13 +105,14 @@ export async function executeUpdate(context: ODataContext, url: ODataUrl, body: 
   const target = targetRowsStatement(model, permissions, url, "update");
   const resource = requireResource(model, url.resource);
   const values = checkBody(model, resource, body);
-  return context.db.transaction(async (tx) => {
+  return inTransaction(context, async (tx, afterCommit) => {
     const ids = (await tx.query<{ id: number }>(target.text, target.values)).rows.map((row) => Number(row.id));
     if (ids.length === 0) return { status: 200, headers: {} };
     await expectReadableReferences(context, tx, resource, values);
-    const hookContext = hookContextOf(context, tx, resource);
+    const hookContext = hookContextOf(context, tx, resource, afterCommit);
     const hooks = context.hooks?.[resource.name];
     await hooks?.beforeUpdate?.({ ...hookContext, ids, body: values });
+    dropParameters(resource, values);
     const update = updateStatement(resource, ids, values);
     if (update) await tx.query(update.text, update.values);
     await expectAccess(context, tx, resource, ids, "update");
@@ -123,10 +126,10 @@ export async function executeDelete(context: ODataContext, url: ODataUrl): Promi
   const { model, permissions } = context;
   const target = targetRowsStatement(model, permissions, url, "delete");
   const resource = requireResource(model, url.resource);
-  return context.db.transaction(async (tx) => {
+  return inTransaction(context, async (tx, afterCommit) => {
     const ids = (await tx.query<{ id: number }>(target.text, target.values)).rows.map((row) => Number(row.id));
     if (ids.length === 0) return { status: 200, headers: {} };
-    const hookContext = hookContextOf(context, tx, resource);
+    const hookContext = hookContextOf(context, tx, resource, afterCommit);
     const hooks = context.hooks?.[resource.name];
     await hooks?.beforeDelete?.({ ...hookContext, ids });
     const remove = deleteStatement(resource, ids);
@@ -136,9 +139,35 @@ export async function executeDelete(context: ODataContext, url: ODataUrl): Promi
   });
 }
 
-function hookContextOf(context: ODataContext, tx: HookContext["tx"], resource: ResourceDefinition): HookContext {
+/**
+ * Runs a write's transaction; the work hooks queue with `afterCommit` (mails) runs once it has
+ * committed, never when it rolled back. Their failures are theirs to log: the write stands.
+ */
+async function inTransaction<T>(
+  context: ODataContext,
+  work: (tx: HookContext["tx"], afterCommit: HookContext["afterCommit"]) => Promise<T>,
+): Promise<T> {
+  const queued: (() => Promise<void> | void)[] = [];
+  const result = await context.db.transaction((tx) => work(tx, (task) => queued.push(task)));
+  for (const task of queued) {
+    try {
+      await task();
+    } catch {
+      // The hook's own concern (mailers log and swallow their errors).
+    }
+  }
+  return result;
+}
+
+function hookContextOf(
+  context: ODataContext,
+  tx: HookContext["tx"],
+  resource: ResourceDefinition,
+  afterCommit: HookContext["afterCommit"],
+): HookContext {
   return {
     tx,
+    afterCommit,
     actorId: context.actorId,
     authTime: context.authTime,
     permissions: context.permissions,

@@ -9,6 +9,8 @@ import type { Permissions } from "./permissions.ts";
  */
 export type HookContext = {
   tx: Tx;
+  /** Work to do once the write has committed (e.g. send a mail); skipped when it rolls back. */
+  afterCommit(task: () => Promise<void> | void): void;
   actorId: number | undefined;
   /** When the caller's session was authenticated (ms); undefined for API keys. */
   authTime: number | undefined;

@@ -66,6 +66,12 @@ export type ResourceDefinition = {
   alternateKeys?: string[][];
   fields: FieldDefinition[];
   navigations?: NavigationDefinition[];
+  /**
+   * Body-only inputs of POST/PATCH that are no column: the resource's hooks turn them into fields
+   * (balena's `username` of a fleet membership, the `invitee` email of an invitation). A parameter
+   * may share a field's name; the hook replaces the value. Whatever the hooks leave is dropped.
+   */
+  parameters?: Readonly<Record<string, "Text">>;
 };
 
 export type Model = {

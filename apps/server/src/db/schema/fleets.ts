@@ -144,8 +144,9 @@ export const application_invite = pgTable(
     application_membership_role: requires(() => application_membership_role.id),
     message: text(),
     is_created_by__user: integer().references(() => user.id, { onDelete: "set null" }),
-    token_hash: text().notNull().unique(),
-    expires_at: date().notNull(),
+    /** Written by the invitation hooks right after the insert; the default only fills the gap. */
+    token_hash: text().notNull().unique().default(sql`gen_random_uuid()::text`),
+    expires_at: date().notNull().default(sql`now() + interval '7 days'`),
   },
   (t) => [uniqueIndex("application_invite_invitee_app_key").on(t.invitee, t.is_invited_to__application)],
 );

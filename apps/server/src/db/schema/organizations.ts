@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { boolean, integer, jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { user } from "./accounts.ts";
 import { createdAt, date, id, lower, ownedBy, requires, shortText } from "./columns.ts";
@@ -76,8 +77,9 @@ export const organization_invite = pgTable(
     organization_membership_role: requires(() => organization_membership_role.id),
     message: text(),
     is_created_by__user: integer().references(() => user.id, { onDelete: "set null" }),
-    token_hash: text().notNull().unique(),
-    expires_at: date().notNull(),
+    /** Written by the invitation hooks right after the insert; the default only fills the gap. */
+    token_hash: text().notNull().unique().default(sql`gen_random_uuid()::text`),
+    expires_at: date().notNull().default(sql`now() + interval '7 days'`),
   },
   (t) => [uniqueIndex("organization_invite_invitee_org_key").on(t.invitee, t.is_invited_to__organization)],
 );
@@ -105,3 +107,16 @@ export const team_membership = pgTable(
   },
   (t) => [uniqueIndex("team_membership_user_team_key").on(t.user, t.is_member_of__team)],
 );
+
+/**
+ * What platform administrators did to other people's accounts ("Log in as user", spec 3 §6): who,
+ * what, to whom, when. Kept when either user goes (the ids stay as they were).
+ */
+export const audit_event = pgTable("audit_event", {
+  id: id(),
+  created_at: createdAt(),
+  actor_user: integer(),
+  action: shortText(),
+  target_user: integer(),
+  details: jsonb(),
+});

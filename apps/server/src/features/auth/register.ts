@@ -5,11 +5,12 @@ import type { AppContext } from "../../context.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { registerAccount, sendVerificationEmail } from "../account/service.ts";
 import { verifyCaptcha } from "../captcha/verify.ts";
+import { acceptApplicationInvitation, acceptOrganizationInvitation } from "../invitations/service.ts";
 
 /**
  * Registration accepts only these fields (spec 1 §5); anything else is refused. The invitation
  * (type and token) comes along from an invitation link; it is checked for shape here and
- * accepted by the invitations feature.
+ * accepted right after the account is created.
  */
 const registerBody = z
   .strictObject({
@@ -43,6 +44,18 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext) {
       });
       // Sent in both verification modes; only `required` (must_be_verified) blocks the dashboard.
       await sendVerificationEmail(ctx, created, { debounce: false });
+      // An invitation that came along is accepted now; an invalid or expired one does not stop
+      // the registration (the dashboard tells the user when it opens the invitation link).
+      if (body.invitation_type && body.invitation_token) {
+        const token = body.invitation_token;
+        const organization = body.invitation_type === "organization";
+        await ctx.db
+          .transaction(async (tx) => {
+            if (organization) await acceptOrganizationInvitation(tx, token, created.id);
+            else await acceptApplicationInvitation(tx, token, created.id);
+          })
+          .catch((error: unknown) => request.log.info({ err: error }, "invitation at registration not accepted"));
+      }
       reply.type("text/plain; charset=utf-8");
       return tokens.start(created);
     },

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { AppContext } from "../../context.ts";
+import { audit_event } from "../../db/schema/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireSession, requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
@@ -34,6 +35,35 @@ export async function authRoutes(app: FastifyInstance, { db, tokens }: AppContex
       return tokens.start(found);
     },
   );
+
+  // "Log in as user" (spec 3 §6, §7): a platform administrator's session gets a token of the user
+  // named, with `actualUser` = the administrator's user id; audited in `audit_event` and the log.
+  const loginAsBody = z.object({
+    username: z.string({ error: "is required" }).trim().min(1, "is required").max(254),
+  });
+  app.patch("/login_", async (request, reply) => {
+    const admin = requireUser(request);
+    const session = requireSession(request);
+    if (!admin.caller.globalRoles.includes("balena_admin") || session.actualUser !== undefined) {
+      throw new FlotillaError("forbidden");
+    }
+    const { username } = parseInput(loginAsBody, request.body);
+    const target = await findUserByLogin(db.orm, username);
+    if (!target) throw new FlotillaError("user_not_found", undefined, { params: { username } });
+    const token = await tokens.startAs(target, admin.id);
+    await db.orm.insert(audit_event).values({
+      actor_user: admin.id,
+      action: "login_as_user",
+      target_user: target.id,
+      details: { username: target.username, ip: request.ip },
+    });
+    request.log.info(
+      { audit: "login_as_user", actorUser: admin.id, targetUser: target.id },
+      `platform administrator ${admin.username} logged in as ${target.username}`,
+    );
+    reply.type("text/plain; charset=utf-8");
+    return token;
+  });
 
   // balena-sdk `auth.whoami` / `auth.isLoggedIn`.
   app.get("/actor/v1/whoami", async (request) => {

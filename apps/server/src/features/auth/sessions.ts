@@ -39,7 +39,13 @@ function carriedTwoFactor(u: User, claims: SessionClaims): TwoFactorState {
 }
 
 export function createSessionTokens(orm: Orm, secret: Uint8Array) {
-  async function sign(u: User, session: string, authTime: number, twoFactor: TwoFactorState): Promise<string> {
+  async function sign(
+    u: User,
+    session: string,
+    authTime: number,
+    twoFactor: TwoFactorState,
+    actualUser?: number,
+  ): Promise<string> {
     const roles = await globalRolesOf(orm, u.id);
     const claims: SessionClaims = {
       id: u.id,
@@ -47,6 +53,7 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
       username: u.username,
       email: u.email,
       authTime,
+      ...(actualUser === undefined ? {} : { actualUser }),
       ...(twoFactor === undefined ? {} : { twoFactorRequired: twoFactor }),
       permissions: roles.flatMap((r) => GLOBAL_ROLE_PERMISSIONS[r] ?? []),
       session,
@@ -73,28 +80,42 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
       return sign(u, session, Date.now(), u.totp_secret ? true : undefined);
     },
 
+    /**
+     * "Log in as user" (spec 3 §6): a new session of `u` whose tokens name the platform
+     * administrator behind it as `actualUser`; the target's second factor does not apply.
+     */
+    async startAs(u: User, actualUser: number): Promise<string> {
+      const session = crypto.randomUUID();
+      await orm.insert(user_session).values({
+        id: session,
+        user: u.id,
+        expires_at: new Date(Date.now() + SESSION_TOKEN_LIFETIME_MS),
+      });
+      return sign(u, session, Date.now(), u.totp_secret ? false : undefined, actualUser);
+    },
+
     /** A fresh token for the same session, keeping its authTime (the SDK's hourly refresh). */
     async refresh(u: User, claims: SessionClaims): Promise<string> {
       await orm
         .update(user_session)
         .set({ expires_at: new Date(Date.now() + SESSION_TOKEN_LIFETIME_MS) })
         .where(eq(user_session.id, claims.session));
-      return sign(u, claims.session, claims.authTime, carriedTwoFactor(u, claims));
+      return sign(u, claims.session, claims.authTime, carriedTwoFactor(u, claims), claims.actualUser);
     },
 
     /** Re-authentication (password entered again): the same session, authTime now. */
     async reauthenticate(u: User, claims: SessionClaims): Promise<string> {
-      return sign(u, claims.session, Date.now(), carriedTwoFactor(u, claims));
+      return sign(u, claims.session, Date.now(), carriedTwoFactor(u, claims), claims.actualUser);
     },
 
     /** The second factor passed (or two-factor just enabled): the same session, flag false. */
     async passTwoFactor(u: User, claims: SessionClaims): Promise<string> {
-      return sign(u, claims.session, claims.authTime, false);
+      return sign(u, claims.session, claims.authTime, false, claims.actualUser);
     },
 
     /** Two-factor disabled: the same session, without the flag. */
     async withoutTwoFactor(u: User, claims: SessionClaims): Promise<string> {
-      return sign(u, claims.session, claims.authTime, undefined);
+      return sign(u, claims.session, claims.authTime, undefined, claims.actualUser);
     },
 
     /** Ends every session of the user but `keep` (password change, logout of other sessions). */

@@ -101,10 +101,16 @@ function userPermissions(): string[] {
     `resin.organization_membership.read?is_member_of__organization/any(o:${memberOf("o/")})`,
     // Administrators change roles and remove members; joining goes through an invitation.
     `resin.organization_membership.update?is_member_of__organization/any(o:${adminOf("o/")})`,
+    // An administrator may demote themselves: the changed row (a member's) must pass the check
+    // after the write, and a member who tried to promote themselves fails it.
+    `resin.organization_membership.update?user/any(u:u/${own}) and organization_membership_role/any(r:r/name eq 'member')`,
     `resin.organization_membership.delete?is_member_of__organization/any(o:${adminOf("o/")})`,
     `resin.organization_membership.delete?user/any(u:u/${own})`,
     `resin.organization_membership_tag.all?organization_membership/any(m:m/is_member_of__organization/any(o:${adminOf("o/")}))`,
     `resin.organization_invite.all?is_invited_to__organization/any(o:${adminOf("o/")})`,
+    // An invitee's email, for whoever may read one of their invitations.
+    "resin.invitee.read?organization_invite/canAccess()",
+    "resin.invitee.read?application_invite/canAccess()",
     `resin.team.read?belongs_to__organization/any(o:${memberOf("o/")})`,
     `resin.team.all?belongs_to__organization/any(o:${adminOf("o/")})`,
     `resin.team_membership.read?is_member_of__team/any(t:t/belongs_to__organization/any(o:${memberOf("o/")}))`,

@@ -5,7 +5,7 @@ import { requireAuth } from "../../lib/authenticate.ts";
 import { model } from "../../model/index.ts";
 import { createPermissions, handleODataRequest } from "../../odata/index.ts";
 import { resendVerificationEmail } from "../account/service.ts";
-import { hooks } from "./hooks.ts";
+import { createHooks } from "./hooks.ts";
 import { permissionsForUser } from "./permissions.ts";
 
 /** The data API at /v7 (DESIGN §3): every resource of the model, filtered by the caller's rights. */
@@ -14,6 +14,7 @@ const USER_BY_KEY = /^\/v7\/user\((?:id=)?(\d+)\)(?:\?.*)?$/;
 
 export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
   const { db } = ctx;
+  const hooks = createHooks(ctx);
   app.route({
     method: ["GET", "POST", "PATCH", "DELETE"],
     url: "/v7/*",
