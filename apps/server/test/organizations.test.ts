@@ -1,6 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
+import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.ts";
+import { seedDemo } from "../src/features/demo/seed.ts";
 import { grantGlobalRole } from "../src/features/users/service.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 import { claimsOf, client } from "./support/accounts.ts";
@@ -652,5 +655,35 @@ describe("organization roles", () => {
     );
     expect(promoted.status).toBe(401);
     expect((await membershipOf(m.user.id, org.id))?.role).toBe("member");
+  });
+});
+
+describe("demo", () => {
+  it("the demo account administers organization Demo with a second member in a team", async () => {
+    const config = loadConfig({
+      FLOTILLA_DATA_DIR: t.config.dataDir,
+      FLOTILLA_DEMO: "1",
+      FLOTILLA_DEMO_PASSWORD: "demo-password-1",
+    });
+    await seedDemo(t.db, config, pino({ level: "silent" }), true);
+    const login = await api.post("/login_", { username: "demo@example.com", password: "demo-password-1" });
+    expect(login.status).toBe(200);
+    const orgs = await api.get(
+      "/v7/organization?$select=name,handle&$expand=organization_membership($select=id;$expand=user($select=username),organization_membership_role($select=name);$orderby=id asc),owns__team($select=name;$expand=team_membership($select=id;$expand=user($select=username)))",
+      login.text,
+    );
+    expect(orgs.json.d).toMatchObject([
+      {
+        name: "Demo",
+        handle: "demo",
+        organization_membership: [
+          { user: [{ username: "demo" }], organization_membership_role: [{ name: "administrator" }] },
+          { user: [{ username: "demo-member" }], organization_membership_role: [{ name: "member" }] },
+        ],
+        owns__team: [{ name: "Operators", team_membership: [{ user: [{ username: "demo-member" }] }] }],
+      },
+    ]);
+    const member = await api.post("/login_", { username: "demo-member@example.com", password: "demo-password-1" });
+    expect(member.status).toBe(200);
   });
 });

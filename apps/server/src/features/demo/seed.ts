@@ -1,21 +1,69 @@
 import crypto from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config.ts";
-import type { Database } from "../../db/index.ts";
-import { createUser, findUserByLogin, grantGlobalRole, setPassword } from "../users/service.ts";
+import type { Database, Tx } from "../../db/index.ts";
+import { hashPassword } from "../users/passwords.ts";
+import { createUser, findUserByLogin, grantGlobalRole, setPassword, type User } from "../users/service.ts";
 
 export const DEMO_EMAIL = "demo@example.com";
+export const DEMO_MEMBER_EMAIL = "demo-member@example.com";
+export const DEMO_ORGANIZATION = "Demo";
+export const DEMO_TEAM = "Operators";
+
+/**
+ * The demo's organization "Demo" (handle `demo`): the demo account administers it, a second
+ * account (`demo-member@example.com`, same password) is a member, and the team "Operators" holds
+ * that member.
+ */
+async function seedDemoOrganization(tx: Tx, demo: User, member: User) {
+  const { rows: orgs } = await tx.query<{ id: number }>(
+    `INSERT INTO "organization" (name, handle) VALUES ($1, $2) RETURNING id`,
+    [DEMO_ORGANIZATION, "demo"],
+  );
+  const org = orgs[0]?.id;
+  await tx.query(
+    `INSERT INTO "organization_membership" ("user", is_member_of__organization, organization_membership_role)
+     SELECT $1::int, $3::int, r.id FROM "organization_membership_role" r WHERE r.name = 'administrator'
+     UNION ALL SELECT $2::int, $3::int, r.id FROM "organization_membership_role" r WHERE r.name = 'member'`,
+    [demo.id, member.id, org],
+  );
+  const { rows: teams } = await tx.query<{ id: number }>(
+    `INSERT INTO "team" (belongs_to__organization, name) VALUES ($1, $2) RETURNING id`,
+    [org, DEMO_TEAM],
+  );
+  await tx.query(`INSERT INTO "team_membership" ("user", is_member_of__team) VALUES ($1, $2)`, [
+    member.id,
+    teams[0]?.id,
+  ]);
+}
 
 /**
  * On a fresh database (the first migration ran in this start) with the demo on, creates the demo
- * account. The password is FLOTILLA_DEMO_PASSWORD, or a generated one printed once in the log.
+ * account with its organization "Demo" (a second member and a team). The password (of both
+ * accounts) is FLOTILLA_DEMO_PASSWORD, or a generated one printed once in the log.
  */
 export async function seedDemo(db: Database, config: Config, log: FastifyBaseLogger, freshDatabase: boolean) {
   if (!config.demo || !freshDatabase) return;
+  const password = config.demoPassword ?? crypto.randomBytes(9).toString("base64url");
+  // Hashed before the transaction: argon2 holds no connection.
+  const passwordHash = await hashPassword(password);
   await db.transaction(async (tx) => {
     if (await findUserByLogin(tx.orm, DEMO_EMAIL)) return;
-    const password = config.demoPassword ?? crypto.randomBytes(9).toString("base64url");
-    await createUser(tx.orm, { email: DEMO_EMAIL, username: "demo", password, isVerified: true });
+    const demo = await createUser(tx.orm, {
+      email: DEMO_EMAIL,
+      username: "demo",
+      password,
+      passwordHash,
+      isVerified: true,
+    });
+    const member = await createUser(tx.orm, {
+      email: DEMO_MEMBER_EMAIL,
+      username: "demo-member",
+      password,
+      passwordHash,
+      isVerified: true,
+    });
+    await seedDemoOrganization(tx, demo, member);
     log.info(
       config.demoPassword
         ? `Demo account ${DEMO_EMAIL} created with FLOTILLA_DEMO_PASSWORD`
