@@ -687,3 +687,57 @@ describe("demo", () => {
     expect(member.status).toBe(200);
   });
 });
+
+describe("malformed requests", () => {
+  it("are answered 4xx, never 500", async () => {
+    const admin = await t.factories.user();
+    const org = await t.factories.organization({ admins: [admin.user] });
+    const fleet = await t.factories.fleet(org);
+    const team = await t.factories.team(org, { members: [] });
+    const cases: [string, string, unknown][] = [
+      ["POST", "/v7/team", { name: "No org" }],
+      ["POST", "/v7/team", { name: 5, belongs_to__organization: org.id }],
+      ["POST", "/v7/team", { name: "x", belongs_to__organization: "abc" }],
+      ["POST", "/v7/team_membership", { username: 42, is_member_of__team: team.id }],
+      ["POST", "/v7/team_membership", { is_member_of__team: team.id }],
+      ["POST", "/v7/team_membership", { username: "", is_member_of__team: team.id }],
+      ["POST", "/v7/user_application_membership", { username: "x" }],
+      ["POST", "/v7/user_application_membership", { is_member_of__application: fleet.id }],
+      [
+        "POST",
+        "/v7/user_application_membership",
+        { username: admin.user.username, is_member_of__application: fleet.id, application_membership_role: 999999 },
+      ],
+      ["POST", "/v7/team_application_access", { team: team.id }],
+      ["POST", "/v7/team_application_access", { grants_access_to__application: fleet.id }],
+      ["POST", "/v7/invitee__is_invited_to__organization", { invitee: "a@example.com" }],
+      [
+        "POST",
+        "/v7/invitee__is_invited_to__organization",
+        { invitee: ["a@example.com"], is_invited_to__organization: org.id },
+      ],
+      [
+        "POST",
+        "/v7/invitee__is_invited_to__organization",
+        { invitee: "a@example.com", is_invited_to__organization: org.id, organization_membership_role: 999999 },
+      ],
+      ["POST", "/v7/invitee__is_invited_to__application", { invitee: "a@example.com" }],
+      ["POST", "/v7/invitee__is_invited_to__application", { invitee: null, is_invited_to__application: fleet.id }],
+      ["POST", "/v7/organization", { name: null }],
+      ["POST", "/v7/organization", { name: "x".repeat(101) }],
+      ["PATCH", `/v7/organization(${org.id})`, { name: 7 }],
+      ["PATCH", `/v7/team(${team.id})`, { belongs_to__organization: org.id }],
+      ["PATCH", "/login_", { username: 5 }],
+      ["POST", "/org/v1/invitation/%20", undefined],
+      ["POST", `/user/v1/invitation/${"x".repeat(300)}`, undefined],
+      ["PUT", `/organization/abc/logo`, undefined],
+      ["PUT", `/organization/99999999/logo`, undefined],
+      ["GET", `/organization/${org.id}/logo`, undefined],
+      ["DELETE", `/organization/99999/logo`, undefined],
+    ];
+    for (const [method, url, body] of cases) {
+      const response = await api.call(method, url, { token: admin.token, body });
+      expect([url, response.status < 500 && response.status >= 400]).toEqual([url, true]);
+    }
+  });
+});

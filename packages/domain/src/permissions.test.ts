@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allows, FLEET_ROLE_PERMISSIONS, fleetRolesAllowing, strongestRole } from "./permissions.ts";
+import { allows, FLEET_ROLE_PERMISSIONS, fleetRoleRefusal, fleetRolesAllowing, strongestRole } from "./permissions.ts";
 
 describe("fleet role permissions (spec 2 §6)", () => {
   it("gives members nothing and observers read-only access", () => {
@@ -66,5 +66,18 @@ describe("fleet role permissions (spec 2 §6)", () => {
     expect(strongestRole(["observer", "developer", "safe-operator"])).toBe("developer");
     expect(strongestRole(["member", "support_agent", "administrator"])).toBe("support_agent");
     expect(strongestRole([])).toBeUndefined();
+  });
+});
+
+describe("fleetRoleRefusal (spec 2 §6)", () => {
+  it("refuses paid-only roles on free plans and operator roles outside fleets", () => {
+    expect(fleetRoleRefusal("operator", { paidPlan: false, applicationClass: "fleet" })).toBe("paid_only_role");
+    expect(fleetRoleRefusal("safe-developer", { paidPlan: false, applicationClass: "block" })).toBe("paid_only_role");
+    expect(fleetRoleRefusal("safe-operator", { paidPlan: true, applicationClass: "app" })).toBe(
+      "operator_role_fleets_only",
+    );
+    expect(fleetRoleRefusal("operator", { paidPlan: true, applicationClass: "fleet" })).toBeUndefined();
+    expect(fleetRoleRefusal("developer", { paidPlan: false, applicationClass: "block" })).toBeUndefined();
+    expect(fleetRoleRefusal("observer", { paidPlan: false, applicationClass: "fleet" })).toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@ import type { ResourceHooks } from "../../odata/index.ts";
 import {
   fleetRoleId,
   fleetRoleName,
+  idIn,
   isOrganizationMember,
   isPaidOrganization,
   type Q,
@@ -44,10 +45,11 @@ export const userApplicationMembershipHooks: ResourceHooks = {
   async beforeCreate({ tx, body }) {
     if (typeof body.username === "string") body.user = await userByUsername(tx, body.username);
     delete body.username;
-    const fleet = await fleetById(tx, Number(body.is_member_of__application ?? body.application));
+    const fleetId = idIn(body.is_member_of__application, body.application);
+    const fleet = fleetId === undefined ? undefined : await fleetById(tx, fleetId);
     if (!fleet) return;
-    const userId = Number(body.user ?? body.includes__user);
-    if (Number.isInteger(userId) && !(await isOrganizationMember(tx, userId, fleet.organization))) {
+    const userId = idIn(body.user, body.includes__user);
+    if (userId !== undefined && !(await isOrganizationMember(tx, userId, fleet.organization))) {
       throw new FlotillaError("organization_membership_required");
     }
     body.application_membership_role ??= await fleetRoleId(tx, DEFAULT_FLEET_MEMBERSHIP_ROLE);
@@ -70,10 +72,13 @@ export const userApplicationMembershipHooks: ResourceHooks = {
 /** A team's access to a fleet: a team of the fleet's organization, with a role the plan allows. */
 export const teamApplicationAccessHooks: ResourceHooks = {
   async beforeCreate({ tx, body }) {
-    const fleet = await fleetById(tx, Number(body.grants_access_to__application ?? body.application));
+    const fleetId = idIn(body.grants_access_to__application, body.application);
+    const teamId = idIn(body.team, body.is_accessible_by__team);
+    if (fleetId === undefined || teamId === undefined) return;
+    const fleet = await fleetById(tx, fleetId);
     const { rows } = await tx.query<{ org: number }>(
       'SELECT belongs_to__organization AS org FROM "team" WHERE id = $1',
-      [Number(body.team ?? body.is_accessible_by__team)],
+      [teamId],
     );
     if (!fleet || !rows[0]) return;
     if (rows[0].org !== fleet.organization) {

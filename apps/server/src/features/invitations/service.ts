@@ -7,7 +7,7 @@ import { FlotillaError } from "../../errors.ts";
 import type { ResourceHooks } from "../../odata/index.ts";
 import { refuseFleetRole } from "../fleets/membership-hooks.ts";
 import { fleetInvitationMail, organizationInvitationMail } from "../mail/templates.ts";
-import { fleetRoleId, organizationRoleId, type Q, userOfActor } from "../organizations/queries.ts";
+import { fleetRoleId, idIn, organizationRoleId, type Q, userOfActor } from "../organizations/queries.ts";
 
 const hashToken = (token: string) => crypto.createHash("sha256").update(token).digest("hex");
 const validEmail = z.email();
@@ -59,7 +59,10 @@ export function organizationInviteHooks(ctx: Mail): ResourceHooks {
   return {
     async beforeCreate({ tx, body, actorId }) {
       const email = inviteeEmail(body.invitee);
-      const organization = Number(body.is_invited_to__organization ?? body.organization);
+      const organization = idIn(body.is_invited_to__organization, body.organization);
+      if (organization === undefined) {
+        throw new FlotillaError("bad_request", '"is_invited_to__organization" is required');
+      }
       const member = await tx.query(
         `SELECT 1 FROM "organization_membership" m JOIN "user" u ON u.id = m."user"
           WHERE m.is_member_of__organization = $1 AND lower(u.email) = lower($2)`,
@@ -109,7 +112,8 @@ export function applicationInviteHooks(ctx: Mail): ResourceHooks {
   return {
     async beforeCreate({ tx, body, actorId }) {
       const email = inviteeEmail(body.invitee);
-      const application = Number(body.is_invited_to__application ?? body.application);
+      const application = idIn(body.is_invited_to__application, body.application);
+      if (application === undefined) throw new FlotillaError("bad_request", '"is_invited_to__application" is required');
       const { rows: fleets } = await tx.query<{
         id: number;
         organization: number;

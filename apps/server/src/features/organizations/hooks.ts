@@ -2,6 +2,7 @@ import { handleFromName } from "@flotilla/domain";
 import { FlotillaError } from "../../errors.ts";
 import type { ResourceHooks } from "../../odata/index.ts";
 import {
+  idIn,
   isOrganizationMember,
   type Q,
   refuseOrganizationsWithoutAdmin,
@@ -147,7 +148,8 @@ async function refuseTakenTeamName(tx: Q, organization: number, name: string, ex
 export const teamHooks: ResourceHooks = {
   async beforeCreate({ tx, body }) {
     body.name = requiredName(body.name);
-    await refuseTakenTeamName(tx, Number(body.belongs_to__organization), String(body.name));
+    const organization = idIn(body.belongs_to__organization);
+    if (organization !== undefined) await refuseTakenTeamName(tx, organization, String(body.name));
   },
   async beforeUpdate({ tx, ids, body }) {
     if (body.belongs_to__organization !== undefined) {
@@ -169,8 +171,9 @@ export const teamMembershipHooks: ResourceHooks = {
   async beforeCreate({ tx, body }) {
     if (typeof body.username === "string") body.user = await userByUsername(tx, body.username);
     delete body.username;
-    const userId = Number(body.user ?? body.includes__user);
-    const team = Number(body.is_member_of__team ?? body.team);
+    const userId = idIn(body.user, body.includes__user);
+    const team = idIn(body.is_member_of__team, body.team);
+    if (userId === undefined || team === undefined) return;
     const { rows } = await tx.query<{ org: number }>(
       'SELECT belongs_to__organization AS org FROM "team" WHERE id = $1',
       [team],

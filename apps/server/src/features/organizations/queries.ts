@@ -76,3 +76,11 @@ export async function refuseOrganizationsWithoutAdmin(tx: Q, organizationIds: nu
   );
   if (rows.length > 0) throw new FlotillaError("cannot_delete_last_organization_admin");
 }
+
+/** A body's id value as an integer, or undefined (missing or malformed: the engine's checks answer 400). */
+export function idIn(...values: unknown[]): number | undefined {
+  for (const value of values) {
+    if (typeof value === "number" && Number.isSafeInteger(value)) return value;
+  }
+  return undefined;
+}
