@@ -18,14 +18,21 @@ export function runtimeConfig(config: Config) {
   };
 }
 
+/** Google's reCAPTCHA widget: its script and its frame, only when the deployment uses it. */
+const RECAPTCHA_SOURCES = ["https://www.google.com/recaptcha/", "https://www.gstatic.com/recaptcha/"];
+/** The command-line login posts the token to the CLI's own server on this machine (spec 1 §5). */
+const LOCAL_CALLBACKS = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
 function contentSecurityPolicy(config: Config) {
   const api = new URL(config.apiUrl);
   const apiSocket = `${api.protocol === "https:" ? "wss:" : "ws:"}//${api.host}`;
+  const recaptcha = config.captcha === "recaptcha" ? RECAPTCHA_SOURCES : [];
   return {
     useDefaults: false,
     directives: {
       defaultSrc: ["'self'"],
-      scriptSrc: ["'self'"],
+      scriptSrc: ["'self'", ...recaptcha],
+      frameSrc: ["'self'", ...recaptcha],
       // MUI (emotion) injects style elements at run time.
       styleSrc: ["'self'", "'unsafe-inline'"],
       imgSrc: ["'self'", "data:", "blob:", "https:", api.origin],
@@ -39,7 +46,7 @@ function contentSecurityPolicy(config: Config) {
       workerSrc: ["'self'", "blob:"],
       objectSrc: ["'none'"],
       baseUri: ["'self'"],
-      formAction: ["'self'", api.origin],
+      formAction: ["'self'", api.origin, ...LOCAL_CALLBACKS],
       frameAncestors: ["'none'"],
     },
   };
@@ -84,9 +91,11 @@ export async function dashboardServer(app: FastifyInstance, config: Config) {
 
   app.get("/", (_request, reply) => sendIndex(reply));
   app.setNotFoundHandler((request, reply) => {
-    // A missing asset is a real 404 (a stale chunk must fail loudly); anything else is an SPA route.
-    const isAsset = request.url.startsWith("/assets/") || path.extname(request.url.split("?")[0] ?? "") !== "";
-    if (request.method !== "GET" || isAsset) return reply.code(404).type("text/plain").send("Not found");
+    // A missing hashed asset is a real 404 (a stale chunk must fail loudly); anything else is an
+    // SPA route, dots included (`/user/verify-email/{token}/ann@example.com`).
+    if (request.method !== "GET" || request.url.startsWith("/assets/")) {
+      return reply.code(404).type("text/plain").send("Not found");
+    }
     return sendIndex(reply);
   });
 }

@@ -1,0 +1,67 @@
+import fs from "node:fs";
+import path from "node:path";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildDashboard } from "../src/app.ts";
+import { loadConfig } from "../src/config.ts";
+
+/** The dashboard origin over a small stand-in build: SPA routes, assets, security headers. */
+const dist = fs.mkdtempSync(`${process.env.TMPDIR ?? "/tmp"}/flotilla-dist-`);
+fs.mkdirSync(path.join(dist, "assets"));
+fs.writeFileSync(path.join(dist, "index.html"), "<!doctype html><title>Flotilla</title>");
+fs.writeFileSync(path.join(dist, "assets", "app-1234.js"), "export {};");
+
+const start = async (env: Record<string, string> = {}) => {
+  const config = loadConfig({ FLOTILLA_DATA_DIR: dist, FLOTILLA_WEB_DIST: dist, LOG_LEVEL: "silent", ...env });
+  const app = await buildDashboard(config, pino({ level: "silent" }));
+  await app.ready();
+  return app;
+};
+
+let plain: Awaited<ReturnType<typeof start>>;
+beforeAll(async () => {
+  plain = await start({ FLOTILLA_CAPTCHA: "off" });
+});
+afterAll(async () => {
+  await plain.close();
+  fs.rmSync(dist, { recursive: true, force: true });
+});
+
+describe("the dashboard origin", () => {
+  it("answers client routes with the app, dots included, and a missing asset with 404", async () => {
+    for (const url of [
+      "/fleets",
+      "/user/verify-email/abc/ann%40example.com",
+      "/login/cli/http%3A%2F%2F127.0.0.1%3A8000",
+    ]) {
+      const response = await plain.inject({ url });
+      expect(response.statusCode, url).toBe(200);
+      expect(response.body).toContain("<title>Flotilla</title>");
+    }
+    expect((await plain.inject({ url: "/assets/app-1234.js" })).statusCode).toBe(200);
+    expect((await plain.inject({ url: "/assets/gone-9999.js" })).statusCode).toBe(404);
+    expect((await plain.inject({ method: "POST", url: "/fleets" })).statusCode).toBe(404);
+  });
+
+  it("lets forms post only to itself, the API and a command-line tool on this machine", async () => {
+    const csp = String((await plain.inject({ url: "/" })).headers["content-security-policy"]);
+    expect(csp).toContain(
+      "form-action 'self' http://localhost:8081 http://localhost:* http://127.0.0.1:* http://[::1]:*",
+    );
+    expect(csp).not.toContain("google");
+  });
+
+  it("allows Google's reCAPTCHA script and frame only when the deployment uses it", async () => {
+    const app = await start({
+      FLOTILLA_CAPTCHA: "recaptcha",
+      RECAPTCHA_SITE_KEY: "site",
+      RECAPTCHA_SECRET_KEY: "secret",
+    });
+    const csp = String((await app.inject({ url: "/" })).headers["content-security-policy"]);
+    await app.close();
+    expect(csp).toMatch(
+      /script-src 'self' https:\/\/www\.google\.com\/recaptcha\/ https:\/\/www\.gstatic\.com\/recaptcha\//,
+    );
+    expect(csp).toMatch(/frame-src 'self' https:\/\/www\.google\.com\/recaptcha\//);
+  });
+});
