@@ -391,3 +391,32 @@ describe("hooks", () => {
     expect(await api.ids("/device(1)")).toEqual([1]);
   });
 });
+
+describe("afterCommit", () => {
+  it("runs queued work after the write commits, and never when it rolls back", async () => {
+    const ran: string[] = [];
+    const queueing = (fail: boolean): Hooks => ({
+      device_tag: {
+        afterCreate({ afterCommit, id }) {
+          afterCommit(async () => {
+            // Runs outside the transaction: the row is there for anyone to see.
+            const { rows } = await db.query("SELECT 1 FROM fx_device_tag WHERE id = $1", [id]);
+            ran.push(`${id}:${rows.length}`);
+          });
+          if (fail) throw new FlotillaError("bad_request", "no");
+        },
+      },
+    });
+    const ok = await post("/v7/device_tag", { device: 1, tag_key: "queued", value: "v" }, undefined, queueing(false));
+    expect(ok.status).toBe(201);
+    expect(ran).toEqual([`${(ok.body as { id: number }).id}:1`]);
+    const refused = await post(
+      "/v7/device_tag",
+      { device: 1, tag_key: "rolled", value: "v" },
+      undefined,
+      queueing(true),
+    );
+    expect(refused.status).toBe(400);
+    expect(ran).toHaveLength(1);
+  });
+});
