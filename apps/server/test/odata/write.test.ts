@@ -410,13 +410,10 @@ describe("afterCommit", () => {
     const ok = await post("/v7/device_tag", { device: 1, tag_key: "queued", value: "v" }, undefined, queueing(false));
     expect(ok.status).toBe(201);
     expect(ran).toEqual([`${(ok.body as { id: number }).id}:1`]);
-    const refused = await post(
-      "/v7/device_tag",
-      { device: 1, tag_key: "rolled", value: "v" },
-      undefined,
-      queueing(true),
+    const refused = await failure(
+      post("/v7/device_tag", { device: 1, tag_key: "rolled", value: "v" }, undefined, queueing(true)),
     );
-    expect(refused.status).toBe(400);
+    expect(refused.statusCode).toBe(400);
     expect(ran).toHaveLength(1);
   });
 });
