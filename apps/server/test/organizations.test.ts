@@ -628,6 +628,12 @@ describe("organization logo", () => {
       (await fetch(`${t.url}/organization/${org.id}/logo`, { headers: { authorization: `Bearer ${admin.token}` } }))
         .status,
     ).toBe(404);
+    // Deleting the organization removes a stored logo file too.
+    await put(org.id, png, "image/png", admin.token);
+    const file = path.join(t.config.dataDir, "storage", "organization-logos", String(org.id));
+    expect(fs.existsSync(file)).toBe(true);
+    expect((await api.del(`/v7/organization(${org.id})`, admin.token)).status).toBe(200);
+    expect(fs.existsSync(file)).toBe(false);
   });
 });
 

@@ -10,6 +10,7 @@ import {
   teamHooks,
   teamMembershipHooks,
 } from "../organizations/hooks.ts";
+import { removeOrganizationLogos } from "../organizations/logo.ts";
 import { releaseHooks } from "../releases/hooks.ts";
 import { sshKeyHooks } from "../ssh-keys/hooks.ts";
 
@@ -18,9 +19,15 @@ import { sshKeyHooks } from "../ssh-keys/hooks.ts";
  * their links, so the hooks are built with the mailer and the configuration.
  */
 export function createHooks(ctx: Pick<AppContext, "config" | "mail">): Hooks {
+  if (organizationHooks.afterDelete) throw new Error("hooks: organization afterDelete is defined twice");
   return {
     application: applicationHooks,
-    organization: organizationHooks,
+    organization: {
+      ...organizationHooks,
+      afterDelete({ ids, afterCommit }) {
+        afterCommit(() => removeOrganizationLogos(ctx.config.dataDir, ids));
+      },
+    },
     user__is_member_of__organization: organizationMembershipHooks,
     team: teamHooks,
     user__is_member_of__team: teamMembershipHooks,

@@ -13,6 +13,13 @@ function imageTypeOf(bytes: Buffer): "image/png" | "image/jpeg" | undefined {
   return undefined;
 }
 
+const logoDirectory = (dataDir: string) => path.join(dataDir, "storage", "organization-logos");
+
+/** Deleted organizations leave no logo file behind (run after the deletion commits). */
+export async function removeOrganizationLogos(dataDir: string, organizationIds: number[]) {
+  await Promise.all(organizationIds.map((id) => fs.rm(path.join(logoDirectory(dataDir), String(id)), { force: true })));
+}
+
 type LogoImage = { href: string; filename: string; content_type: string; size: number };
 
 /**
@@ -25,7 +32,7 @@ type LogoImage = { href: string; filename: string; content_type: string; size: n
  * - `DELETE /organization/{id}/logo` (administrators) → 200, `logo_image` back to null.
  */
 export async function organizationLogoRoutes(app: FastifyInstance, { db, config }: AppContext) {
-  const directory = path.join(config.dataDir, "storage", "organization-logos");
+  const directory = logoDirectory(config.dataDir);
   // Every body type reaches the handler as bytes (so a GIF is answered with the logo's own error);
   // the limit leaves room to say "too large" in the logo's words, beyond it Fastify answers 413.
   app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: 2 * ORGANIZATION_LOGO_MAX_BYTES }, (_req, body, done) =>
