@@ -442,6 +442,13 @@ describe("fleet members and invitations", () => {
       admin.token,
     );
     expect(existing.text).toBe("This user is already a member");
+    // Organization administrators already administer every fleet of it.
+    const administrator = await api.post(
+      "/v7/invitee__is_invited_to__application",
+      { invitee: admin.user.email, is_invited_to__application: fleet.id },
+      admin.token,
+    );
+    expect([administrator.status, administrator.text]).toEqual([409, "This user is already a member"]);
     const other = await api.post(
       "/v7/invitee__is_invited_to__application",
       { invitee: "revoked@example.com", is_invited_to__application: fleet.id },

@@ -124,8 +124,12 @@ export function applicationInviteHooks(ctx: Mail): ResourceHooks {
         throw new FlotillaError("bad_request", '"is_invited_to__application" does not refer to an existing row.');
       const member = await tx.query(
         `SELECT 1 FROM "user_application_membership" m JOIN "user" u ON u.id = m."user"
-          WHERE m.is_member_of__application = $1 AND lower(u.email) = lower($2)`,
-        [application, email],
+          WHERE m.is_member_of__application = $1 AND lower(u.email) = lower($2)
+         UNION ALL
+         SELECT 1 FROM "organization_membership" m JOIN "user" u ON u.id = m."user"
+           JOIN "organization_membership_role" r ON r.id = m.organization_membership_role AND r.name = 'administrator'
+          WHERE m.is_member_of__organization = $3 AND lower(u.email) = lower($2)`,
+        [application, email, fleet.organization],
       );
       if (member.rows.length > 0) throw new FlotillaError("invitee_already_exist");
       const invited = await tx.query(
