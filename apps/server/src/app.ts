@@ -21,7 +21,7 @@ import { invitationRoutes } from "./features/invitations/routes.ts";
 import { createMailer } from "./features/mail/mailer.ts";
 import { organizationLogoRoutes } from "./features/organizations/logo.ts";
 import { registerAuthentication } from "./lib/authenticate.ts";
-import { registerErrorHandler } from "./lib/error-handler.ts";
+import { ERROR_CODE_HEADER, registerErrorHandler } from "./lib/error-handler.ts";
 import { loadSecret } from "./lib/secret.ts";
 
 // One log line per request would drown the device hot path; failures are logged by the error handler.
@@ -49,7 +49,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
     origin: [ctx.config.publicUrl],
     methods: ["GET", "HEAD", "POST", "PATCH", "PUT", "DELETE", "OPTIONS"],
     allowedHeaders: ["Authorization", "Content-Type", "X-Balena-Client"],
-    exposedHeaders: ["Retry-After"],
+    exposedHeaders: ["Retry-After", ERROR_CODE_HEADER],
     maxAge: 600,
   });
   await app.register(fastifyRateLimit, {

@@ -30,6 +30,7 @@ describe("API basics", () => {
 
     const get = await fetch(`${t.url}/ping`, { headers: { origin: "http://dashboard.test:8080" } });
     expect(get.headers.get("access-control-expose-headers")).toContain("Retry-After");
+    expect(get.headers.get("access-control-expose-headers")).toContain("x-flotilla-error-code");
   });
 
   it("serves the feature flags without a token", async () => {

@@ -25,8 +25,11 @@ function toFlotillaError(error: FastifyError | Error): FlotillaError {
   }
 }
 
+/** Every error names its catalogue code in this header too: under /v7 the body is only the text. */
+export const ERROR_CODE_HEADER = "x-flotilla-error-code";
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: FlotillaError) {
-  reply.code(error.statusCode).headers(error.headers);
+  reply.code(error.statusCode).headers(error.headers).header(ERROR_CODE_HEADER, error.code);
   if (TEXT_ERROR_PREFIXES.some((prefix) => request.url.startsWith(prefix))) {
     return reply.type("text/plain; charset=utf-8").send(error.message);
   }
