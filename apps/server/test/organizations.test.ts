@@ -743,6 +743,16 @@ describe("malformed requests", () => {
       ["PATCH", `/v7/organization(${org.id})`, { name: 7 }],
       ["PATCH", `/v7/team(${team.id})`, { belongs_to__organization: org.id }],
       ["PATCH", "/login_", { username: 5 }],
+      [
+        "PATCH",
+        `/v7/organization_membership?$filter=is_member_of__organization eq ${org.id}`,
+        { organization_membership_role: null },
+      ],
+      [
+        "POST",
+        "/v7/invitee__is_invited_to__organization",
+        { invitee: "long@example.com", is_invited_to__organization: org.id, message: "x".repeat(1001) },
+      ],
       ["POST", "/org/v1/invitation/%20", undefined],
       ["POST", `/user/v1/invitation/${"x".repeat(300)}`, undefined],
       ["PUT", `/organization/abc/logo`, undefined],

@@ -20,6 +20,15 @@ function inviteeEmail(value: unknown): string {
   return email;
 }
 
+/** The optional message of an invitation: trimmed, empty is none, at most 1,000 characters. */
+function inviteMessage(value: unknown): string | null {
+  const message = typeof value === "string" ? value.trim() : "";
+  if (message.length > 1000) {
+    throw new FlotillaError("bad_request", "The message should not be more than 1000 characters long");
+  }
+  return message || null;
+}
+
 /** The invitee row of an email (one per address, case-insensitively). */
 async function inviteeId(tx: Q, email: string): Promise<number> {
   const { rows } = await tx.query<{ id: number }>(
@@ -78,7 +87,7 @@ export function organizationInviteHooks(ctx: Mail): ResourceHooks {
       body.invitee = await inviteeId(tx, email);
       body.organization_membership_role ??= await organizationRoleId(tx, "member");
       body.is_created_by__user = await userOfActor(tx, actorId);
-      if (typeof body.message === "string") body.message = body.message.trim() || null;
+      body.message = inviteMessage(body.message);
     },
     async afterCreate({ tx, id, afterCommit }) {
       const token = await issueToken(tx, "organization_invite", id);
@@ -142,7 +151,7 @@ export function applicationInviteHooks(ctx: Mail): ResourceHooks {
       body.application_membership_role ??= await fleetRoleId(tx, DEFAULT_FLEET_MEMBERSHIP_ROLE);
       await refuseFleetRole(tx, fleet, Number(body.application_membership_role));
       body.is_created_by__user = await userOfActor(tx, actorId);
-      if (typeof body.message === "string") body.message = body.message.trim() || null;
+      body.message = inviteMessage(body.message);
     },
     async afterCreate({ tx, id, afterCommit }) {
       const token = await issueToken(tx, "application_invite", id);
