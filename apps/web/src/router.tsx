@@ -21,6 +21,7 @@ import { Toaster } from "./components/toaster.tsx";
 import { loggedOutOnlyGuard, signedInGuard, twoFactorGuard, verifiedGuard } from "./features/auth/guards.ts";
 import { getSessionState } from "./features/auth/session.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
+import { requireNumericId } from "./lib/route-id.ts";
 import type { Sdk } from "./lib/sdk.ts";
 
 /**
@@ -33,7 +34,17 @@ export interface RouterContext {
   queryClient: QueryClient;
 }
 
-type CrumbKey = "nav.fleets" | "nav.apps" | "nav.blocks" | "nav.organizations";
+export type CrumbKey =
+  | "nav.fleets"
+  | "nav.apps"
+  | "nav.blocks"
+  | "nav.organizations"
+  | "nav.members"
+  | "nav.teams"
+  | "nav.settings";
+
+/** A breadcrumb named after the object a route shows (organization, member, team, fleet). */
+export type CrumbObject = "org" | "member" | "team" | "fleet";
 
 declare module "@tanstack/react-router" {
   interface Register {
@@ -42,6 +53,8 @@ declare module "@tanstack/react-router" {
   interface StaticDataRouteOption {
     /** The breadcrumb of the route (an i18n key). */
     crumb?: CrumbKey;
+    /** The breadcrumb is the name of this route's object instead of a fixed label. */
+    crumbObject?: CrumbObject;
     /** The side menu is hidden on verify-email, signup/profile and preferences pages (spec 1 §2.5). */
     hideSidebar?: boolean;
   }
@@ -274,28 +287,226 @@ const fleetsRoute = createRoute({
   getParentRoute: () => verifiedRoute,
   path: "/fleets",
   staticData: { crumb: "nav.fleets" },
-  component: lazyRouteComponent(() => withChunkTimeout(import("./features/fleets/fleets-page.tsx")), "FleetsPage"),
 });
 
 const appsRoute = createRoute({
   getParentRoute: () => verifiedRoute,
   path: "/apps",
   staticData: { crumb: "nav.apps" },
-  component: lazyRouteComponent(() => withChunkTimeout(import("./features/apps/apps-page.tsx")), "AppsPage"),
 });
 
 const blocksRoute = createRoute({
   getParentRoute: () => verifiedRoute,
   path: "/blocks",
   staticData: { crumb: "nav.blocks" },
-  component: lazyRouteComponent(() => withChunkTimeout(import("./features/blocks/blocks-page.tsx")), "BlocksPage"),
 });
 
 const orgsRoute = createRoute({
   getParentRoute: () => verifiedRoute,
   path: "/orgs",
   staticData: { crumb: "nav.organizations" },
-  component: lazyRouteComponent(() => withChunkTimeout(import("./features/orgs/orgs-page.tsx")), "OrgsPage"),
+});
+
+const orgs = () => import("./features/orgs/org-pages.tsx");
+const members = () => import("./features/orgs/members-pages.tsx");
+const teams = () => import("./features/orgs/teams-pages.tsx");
+const fleetPages = () => import("./features/fleet-access/fleet-pages.tsx");
+
+const orgsIndexRoute = createRoute({
+  getParentRoute: () => orgsRoute,
+  path: "/",
+  component: page(() => import("./features/orgs/orgs-page.tsx"), "OrgsPage"),
+});
+
+/** `/orgs/{orgId}/…` (spec 3 §2): a non-numeric id shows "invalid id passed in url" and goes up. */
+const orgRoute = createRoute({
+  getParentRoute: () => orgsRoute,
+  path: "$orgId",
+  staticData: { crumbObject: "org" },
+  beforeLoad: ({ params, location }) => {
+    requireNumericId(params.orgId, location.pathname.replace(/(\/orgs\/[^/]+).*$/, "$1"));
+  },
+});
+const orgSummaryRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: "/",
+  component: page(orgs, "OrgSummaryPage"),
+});
+const orgFleetsRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: "fleets",
+  staticData: { crumb: "nav.fleets" },
+  component: page(orgs, "OrgFleetsPage"),
+});
+const orgAppsRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: "apps",
+  staticData: { crumb: "nav.apps" },
+  component: page(orgs, "OrgAppsPage"),
+});
+const orgBlocksRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: "blocks",
+  staticData: { crumb: "nav.blocks" },
+  component: page(orgs, "OrgBlocksPage"),
+});
+const orgMembersRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: "members",
+  staticData: { crumb: "nav.members" },
+});
+const orgMembersIndexRoute = createRoute({
+  getParentRoute: () => orgMembersRoute,
+  path: "/",
+  component: page(members, "MembersPage"),
+});
+const memberRoute = createRoute({
+  getParentRoute: () => orgMembersRoute,
+  path: "$memberId",
+  staticData: { crumbObject: "member" },
+  beforeLoad: ({ params, location }) => {
+    requireNumericId(params.memberId, location.pathname.replace(/(\/members\/[^/]+).*$/, "$1"));
+  },
+});
+const memberSummaryRoute = createRoute({
+  getParentRoute: () => memberRoute,
+  path: "/",
+  component: page(members, "MemberPage"),
+});
+const memberTeamsRoute = createRoute({
+  getParentRoute: () => memberRoute,
+  path: "teams",
+  staticData: { crumb: "nav.teams" },
+  component: page(members, "MemberTeamsPage"),
+});
+const memberFleetsRoute = createRoute({
+  getParentRoute: () => memberRoute,
+  path: "fleets",
+  staticData: { crumb: "nav.fleets" },
+  component: page(members, "MemberFleetsPage"),
+});
+const memberAppsRoute = createRoute({
+  getParentRoute: () => memberRoute,
+  path: "apps",
+  staticData: { crumb: "nav.apps" },
+  component: page(members, "MemberAppsPage"),
+});
+const memberBlocksRoute = createRoute({
+  getParentRoute: () => memberRoute,
+  path: "blocks",
+  staticData: { crumb: "nav.blocks" },
+  component: page(members, "MemberBlocksPage"),
+});
+const orgTeamsRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: "teams",
+  staticData: { crumb: "nav.teams" },
+});
+const orgTeamsIndexRoute = createRoute({
+  getParentRoute: () => orgTeamsRoute,
+  path: "/",
+  component: page(teams, "TeamsPage"),
+});
+const teamRoute = createRoute({
+  getParentRoute: () => orgTeamsRoute,
+  path: "$teamId",
+  staticData: { crumbObject: "team" },
+  beforeLoad: ({ params, location }) => {
+    requireNumericId(params.teamId, location.pathname.replace(/(\/teams\/[^/]+).*$/, "$1"));
+  },
+});
+const teamSummaryRoute = createRoute({
+  getParentRoute: () => teamRoute,
+  path: "/",
+  component: page(teams, "TeamPage"),
+});
+const teamMembersRoute = createRoute({
+  getParentRoute: () => teamRoute,
+  path: "members",
+  staticData: { crumb: "nav.members" },
+  component: page(teams, "TeamMembersPage"),
+});
+const teamFleetsRoute = createRoute({
+  getParentRoute: () => teamRoute,
+  path: "fleets",
+  staticData: { crumb: "nav.fleets" },
+  component: page(teams, "TeamFleetsPage"),
+});
+const teamAppsRoute = createRoute({
+  getParentRoute: () => teamRoute,
+  path: "apps",
+  staticData: { crumb: "nav.apps" },
+  component: page(teams, "TeamAppsPage"),
+});
+const teamBlocksRoute = createRoute({
+  getParentRoute: () => teamRoute,
+  path: "blocks",
+  staticData: { crumb: "nav.blocks" },
+  component: page(teams, "TeamBlocksPage"),
+});
+
+/** Invitation links (spec 1 §2.1): signed-out visitors log in (or sign up) and come back here. */
+const organizationInvitationRoute = createRoute({
+  getParentRoute: () => verifiedRoute,
+  path: "/organization/invitation/$token",
+  component: page(() => import("./features/orgs/invitation-page.tsx"), "OrganizationInvitationPage"),
+});
+const fleetInvitationRoute = createRoute({
+  getParentRoute: () => verifiedRoute,
+  path: "/invitation/$token",
+  component: page(() => import("./features/orgs/invitation-page.tsx"), "FleetInvitationPage"),
+});
+
+/**
+ * The fleet (app, block) shell the members and teams pages need (spec 2 §2); issue 6 fills the
+ * rest. Members and teams need application.read, settings application.update (else `/`).
+ */
+function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeof blocksRoute) {
+  const base = createRoute({
+    getParentRoute: () => parent,
+    path: "$fleetId",
+    staticData: { crumbObject: "fleet" },
+    beforeLoad: ({ params, location }) => {
+      requireNumericId(params.fleetId, location.pathname.replace(/^(\/[a-z]+\/[^/]+).*$/, "$1"));
+    },
+  });
+  return base.addChildren([
+    createRoute({ getParentRoute: () => base, path: "/", component: page(fleetPages, "FleetSummaryPage") }),
+    createRoute({
+      getParentRoute: () => base,
+      path: "members",
+      staticData: { crumb: "nav.members" },
+      component: page(fleetPages, "FleetMembersPage"),
+    }),
+    createRoute({
+      getParentRoute: () => base,
+      path: "teams",
+      staticData: { crumb: "nav.teams" },
+      component: page(fleetPages, "FleetTeamsPage"),
+    }),
+    createRoute({
+      getParentRoute: () => base,
+      path: "settings",
+      staticData: { crumb: "nav.settings" },
+      component: page(fleetPages, "FleetSettingsPage"),
+    }),
+  ]);
+}
+
+const fleetsIndexRoute = createRoute({
+  getParentRoute: () => fleetsRoute,
+  path: "/",
+  component: lazyRouteComponent(() => withChunkTimeout(import("./features/fleets/fleets-page.tsx")), "FleetsPage"),
+});
+const appsIndexRoute = createRoute({
+  getParentRoute: () => appsRoute,
+  path: "/",
+  component: lazyRouteComponent(() => withChunkTimeout(import("./features/apps/apps-page.tsx")), "AppsPage"),
+});
+const blocksIndexRoute = createRoute({
+  getParentRoute: () => blocksRoute,
+  path: "/",
+  component: lazyRouteComponent(() => withChunkTimeout(import("./features/blocks/blocks-page.tsx")), "BlocksPage"),
 });
 
 export const routeTree = rootRoute.addChildren([
@@ -321,10 +532,40 @@ export const routeTree = rootRoute.addChildren([
         twoFactorPreferencesRoute,
         experimentalPreferencesRoute,
       ]),
-      fleetsRoute,
-      appsRoute,
-      blocksRoute,
-      orgsRoute,
+      fleetsRoute.addChildren([fleetsIndexRoute, applicationRoutes(fleetsRoute)]),
+      appsRoute.addChildren([appsIndexRoute, applicationRoutes(appsRoute)]),
+      blocksRoute.addChildren([blocksIndexRoute, applicationRoutes(blocksRoute)]),
+      orgsRoute.addChildren([
+        orgsIndexRoute,
+        orgRoute.addChildren([
+          orgSummaryRoute,
+          orgFleetsRoute,
+          orgAppsRoute,
+          orgBlocksRoute,
+          orgMembersRoute.addChildren([
+            orgMembersIndexRoute,
+            memberRoute.addChildren([
+              memberSummaryRoute,
+              memberTeamsRoute,
+              memberFleetsRoute,
+              memberAppsRoute,
+              memberBlocksRoute,
+            ]),
+          ]),
+          orgTeamsRoute.addChildren([
+            orgTeamsIndexRoute,
+            teamRoute.addChildren([
+              teamSummaryRoute,
+              teamMembersRoute,
+              teamFleetsRoute,
+              teamAppsRoute,
+              teamBlocksRoute,
+            ]),
+          ]),
+        ]),
+      ]),
+      organizationInvitationRoute,
+      fleetInvitationRoute,
     ]),
   ]),
 ]);

@@ -1,5 +1,6 @@
 import AppBar from "@mui/material/AppBar";
 import Box from "@mui/material/Box";
+import Chip from "@mui/material/Chip";
 import Toolbar from "@mui/material/Toolbar";
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
@@ -19,6 +20,8 @@ export function AppHeader() {
   const sdk = useSdk();
   const session = useQuery(sessionQuery(sdk));
   const admin = session.data?.kind === "signed-in" && isAdmin(session.data.claims);
+  // "Log in as user" (spec 3 §6): the token names the administrator in actualUser.
+  const impersonated = session.data?.kind === "signed-in" && session.data.claims.actualUser !== undefined;
   const [headerColor] = usePreference("headerColor");
   // Red for platform administrators (spec 1 §2.5); otherwise the experimental colour, if chosen.
   const background = admin ? ADMIN_HEADER_COLOR : headerColor || headerColors.background;
@@ -73,6 +76,17 @@ export function AppHeader() {
           <Wordmark size={24} color={headerColors.text} />
         </Box>
         <Box sx={{ flex: 1 }} />
+        {impersonated ? (
+          <Chip
+            size="small"
+            color="warning"
+            role="status"
+            label={t("nav.impersonating", {
+              username: session.data?.kind === "signed-in" ? session.data.user.username : "",
+            })}
+            sx={{ fontWeight: 600 }}
+          />
+        ) : null}
         <ServiceStatusLink />
         <UserMenu admin={admin} />
       </Toolbar>

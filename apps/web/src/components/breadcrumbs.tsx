@@ -1,19 +1,66 @@
 import NavigateNext from "@mui/icons-material/NavigateNext";
 import Breadcrumbs from "@mui/material/Breadcrumbs";
 import Typography from "@mui/material/Typography";
+import { useQuery } from "@tanstack/react-query";
 import { useMatches } from "@tanstack/react-router";
 import { useTranslation } from "react-i18next";
+import { useSdk } from "../app-services.tsx";
+import { useFleet } from "../features/fleet-access/data.ts";
+import { pineOf, useOrganization, useTeams } from "../features/orgs/data.ts";
+import type { CrumbKey, CrumbObject } from "../router.tsx";
 import { TextLink } from "./links.tsx";
+
+interface Crumb {
+  path: string;
+  label: CrumbKey | undefined;
+  object: CrumbObject | undefined;
+  params: Record<string, string>;
+}
+
+/** The name of the organization, member, team or fleet a crumb stands for ("…" while loading). */
+function ObjectName({ kind, params }: { kind: CrumbObject; params: Record<string, string> }) {
+  const sdk = useSdk();
+  const orgId = Number(params.orgId ?? 0);
+  const org = useOrganization(kind === "org" ? orgId : 0, kind === "org");
+  const teams = useTeams(kind === "team" ? orgId : 0, kind === "team");
+  const fleet = useFleet(Number(params.fleetId ?? 0), kind === "fleet");
+  const member = useQuery({
+    queryKey: ["orgs", orgId, "member-name", params.memberId],
+    enabled: kind === "member",
+    queryFn: () =>
+      pineOf(sdk).get<{ user: Array<{ username: string }> } | undefined>({
+        resource: "organization_membership",
+        id: Number(params.memberId),
+        options: { $select: "id", $expand: { user: { $select: "username" } } },
+      }),
+  });
+  const name =
+    kind === "org"
+      ? org.data?.name
+      : kind === "team"
+        ? teams.data?.find((team) => team.id === Number(params.teamId))?.name
+        : kind === "fleet"
+          ? fleet.data?.app_name
+          : member.data?.user[0]?.username;
+  return <>{name ?? "…"}</>;
+}
 
 /** Home > Fleets > …, from the `crumb` of each matched route (spec 1 §2.5). */
 export function AppBreadcrumbs() {
   const { t } = useTranslation();
   const crumbs = useMatches({
-    select: (matches) =>
-      matches.flatMap((match) =>
-        match.staticData.crumb ? [{ label: match.staticData.crumb, path: match.pathname }] : [],
-      ),
+    select: (matches): Crumb[] =>
+      matches.flatMap((match): Crumb[] => {
+        const path = match.pathname.replace(/\/+$/, "") || "/";
+        if (match.staticData.crumbObject) {
+          const params = match.params as Record<string, string>;
+          return [{ object: match.staticData.crumbObject, params, path, label: undefined }];
+        }
+        return match.staticData.crumb ? [{ label: match.staticData.crumb, path, object: undefined, params: {} }] : [];
+      }),
   });
+  // A route and its index child share the path: show the crumb once.
+  const unique = crumbs.filter((crumb, index) => crumbs.findIndex((other) => other.path === crumb.path) === index);
   return (
     <Breadcrumbs
       aria-label={t("nav.breadcrumbs")}
@@ -23,18 +70,26 @@ export function AppBreadcrumbs() {
       <TextLink to="/" underline="hover" color="text.secondary">
         {t("nav.home")}
       </TextLink>
-      {crumbs.map((crumb, index) =>
-        index === crumbs.length - 1 ? (
+      {unique.map((crumb, index) =>
+        index === unique.length - 1 ? (
           <Typography
             key={crumb.path}
             aria-current="page"
             sx={{ fontSize: "inherit", color: "text.primary", fontWeight: 500 }}
           >
-            {t(crumb.label)}
+            {crumb.object ? (
+              <ObjectName kind={crumb.object} params={crumb.params} />
+            ) : crumb.label ? (
+              t(crumb.label)
+            ) : null}
           </Typography>
         ) : (
-          <TextLink key={crumb.path} to={crumb.path} underline="hover" color="text.secondary">
-            {t(crumb.label)}
+          <TextLink key={crumb.path} to={crumb.path as "/"} underline="hover" color="text.secondary">
+            {crumb.object ? (
+              <ObjectName kind={crumb.object} params={crumb.params} />
+            ) : crumb.label ? (
+              t(crumb.label)
+            ) : null}
           </TextLink>
         ),
       )}

@@ -1,8 +1,12 @@
 import AppsOutlined from "@mui/icons-material/AppsOutlined";
 import CorporateFareOutlined from "@mui/icons-material/CorporateFareOutlined";
+import DashboardOutlined from "@mui/icons-material/DashboardOutlined";
 import DevicesOtherOutlined from "@mui/icons-material/DevicesOtherOutlined";
+import GroupsOutlined from "@mui/icons-material/GroupsOutlined";
 import KeyboardDoubleArrowLeft from "@mui/icons-material/KeyboardDoubleArrowLeft";
 import KeyboardDoubleArrowRight from "@mui/icons-material/KeyboardDoubleArrowRight";
+import PersonOutlined from "@mui/icons-material/PersonOutlined";
+import SettingsOutlined from "@mui/icons-material/SettingsOutlined";
 import ViewInArOutlined from "@mui/icons-material/ViewInArOutlined";
 import Box from "@mui/material/Box";
 import Chip from "@mui/material/Chip";
@@ -17,13 +21,27 @@ import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import { usePreference } from "../lib/preferences.ts";
 import { SIDEBAR_COLLAPSED_WIDTH, SIDEBAR_WIDTH } from "../theme.ts";
+import { type MenuIcon, type NavLabel, useContextMenu } from "./context-menu.ts";
 import { ListItemLink } from "./links.tsx";
 
+const ICONS: Record<MenuIcon, ReactNode> = {
+  fleets: <DevicesOtherOutlined fontSize="small" />,
+  apps: <AppsOutlined fontSize="small" />,
+  blocks: <ViewInArOutlined fontSize="small" />,
+  orgs: <CorporateFareOutlined fontSize="small" />,
+  summary: <DashboardOutlined fontSize="small" />,
+  members: <PersonOutlined fontSize="small" />,
+  teams: <GroupsOutlined fontSize="small" />,
+  settings: <SettingsOutlined fontSize="small" />,
+};
+
 type HomeEntry = {
-  to: "/fleets" | "/apps" | "/blocks" | "/orgs";
-  label: "nav.fleets" | "nav.apps" | "nav.blocks" | "nav.organizations";
+  to: string;
+  label: NavLabel;
   icon: ReactNode;
   alpha?: boolean;
+  /** Active only on this exact path (a context's summary entry). */
+  exact?: boolean;
 };
 
 const itemSx = (collapsed: boolean) =>
@@ -51,14 +69,8 @@ export function Sidebar({ collapsed, onToggle }: { collapsed: boolean; onToggle:
   const { t } = useTranslation();
   const [displayApps] = usePreference("displayApps");
   const [stripes] = usePreference("navigationStripes");
-  const entries: HomeEntry[] = [
-    { to: "/fleets", label: "nav.fleets", icon: <DevicesOtherOutlined fontSize="small" /> },
-    ...(displayApps
-      ? [{ to: "/apps", label: "nav.apps", icon: <AppsOutlined fontSize="small" />, alpha: true } as const]
-      : []),
-    { to: "/blocks", label: "nav.blocks", icon: <ViewInArOutlined fontSize="small" /> },
-    { to: "/orgs", label: "nav.organizations", icon: <CorporateFareOutlined fontSize="small" /> },
-  ];
+  const menu = useContextMenu(displayApps);
+  const entries: HomeEntry[] = menu.map((entry) => ({ ...entry, icon: ICONS[entry.icon] }));
   const toggleLabel = collapsed ? t("nav.expand") : t("nav.collapse");
 
   return (
@@ -89,11 +101,32 @@ export function Sidebar({ collapsed, onToggle }: { collapsed: boolean; onToggle:
           ...(stripes ? { "& > a:nth-of-type(even):not([data-status='active'])": { bgcolor: "action.hover" } } : {}),
         }}
       >
+        {menu.context !== "home" ? (
+          <Box
+            sx={{
+              px: 1.5,
+              pb: 1,
+              fontSize: 11,
+              fontWeight: 600,
+              letterSpacing: 0.6,
+              textTransform: "uppercase",
+              color: "text.disabled",
+              display: collapsed ? "none" : "block",
+            }}
+          >
+            {t(`nav.context.${menu.context}`)}
+          </Box>
+        ) : null}
         {entries.map((entry) => {
           const label = t(entry.label);
           return (
             <Tooltip key={entry.to} title={collapsed ? label : ""} placement="right" disableInteractive>
-              <ListItemLink to={entry.to} aria-label={collapsed ? label : undefined} sx={itemSx(collapsed)}>
+              <ListItemLink
+                to={entry.to as "/"}
+                activeOptions={{ exact: entry.exact === true }}
+                aria-label={collapsed ? label : undefined}
+                sx={itemSx(collapsed)}
+              >
                 <ListItemIcon>{entry.icon}</ListItemIcon>
                 {collapsed ? null : (
                   <>

@@ -1,0 +1,100 @@
+import { useParams, useRouterState } from "@tanstack/react-router";
+import { fleetAbilities, useFleet } from "../features/fleet-access/data.ts";
+
+export type NavLabel =
+  | "nav.fleets"
+  | "nav.apps"
+  | "nav.blocks"
+  | "nav.organizations"
+  | "nav.summary"
+  | "nav.members"
+  | "nav.teams"
+  | "nav.settings";
+export type MenuIcon = "fleets" | "apps" | "blocks" | "orgs" | "summary" | "members" | "teams" | "settings";
+export type MenuContext = "home" | "organization" | "member" | "team" | "fleet" | "app" | "block";
+
+export interface MenuEntry {
+  to: string;
+  label: NavLabel;
+  icon: MenuIcon;
+  alpha?: boolean;
+  exact?: boolean;
+}
+
+/**
+ * The side menu of a context (spec 1 §2.5): Home; organization (summary, fleets, apps, blocks,
+ * members, teams); member (summary, fleets, apps, blocks, teams); team (summary, fleets, apps,
+ * blocks, members); fleet/app/block (summary, settings unless observer, members, teams). Apps
+ * entries only with the apps display on. Billing and credits come with the billing issue.
+ */
+export function contextMenu(
+  pathname: string,
+  params: { orgId?: string; memberId?: string; teamId?: string; fleetId?: string },
+  options: { displayApps: boolean; fleetSettings: boolean },
+): MenuEntry[] & { context: MenuContext } {
+  const withContext = (context: MenuContext, entries: MenuEntry[]) => Object.assign(entries, { context });
+  const apps = (base: string): MenuEntry[] =>
+    options.displayApps ? [{ to: `${base}/apps`, label: "nav.apps", icon: "apps", alpha: true }] : [];
+  if (params.orgId && params.memberId) {
+    const base = `/orgs/${params.orgId}/members/${params.memberId}`;
+    return withContext("member", [
+      { to: base, label: "nav.summary", icon: "summary", exact: true },
+      { to: `${base}/fleets`, label: "nav.fleets", icon: "fleets" },
+      ...apps(base),
+      { to: `${base}/blocks`, label: "nav.blocks", icon: "blocks" },
+      { to: `${base}/teams`, label: "nav.teams", icon: "teams" },
+    ]);
+  }
+  if (params.orgId && params.teamId) {
+    const base = `/orgs/${params.orgId}/teams/${params.teamId}`;
+    return withContext("team", [
+      { to: base, label: "nav.summary", icon: "summary", exact: true },
+      { to: `${base}/fleets`, label: "nav.fleets", icon: "fleets" },
+      ...apps(base),
+      { to: `${base}/blocks`, label: "nav.blocks", icon: "blocks" },
+      { to: `${base}/members`, label: "nav.members", icon: "members" },
+    ]);
+  }
+  if (params.orgId) {
+    const base = `/orgs/${params.orgId}`;
+    return withContext("organization", [
+      { to: base, label: "nav.summary", icon: "summary", exact: true },
+      { to: `${base}/fleets`, label: "nav.fleets", icon: "fleets" },
+      ...apps(base),
+      { to: `${base}/blocks`, label: "nav.blocks", icon: "blocks" },
+      { to: `${base}/members`, label: "nav.members", icon: "members" },
+      { to: `${base}/teams`, label: "nav.teams", icon: "teams" },
+    ]);
+  }
+  if (params.fleetId) {
+    const prefix = /^\/(fleets|apps|blocks)\//.exec(pathname)?.[1] ?? "fleets";
+    const base = `/${prefix}/${params.fleetId}`;
+    const context: MenuContext = prefix === "apps" ? "app" : prefix === "blocks" ? "block" : "fleet";
+    return withContext(context, [
+      { to: base, label: "nav.summary", icon: "summary", exact: true },
+      ...(options.fleetSettings ? [{ to: `${base}/settings`, label: "nav.settings", icon: "settings" } as const] : []),
+      { to: `${base}/members`, label: "nav.members", icon: "members" },
+      { to: `${base}/teams`, label: "nav.teams", icon: "teams" },
+    ]);
+  }
+  return withContext("home", [
+    { to: "/fleets", label: "nav.fleets", icon: "fleets" },
+    ...(options.displayApps ? [{ to: "/apps", label: "nav.apps", icon: "apps", alpha: true } as const] : []),
+    { to: "/blocks", label: "nav.blocks", icon: "blocks" },
+    { to: "/orgs", label: "nav.organizations", icon: "orgs" },
+  ]);
+}
+
+export function useContextMenu(displayApps: boolean) {
+  const params = useParams({ strict: false }) as {
+    orgId?: string;
+    memberId?: string;
+    teamId?: string;
+    fleetId?: string;
+  };
+  const pathname = useRouterState({ select: (state) => state.location.pathname });
+  const fleetId = params.fleetId && /^\d+$/.test(params.fleetId) ? Number(params.fleetId) : undefined;
+  const fleet = useFleet(fleetId ?? 0, fleetId !== undefined);
+  const fleetSettings = fleetAbilities(fleet.data ?? undefined).settings;
+  return contextMenu(pathname, params, { displayApps, fleetSettings });
+}

@@ -1,0 +1,766 @@
+import { DATE_FORMAT, type FleetRole } from "@flotilla/domain";
+import AddOutlined from "@mui/icons-material/AddOutlined";
+import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
+import DriveFileRenameOutlineOutlined from "@mui/icons-material/DriveFileRenameOutlineOutlined";
+import Alert from "@mui/material/Alert";
+import Box from "@mui/material/Box";
+import Button from "@mui/material/Button";
+import Checkbox from "@mui/material/Checkbox";
+import Dialog from "@mui/material/Dialog";
+import DialogActions from "@mui/material/DialogActions";
+import DialogContent from "@mui/material/DialogContent";
+import DialogTitle from "@mui/material/DialogTitle";
+import MenuItem from "@mui/material/MenuItem";
+import Paper from "@mui/material/Paper";
+import Table from "@mui/material/Table";
+import TableBody from "@mui/material/TableBody";
+import TableCell from "@mui/material/TableCell";
+import TableHead from "@mui/material/TableHead";
+import TablePagination from "@mui/material/TablePagination";
+import TableRow from "@mui/material/TableRow";
+import TextField from "@mui/material/TextField";
+import Typography from "@mui/material/Typography";
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { format } from "date-fns";
+import { type FormEvent, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { useSdk } from "../../app-services.tsx";
+import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
+import { TextLink } from "../../components/links.tsx";
+import { PageHeader } from "../../components/page.tsx";
+import { errorText } from "../../lib/errors.ts";
+import { useLookup } from "../../lib/lookup.ts";
+import { showToast } from "../../lib/toasts.ts";
+import { DEFAULT_FLEET_ROLE, isValidEmail } from "../orgs/access.ts";
+import { pineOf, useAllMemberships, usePaidPlan, useTeams } from "../orgs/data.ts";
+import { FleetRolePicker } from "../orgs/role-picker.tsx";
+import { oneAtATime } from "../orgs/teams-pages.tsx";
+import { Card, NameDialog, Notice, useNumericParam } from "../orgs/ui.tsx";
+import { type Fleet, fleetAbilities, useFleet } from "./data.ts";
+
+export const FLEET_MEMBERS_PAGE_SIZE = 25;
+
+function useFleetPage() {
+  const fleetId = useNumericParam("fleetId");
+  const fleet = useLookup<Fleet>(useFleet(fleetId));
+  return { fleetId, fleet, abilities: fleetAbilities(fleet) };
+}
+
+/** `/fleets/{id}`: the fleet card (what issue 6 extends); editing only for those allowed. */
+export function FleetSummaryPage() {
+  const { t } = useTranslation();
+  const { fleet, abilities } = useFleetPage();
+  if (!fleet) return null;
+  const org = fleet.organization[0];
+  return (
+    <>
+      <PageHeader title={fleet.app_name} description={t("fleet.summary_description")} />
+      <Card title={t("fleet.card")}>
+        <Box
+          component="dl"
+          sx={{ display: "grid", gridTemplateColumns: "160px 1fr", rowGap: 1, m: 0, "& dd": { m: 0 } }}
+        >
+          <Typography component="dt" variant="body2" color="text.secondary">
+            {t("orgs.slug")}
+          </Typography>
+          <Typography component="dd" variant="body2">
+            {fleet.slug}
+          </Typography>
+          <Typography component="dt" variant="body2" color="text.secondary">
+            {t("fleet.organization")}
+          </Typography>
+          <Typography component="dd" variant="body2">
+            {org ? (
+              <TextLink to="/orgs/$orgId" params={{ orgId: String(org.id) }}>
+                {org.name}
+              </TextLink>
+            ) : null}
+          </Typography>
+          <Typography component="dt" variant="body2" color="text.secondary">
+            {t("orgs.created")}
+          </Typography>
+          <Typography component="dd" variant="body2">
+            {format(new Date(fleet.created_at), DATE_FORMAT)}
+          </Typography>
+          <Typography component="dt" variant="body2" color="text.secondary">
+            {t("fleet.your_role")}
+          </Typography>
+          <Typography component="dd" variant="body2" data-testid="fleet-role">
+            {t(`orgs.fleet_roles.${abilities.role}`)}
+          </Typography>
+        </Box>
+      </Card>
+    </>
+  );
+}
+
+/** `/fleets/{id}/settings`: needs application.update (else back to `/`); rename for now. */
+export function FleetSettingsPage() {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const queryClient = useQueryClient();
+  const { fleetId, fleet, abilities } = useFleetPage();
+  const [renaming, setRenaming] = useState(false);
+  if (!fleet) return null;
+  return (
+    <>
+      <PageHeader title={t("fleet.settings")} description={fleet.app_name} />
+      {abilities.update ? (
+        <Card title={t("fleet.primary_actions")}>
+          <Button variant="outlined" startIcon={<DriveFileRenameOutlineOutlined />} onClick={() => setRenaming(true)}>
+            {t("orgs.rename")}
+          </Button>
+        </Card>
+      ) : (
+        <Notice>{t("fleet.settings_not_authorised")}</Notice>
+      )}
+      <NameDialog
+        open={renaming}
+        title={t("orgs.rename")}
+        label={t("orgs.name")}
+        submitLabel={t("orgs.rename")}
+        initial={fleet.app_name}
+        onClose={() => setRenaming(false)}
+        onSubmit={async (name) => {
+          await pineOf(sdk).patch({ resource: "application", id: fleetId, body: { app_name: name } });
+          showToast("success", t("orgs.renamed"));
+          await queryClient.invalidateQueries({ queryKey: ["fleet", fleetId] });
+        }}
+      />
+    </>
+  );
+}
+
+interface FleetMembership {
+  id: number;
+  user: Array<{ id: number; username: string }>;
+  application_membership_role: Array<{ name: FleetRole }>;
+}
+interface FleetInvite {
+  id: number;
+  message: string | null;
+  invitee: Array<{ email: string }>;
+  application_membership_role: Array<{ name: FleetRole }>;
+}
+
+/** `/fleets/{id}/members` (spec 2 §2): paged members, add, batch role change, batch delete, invites. */
+export function FleetMembersPage() {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const queryClient = useQueryClient();
+  const { fleetId, fleet, abilities } = useFleetPage();
+  const orgId = fleet?.organization[0]?.id;
+  const paid = usePaidPlan(orgId);
+  const [page, setPage] = useState(0);
+  const [selected, setSelected] = useState<number[]>([]);
+  const [adding, setAdding] = useState(false);
+  const [batchRole, setBatchRole] = useState(false);
+  const [deleting, setDeleting] = useState(false);
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ["fleet", fleetId] });
+  const members = useQuery({
+    queryKey: ["fleet", fleetId, "members", page],
+    enabled: abilities.readMembers,
+    placeholderData: keepPreviousData,
+    queryFn: async () => {
+      const filter = { is_member_of__application: fleetId };
+      const [rows, total] = await Promise.all([
+        pineOf(sdk).get<FleetMembership[]>({
+          resource: "user_application_membership",
+          options: {
+            $select: "id",
+            $filter: filter,
+            $expand: { user: { $select: ["id", "username"] }, application_membership_role: { $select: "name" } },
+            $orderby: { id: "asc" },
+            $top: FLEET_MEMBERS_PAGE_SIZE,
+            $skip: page * FLEET_MEMBERS_PAGE_SIZE,
+          },
+        }),
+        pineOf(sdk).get<number>({ resource: "user_application_membership", options: { $count: { $filter: filter } } }),
+      ]);
+      rows.sort((a, b) => (a.user[0]?.username ?? "").localeCompare(b.user[0]?.username ?? ""));
+      return { rows, total };
+    },
+  });
+  const invites = useQuery({
+    queryKey: ["fleet", fleetId, "invites"],
+    enabled: abilities.invite,
+    queryFn: () =>
+      pineOf(sdk).get<FleetInvite[]>({
+        resource: "application_invite",
+        options: {
+          $select: ["id", "message"],
+          $filter: { is_invited_to__application: fleetId },
+          $expand: { invitee: { $select: "email" }, application_membership_role: { $select: "name" } },
+        },
+      }),
+  });
+  const rows = members.data?.rows ?? [];
+  const chosen = rows.filter((row) => selected.includes(row.id));
+  const remove = useMutation({
+    mutationFn: () => oneAtATime(chosen, (row) => sdk.models.application.membership.remove(row.id)),
+    onSuccess: () => {
+      showToast("success", t("orgs.member_removed"));
+      setSelected([]);
+      setDeleting(false);
+    },
+    onSettled: refresh,
+  });
+  const revoke = useMutation({
+    mutationFn: (id: number) => sdk.models.application.invite.revoke(id),
+    onSuccess: () => showToast("success", t("orgs.invite_revoked")),
+    onSettled: refresh,
+  });
+  if (!fleet) return null;
+  if (!abilities.readMembers) {
+    return (
+      <>
+        <PageHeader title={t("orgs.members")} description={fleet.app_name} />
+        <Notice>{t("fleet.members_not_authorised")}</Notice>
+      </>
+    );
+  }
+  const canEdit = abilities.manageMembers;
+  return (
+    <>
+      <PageHeader
+        title={t("orgs.members")}
+        description={t("fleet.members_description", { name: fleet.app_name })}
+        actions={
+          canEdit ? (
+            <>
+              <Button variant="outlined" disabled={chosen.length === 0} onClick={() => setBatchRole(true)}>
+                {t("fleet.change_role")}
+              </Button>
+              <Button
+                variant="outlined"
+                color="error"
+                startIcon={<DeleteOutlined />}
+                disabled={chosen.length === 0}
+                onClick={() => setDeleting(true)}
+              >
+                {t("fleet.remove_access")}
+              </Button>
+              <Button variant="contained" startIcon={<AddOutlined />} onClick={() => setAdding(true)}>
+                {t("fleet.add_member")}
+              </Button>
+            </>
+          ) : null
+        }
+      />
+      {!canEdit ? <Notice>{t("fleet.members_read_only")}</Notice> : null}
+      <Paper variant="outlined" sx={{ mb: 3 }}>
+        <Table size="small" aria-label={t("orgs.members")}>
+          <TableHead>
+            <TableRow>
+              {canEdit ? <TableCell padding="checkbox" /> : null}
+              <TableCell>{t("orgs.username")}</TableCell>
+              <TableCell>{t("orgs.role")}</TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {rows.map((row) => (
+              <TableRow key={row.id} hover>
+                {canEdit ? (
+                  <TableCell padding="checkbox">
+                    <Checkbox
+                      size="small"
+                      checked={selected.includes(row.id)}
+                      slotProps={{ input: { "aria-label": t("orgs.select", { name: row.user[0]?.username }) } }}
+                      onChange={(event) =>
+                        setSelected((prev) =>
+                          event.target.checked ? [...prev, row.id] : prev.filter((id) => id !== row.id),
+                        )
+                      }
+                    />
+                  </TableCell>
+                ) : null}
+                <TableCell sx={{ fontWeight: 500 }}>{row.user[0]?.username}</TableCell>
+                <TableCell>
+                  {t(`orgs.fleet_roles.${row.application_membership_role[0]?.name ?? "developer"}`)}
+                </TableCell>
+              </TableRow>
+            ))}
+            {members.isSuccess && rows.length === 0 ? (
+              <TableRow>
+                <TableCell colSpan={3} sx={{ color: "text.secondary" }}>
+                  {t("fleet.no_members")}
+                </TableCell>
+              </TableRow>
+            ) : null}
+          </TableBody>
+        </Table>
+        <TablePagination
+          component="div"
+          count={members.data?.total ?? 0}
+          page={page}
+          rowsPerPage={FLEET_MEMBERS_PAGE_SIZE}
+          rowsPerPageOptions={[FLEET_MEMBERS_PAGE_SIZE]}
+          onPageChange={(_event, next) => setPage(next)}
+        />
+      </Paper>
+      {abilities.invite ? (
+        <Card title={t("orgs.pending_invitations")}>
+          {(invites.data ?? []).length === 0 ? (
+            <Typography variant="body2" color="text.secondary">
+              {t("orgs.no_invitations")}
+            </Typography>
+          ) : (
+            <Table size="small" aria-label={t("orgs.pending_invitations")}>
+              <TableBody>
+                {(invites.data ?? []).map((invite) => (
+                  <TableRow key={invite.id}>
+                    <TableCell>{invite.invitee[0]?.email}</TableCell>
+                    <TableCell>
+                      {t(`orgs.fleet_roles.${invite.application_membership_role[0]?.name ?? "developer"}`)}
+                    </TableCell>
+                    <TableCell align="right">
+                      <Button size="small" color="error" onClick={() => revoke.mutate(invite.id)}>
+                        {t("orgs.revoke")}
+                      </Button>
+                    </TableCell>
+                  </TableRow>
+                ))}
+              </TableBody>
+            </Table>
+          )}
+        </Card>
+      ) : null}
+      {adding && orgId ? (
+        <AddFleetMemberDialog
+          fleet={fleet}
+          orgId={orgId}
+          paidPlan={paid.data === true}
+          excluded={rows.map((row) => row.user[0]?.username ?? "")}
+          onClose={() => setAdding(false)}
+          onDone={refresh}
+        />
+      ) : null}
+      {batchRole ? (
+        <BatchRoleDialog
+          fleet={fleet}
+          orgId={orgId}
+          paidPlan={paid.data === true}
+          count={chosen.length}
+          onClose={() => setBatchRole(false)}
+          onSubmit={async (role) => {
+            await oneAtATime(chosen, (row) => sdk.models.application.membership.changeRole(row.id, role));
+            showToast("success", t("fleet.all_changes_successful"));
+            setSelected([]);
+            await refresh();
+          }}
+        />
+      ) : null}
+      <ConfirmDialog
+        open={deleting}
+        danger
+        title={t("fleet.remove_access")}
+        text={t("fleet.remove_access_text")}
+        items={chosen.map((row) => row.user[0]?.username ?? "")}
+        confirmLabel={t("fleet.remove_access")}
+        busy={remove.isPending}
+        onConfirm={() => remove.mutate()}
+        onClose={() => setDeleting(false)}
+      />
+    </>
+  );
+}
+
+function BatchRoleDialog(props: {
+  fleet: Fleet;
+  orgId: number | undefined;
+  paidPlan: boolean;
+  count: number;
+  onClose: () => void;
+  onSubmit: (role: FleetRole) => Promise<void>;
+}) {
+  const { t } = useTranslation();
+  const [role, setRole] = useState<FleetRole>(DEFAULT_FLEET_ROLE);
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  return (
+    <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>
+      <Box
+        component="form"
+        noValidate
+        onSubmit={async (event: FormEvent) => {
+          event.preventDefault();
+          setBusy(true);
+          try {
+            await props.onSubmit(role);
+            props.onClose();
+          } catch (caught) {
+            setError(errorText(caught));
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        <DialogTitle>{t("fleet.change_role_of", { count: props.count })}</DialogTitle>
+        <DialogContent>
+          {error ? (
+            <Alert severity="error" sx={{ mb: 1 }}>
+              {error}
+            </Alert>
+          ) : null}
+          <FleetRolePicker
+            value={role}
+            onChange={setRole}
+            paidPlan={props.paidPlan}
+            applicationClass={props.fleet.is_of__class}
+            {...(props.orgId ? { orgId: props.orgId } : {})}
+          />
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={props.onClose}>{t("confirm.cancel")}</Button>
+          <Button type="submit" variant="contained" loading={busy}>
+            {t("fleet.change_role")}
+          </Button>
+        </DialogActions>
+      </Box>
+    </Dialog>
+  );
+}
+
+/**
+ * Add a member (spec 2 §5): a value that is an email becomes an invite (with role and message);
+ * anything else is a username and becomes a membership at once. The picker lists organization
+ * members who have no access yet.
+ */
+function AddFleetMemberDialog(props: {
+  fleet: Fleet;
+  orgId: number;
+  paidPlan: boolean;
+  excluded: string[];
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const orgMembers = useAllMemberships(props.orgId);
+  const [value, setValue] = useState("");
+  const [role, setRole] = useState<FleetRole>(DEFAULT_FLEET_ROLE);
+  const [message, setMessage] = useState("");
+  const [touched, setTouched] = useState(false);
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const trimmed = value.trim();
+  const isEmail = isValidEmail(trimmed);
+  const candidates = (orgMembers.data ?? [])
+    .map((row) => row.user[0]?.username ?? "")
+    .filter((name) => name && !props.excluded.includes(name));
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setTouched(true);
+    if (!trimmed) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      if (isEmail) {
+        await sdk.models.application.invite.create(props.fleet.id, {
+          invitee: trimmed,
+          roleName: role,
+          ...(message.trim() ? { message: message.trim() } : {}),
+        });
+      } else {
+        await sdk.models.application.membership.create({
+          application: props.fleet.id,
+          username: trimmed,
+          roleName: role,
+        });
+      }
+      showToast("success", t("fleet.resource_added"));
+      props.onDone();
+      props.onClose();
+    } catch (caught) {
+      setError(errorText(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>
+      <Box component="form" noValidate onSubmit={submit}>
+        <DialogTitle>{t("fleet.add_member")}</DialogTitle>
+        <DialogContent>
+          {error ? (
+            <Alert severity="error" sx={{ mb: 1 }}>
+              {error}
+            </Alert>
+          ) : null}
+          <TextField
+            autoFocus
+            fullWidth
+            required
+            margin="dense"
+            label={t("fleet.username_or_email")}
+            value={value}
+            onChange={(event) => setValue(event.target.value)}
+            error={touched && !trimmed}
+            helperText={touched && !trimmed ? t("orgs.invitee_required") : isEmail ? t("fleet.will_invite") : undefined}
+          />
+          {candidates.length > 0 ? (
+            <TextField
+              select
+              fullWidth
+              margin="dense"
+              label={t("fleet.existing_member")}
+              value={candidates.includes(trimmed) ? trimmed : ""}
+              onChange={(event) => setValue(event.target.value)}
+            >
+              {candidates.map((name) => (
+                <MenuItem key={name} value={name}>
+                  {name}
+                </MenuItem>
+              ))}
+            </TextField>
+          ) : null}
+          <FleetRolePicker
+            value={role}
+            onChange={setRole}
+            paidPlan={props.paidPlan}
+            applicationClass={props.fleet.is_of__class}
+            orgId={props.orgId}
+          />
+          {isEmail ? (
+            <TextField
+              fullWidth
+              multiline
+              minRows={2}
+              margin="dense"
+              label={t("orgs.message_optional")}
+              value={message}
+              onChange={(event) => setMessage(event.target.value)}
+            />
+          ) : null}
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={props.onClose}>{t("confirm.cancel")}</Button>
+          <Button type="submit" variant="contained" loading={busy}>
+            {t("orgs.add")}
+          </Button>
+        </DialogActions>
+      </Box>
+    </Dialog>
+  );
+}
+
+interface FleetTeamAccess {
+  id: number;
+  team: Array<{ id: number; name: string }>;
+  application_membership_role: Array<{ name: FleetRole }>;
+}
+
+/** `/fleets/{id}/teams` (spec 2 §2): teams with access; add to team, batch remove. */
+export function FleetTeamsPage() {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const queryClient = useQueryClient();
+  const { fleetId, fleet, abilities } = useFleetPage();
+  const orgId = fleet?.organization[0]?.id;
+  const paid = usePaidPlan(orgId);
+  const teams = useTeams(orgId ?? 0);
+  const [selected, setSelected] = useState<number[]>([]);
+  const [adding, setAdding] = useState(false);
+  const [deleting, setDeleting] = useState(false);
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ["fleet", fleetId] });
+  const access = useQuery({
+    queryKey: ["fleet", fleetId, "teams"],
+    enabled: abilities.readTeams,
+    queryFn: () =>
+      pineOf(sdk).get<FleetTeamAccess[]>({
+        resource: "team_application_access",
+        options: {
+          $select: "id",
+          $filter: { grants_access_to__application: fleetId },
+          $expand: { team: { $select: ["id", "name"] }, application_membership_role: { $select: "name" } },
+        },
+      }),
+  });
+  const rows = access.data ?? [];
+  const chosen = rows.filter((row) => selected.includes(row.id));
+  const remove = useMutation({
+    mutationFn: () => oneAtATime(chosen, (row) => sdk.models.team.applicationAccess.remove(row.id)),
+    onSuccess: () => {
+      showToast("success", t("orgs.access_removed"));
+      setSelected([]);
+      setDeleting(false);
+    },
+    onSettled: refresh,
+  });
+  if (!fleet) return null;
+  if (!abilities.readTeams) {
+    return (
+      <>
+        <PageHeader title={t("orgs.teams")} description={fleet.app_name} />
+        <Notice>{t("fleet.teams_not_authorised")}</Notice>
+      </>
+    );
+  }
+  const canEdit = abilities.manageTeams;
+  return (
+    <>
+      <PageHeader
+        title={t("orgs.teams")}
+        description={t("fleet.teams_description", { name: fleet.app_name })}
+        actions={
+          canEdit ? (
+            <>
+              <Button
+                variant="outlined"
+                color="error"
+                startIcon={<DeleteOutlined />}
+                disabled={chosen.length === 0}
+                onClick={() => setDeleting(true)}
+              >
+                {t("fleet.remove_access")}
+              </Button>
+              <Button variant="contained" startIcon={<AddOutlined />} onClick={() => setAdding(true)}>
+                {t("fleet.add_to_team")}
+              </Button>
+            </>
+          ) : null
+        }
+      />
+      {!canEdit ? <Notice>{t("fleet.teams_read_only")}</Notice> : null}
+      <Paper variant="outlined">
+        <Table size="small" aria-label={t("orgs.teams")}>
+          <TableHead>
+            <TableRow>
+              {canEdit ? <TableCell padding="checkbox" /> : null}
+              <TableCell>{t("orgs.team_name")}</TableCell>
+              <TableCell>{t("orgs.role")}</TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {rows.map((row) => (
+              <TableRow key={row.id} hover>
+                {canEdit ? (
+                  <TableCell padding="checkbox">
+                    <Checkbox
+                      size="small"
+                      checked={selected.includes(row.id)}
+                      slotProps={{ input: { "aria-label": t("orgs.select", { name: row.team[0]?.name }) } }}
+                      onChange={(event) =>
+                        setSelected((prev) =>
+                          event.target.checked ? [...prev, row.id] : prev.filter((id) => id !== row.id),
+                        )
+                      }
+                    />
+                  </TableCell>
+                ) : null}
+                <TableCell sx={{ fontWeight: 500 }}>{row.team[0]?.name}</TableCell>
+                <TableCell>
+                  {t(`orgs.fleet_roles.${row.application_membership_role[0]?.name ?? "developer"}`)}
+                </TableCell>
+              </TableRow>
+            ))}
+            {access.isSuccess && rows.length === 0 ? (
+              <TableRow>
+                <TableCell colSpan={3} sx={{ color: "text.secondary" }}>
+                  {t("fleet.no_teams")}
+                </TableCell>
+              </TableRow>
+            ) : null}
+          </TableBody>
+        </Table>
+      </Paper>
+      {adding ? (
+        <AddToTeamDialog
+          fleet={fleet}
+          orgId={orgId}
+          paidPlan={paid.data === true}
+          teams={(teams.data ?? []).filter((team) => !rows.some((row) => row.team[0]?.id === team.id))}
+          onClose={() => setAdding(false)}
+          onDone={refresh}
+        />
+      ) : null}
+      <ConfirmDialog
+        open={deleting}
+        danger
+        title={t("fleet.remove_access")}
+        text={t("fleet.remove_access_text")}
+        items={chosen.map((row) => row.team[0]?.name ?? "")}
+        confirmLabel={t("fleet.remove_access")}
+        busy={remove.isPending}
+        onConfirm={() => remove.mutate()}
+        onClose={() => setDeleting(false)}
+      />
+    </>
+  );
+}
+
+function AddToTeamDialog(props: {
+  fleet: Fleet;
+  orgId: number | undefined;
+  paidPlan: boolean;
+  teams: Array<{ id: number; name: string }>;
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const [selected, setSelected] = useState<number[]>([]);
+  const [role, setRole] = useState<FleetRole>(DEFAULT_FLEET_ROLE);
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  return (
+    <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>
+      <Box
+        component="form"
+        noValidate
+        onSubmit={async (event: FormEvent) => {
+          event.preventDefault();
+          if (selected.length === 0) return;
+          setBusy(true);
+          try {
+            await oneAtATime(selected, (teamId) => sdk.models.team.applicationAccess.add(teamId, props.fleet.id, role));
+            showToast("success", t("orgs.resource_added_to_team"));
+            props.onDone();
+            props.onClose();
+          } catch (caught) {
+            setError(errorText(caught));
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        <DialogTitle>{t("fleet.add_to_team")}</DialogTitle>
+        <DialogContent>
+          {error ? (
+            <Alert severity="error" sx={{ mb: 1 }}>
+              {error}
+            </Alert>
+          ) : null}
+          <TextField
+            select
+            fullWidth
+            margin="dense"
+            label={t("orgs.teams")}
+            value={selected}
+            slotProps={{ select: { multiple: true } }}
+            onChange={(event) => setSelected(event.target.value as unknown as number[])}
+          >
+            {props.teams.map((team) => (
+              <MenuItem key={team.id} value={team.id}>
+                {team.name}
+              </MenuItem>
+            ))}
+          </TextField>
+          <FleetRolePicker
+            value={role}
+            onChange={setRole}
+            paidPlan={props.paidPlan}
+            applicationClass={props.fleet.is_of__class}
+            {...(props.orgId ? { orgId: props.orgId } : {})}
+          />
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={props.onClose}>{t("confirm.cancel")}</Button>
+          <Button type="submit" variant="contained" loading={busy} disabled={selected.length === 0}>
+            {t("orgs.add")}
+          </Button>
+        </DialogActions>
+      </Box>
+    </Dialog>
+  );
+}

@@ -1,0 +1,204 @@
+import type { OrganizationRole } from "@flotilla/domain";
+import { useQuery } from "@tanstack/react-query";
+import { useSdk } from "../../app-services.tsx";
+import type { Sdk } from "../../lib/sdk.ts";
+import { useSessionUser } from "../preferences/use-user.ts";
+import type { ApplicationClass } from "./access.ts";
+
+/** Loosely typed pine: the pages name their own row shapes. */
+export interface Pine {
+  get<T>(params: {
+    resource: string;
+    id?: number | Record<string, unknown>;
+    options?: Record<string, unknown>;
+  }): Promise<T>;
+  post<T>(params: { resource: string; body: Record<string, unknown> }): Promise<T>;
+  patch(params: { resource: string; id: number; body: Record<string, unknown> }): Promise<unknown>;
+  delete(params: { resource: string; id: number }): Promise<unknown>;
+}
+export const pineOf = (sdk: Sdk) => sdk.pine as unknown as Pine;
+
+export interface Organization {
+  id: number;
+  name: string;
+  handle: string;
+  created_at: string;
+  logo_image: { href?: string; content_type?: string } | null;
+}
+
+export interface OrgMembership {
+  id: number;
+  created_at: string;
+  user: Array<{ id: number; username: string; email?: string | null }>;
+  organization_membership_role: Array<{ name: OrganizationRole }>;
+}
+
+export interface OrgInvite {
+  id: number;
+  message: string | null;
+  invitee: Array<{ email: string }>;
+  organization_membership_role: Array<{ name: OrganizationRole }>;
+}
+
+export interface Team {
+  id: number;
+  name: string;
+  created_at: string;
+  team_membership?: Array<{ id: number; user: Array<{ id: number; username: string }> }>;
+  team_application_access?: TeamAccess[];
+}
+
+export interface TeamAccess {
+  id: number;
+  grants_access_to__application: Array<{ id: number; app_name: string; slug: string; is_of__class: ApplicationClass }>;
+  application_membership_role: Array<{ name: string }>;
+}
+
+export interface OrgApplication {
+  id: number;
+  app_name: string;
+  slug: string;
+  is_of__class: ApplicationClass;
+  created_at: string;
+}
+
+export const orgKeys = {
+  all: ["orgs"] as const,
+  org: (id: number) => ["orgs", id] as const,
+};
+
+export function useOrganizations() {
+  const sdk = useSdk();
+  return useQuery({
+    queryKey: ["orgs", "list"],
+    queryFn: () =>
+      pineOf(sdk).get<
+        Array<Organization & { organization_membership: Array<{ id: number }>; owns__team: Array<{ id: number }> }>
+      >({
+        resource: "organization",
+        options: {
+          $select: ["id", "name", "handle", "created_at", "logo_image"],
+          $expand: { organization_membership: { $select: "id" }, owns__team: { $select: "id" } },
+          $orderby: { name: "asc" },
+        },
+      }),
+  });
+}
+
+export function useOrganization(orgId: number, enabled = true) {
+  const sdk = useSdk();
+  return useQuery({
+    queryKey: ["orgs", orgId, "summary"],
+    enabled,
+    queryFn: () =>
+      pineOf(sdk).get<Organization | undefined>({
+        resource: "organization",
+        id: orgId,
+        options: { $select: ["id", "name", "handle", "created_at", "logo_image"] },
+      }),
+  });
+}
+
+/** Every membership of the organization with its role (for counts, the caller's role, pickers). */
+export function useAllMemberships(orgId: number) {
+  const sdk = useSdk();
+  return useQuery({
+    queryKey: ["orgs", orgId, "memberships", "all"],
+    queryFn: () =>
+      pineOf(sdk).get<OrgMembership[]>({
+        resource: "organization_membership",
+        options: {
+          $select: ["id", "created_at"],
+          $filter: { is_member_of__organization: orgId },
+          $expand: {
+            user: { $select: ["id", "username"] },
+            organization_membership_role: { $select: "name" },
+          },
+          $orderby: { id: "asc" },
+        },
+      }),
+  });
+}
+
+/** The signed-in user's role in the organization and how many administrators there are. */
+export function useMyOrgRole(orgId: number) {
+  const me = useSessionUser();
+  const memberships = useAllMemberships(orgId);
+  const rows = memberships.data ?? [];
+  const mine = rows.find((row) => row.user[0]?.id === me?.id);
+  const administratorCount = rows.filter((row) => row.organization_membership_role[0]?.name === "administrator").length;
+  return {
+    loaded: memberships.isSuccess && me !== undefined,
+    role: mine?.organization_membership_role[0]?.name,
+    membershipId: mine?.id,
+    administratorCount,
+    memberships: rows,
+  };
+}
+
+export function useOrgApplications(orgId: number) {
+  const sdk = useSdk();
+  return useQuery({
+    queryKey: ["orgs", orgId, "applications"],
+    queryFn: () =>
+      pineOf(sdk).get<OrgApplication[]>({
+        resource: "application",
+        options: {
+          $select: ["id", "app_name", "slug", "is_of__class", "created_at"],
+          $filter: { organization: orgId },
+          $orderby: { app_name: "asc" },
+        },
+      }),
+  });
+}
+
+export function useTeams(orgId: number, enabled = true) {
+  const sdk = useSdk();
+  return useQuery({
+    queryKey: ["orgs", orgId, "teams"],
+    enabled,
+    queryFn: () =>
+      pineOf(sdk).get<Team[]>({
+        resource: "team",
+        options: {
+          $select: ["id", "name", "created_at"],
+          $filter: { belongs_to__organization: orgId },
+          $expand: {
+            team_membership: { $select: "id", $expand: { user: { $select: ["id", "username"] } } },
+            team_application_access: {
+              $select: "id",
+              $expand: {
+                grants_access_to__application: { $select: ["id", "app_name", "slug", "is_of__class"] },
+                application_membership_role: { $select: "name" },
+              },
+            },
+          },
+          $orderby: { name: "asc" },
+        },
+      }),
+  });
+}
+
+/** Whether the organization pays for a plan other than free (paid-only roles need one). */
+export function usePaidPlan(orgId: number | undefined) {
+  const sdk = useSdk();
+  return useQuery({
+    queryKey: ["orgs", orgId, "paid-plan"],
+    enabled: orgId !== undefined,
+    queryFn: async () => {
+      try {
+        const rows = await pineOf(sdk).get<Array<{ is_for__plan: Array<{ billing_code: string }> }>>({
+          resource: "subscription",
+          options: {
+            $select: "id",
+            $filter: { is_for__organization: orgId, is_active: true },
+            $expand: { is_for__plan: { $select: "billing_code" } },
+          },
+        });
+        return rows.some((row) => row.is_for__plan[0] && row.is_for__plan[0].billing_code !== "free");
+      } catch {
+        return false;
+      }
+    },
+  });
+}

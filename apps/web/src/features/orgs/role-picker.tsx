@@ -1,0 +1,88 @@
+import type { FleetRole } from "@flotilla/domain";
+import Box from "@mui/material/Box";
+import MenuItem from "@mui/material/MenuItem";
+import TextField from "@mui/material/TextField";
+import Tooltip from "@mui/material/Tooltip";
+import Typography from "@mui/material/Typography";
+import { useTranslation } from "react-i18next";
+import { TextLink } from "../../components/links.tsx";
+import { type ApplicationClass, fleetRoleOptions } from "./access.ts";
+
+/**
+ * The fleet role picker (spec 2 §6): each role with its price per member and month; paid-only
+ * roles are greyed out on free plans with "access role only available for paid users" and an
+ * upgrade link; operator roles only for fleets.
+ */
+export function FleetRolePicker(props: {
+  value: FleetRole | "";
+  onChange: (role: FleetRole) => void;
+  paidPlan: boolean;
+  applicationClass: ApplicationClass;
+  orgId?: number;
+  label?: string;
+  size?: "small" | "medium";
+  allowEmpty?: boolean;
+  disabled?: boolean;
+}) {
+  const { t } = useTranslation();
+  const options = fleetRoleOptions({ paidPlan: props.paidPlan, applicationClass: props.applicationClass });
+  return (
+    <TextField
+      select
+      fullWidth
+      size={props.size ?? "medium"}
+      margin={props.size === "small" ? "none" : "dense"}
+      label={props.label ?? t("orgs.role")}
+      value={props.value}
+      disabled={props.disabled}
+      onChange={(event) => {
+        const role = event.target.value as FleetRole;
+        if (options.some((option) => option.role === role && !option.disabled)) props.onChange(role);
+      }}
+      slotProps={{ select: { renderValue: (value) => (value ? t(`orgs.fleet_roles.${value as FleetRole}`) : "") } }}
+    >
+      {props.allowEmpty ? <MenuItem value="">—</MenuItem> : null}
+      {options.map((option) => {
+        const price = option.price === 0 ? t("orgs.price_free") : t("orgs.price_per_member", { price: option.price });
+        const row = (
+          <Box sx={{ display: "flex", width: "100%", gap: 2, alignItems: "baseline" }}>
+            <Typography variant="body2" sx={{ flex: 1 }}>
+              {t(`orgs.fleet_roles.${option.role}`)}
+            </Typography>
+            <Typography variant="caption" color="text.secondary">
+              {price}
+            </Typography>
+          </Box>
+        );
+        return (
+          <MenuItem
+            key={option.role}
+            value={option.role}
+            aria-disabled={option.disabled ? "true" : undefined}
+            sx={option.disabled ? { opacity: 0.5, cursor: "not-allowed" } : undefined}
+          >
+            {option.disabled ? (
+              <Tooltip
+                placement="right"
+                title={
+                  <span>
+                    {t("orgs.paid_only_role")}{" "}
+                    {props.orgId ? (
+                      <TextLink to={`/orgs/${props.orgId}/billing` as "/"} color="inherit" underline="always">
+                        {t("orgs.upgrade")}
+                      </TextLink>
+                    ) : null}
+                  </span>
+                }
+              >
+                {row}
+              </Tooltip>
+            ) : (
+              row
+            )}
+          </MenuItem>
+        );
+      })}
+    </TextField>
+  );
+}

@@ -1,0 +1,501 @@
+import type { FleetRole } from "@flotilla/domain";
+import AddOutlined from "@mui/icons-material/AddOutlined";
+import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
+import DriveFileRenameOutlineOutlined from "@mui/icons-material/DriveFileRenameOutlineOutlined";
+import GroupsOutlined from "@mui/icons-material/GroupsOutlined";
+import Box from "@mui/material/Box";
+import Button from "@mui/material/Button";
+import Dialog from "@mui/material/Dialog";
+import DialogActions from "@mui/material/DialogActions";
+import DialogContent from "@mui/material/DialogContent";
+import DialogTitle from "@mui/material/DialogTitle";
+import IconButton from "@mui/material/IconButton";
+import MenuItem from "@mui/material/MenuItem";
+import Paper from "@mui/material/Paper";
+import Table from "@mui/material/Table";
+import TableBody from "@mui/material/TableBody";
+import TableCell from "@mui/material/TableCell";
+import TableHead from "@mui/material/TableHead";
+import TableRow from "@mui/material/TableRow";
+import TextField from "@mui/material/TextField";
+import Tooltip from "@mui/material/Tooltip";
+import Typography from "@mui/material/Typography";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useNavigate } from "@tanstack/react-router";
+import { type FormEvent, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { useSdk } from "../../app-services.tsx";
+import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
+import { TextLink } from "../../components/links.tsx";
+import { EmptyState, PageHeader } from "../../components/page.tsx";
+import { errorText } from "../../lib/errors.ts";
+import { showToast } from "../../lib/toasts.ts";
+import { type ApplicationClass, DEFAULT_FLEET_ROLE, organizationAbilities } from "./access.ts";
+import { type Team, useMyOrgRole, useOrgApplications, usePaidPlan, useTeams } from "./data.ts";
+import { ApplicationLink } from "./org-pages.tsx";
+import { FleetRolePicker } from "./role-picker.tsx";
+import { Card, NameDialog, useNumericParam } from "./ui.tsx";
+
+/** Runs access edits one at a time (spec 2 §9, spec 3 §9: concurrency 1). */
+export async function oneAtATime<T>(items: readonly T[], run: (item: T) => Promise<unknown>): Promise<void> {
+  for (const item of items) await run(item);
+}
+
+/** `/orgs/{orgId}/teams` (spec 3 §2): the teams; create, rename, delete. */
+export function TeamsPage() {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const queryClient = useQueryClient();
+  const orgId = useNumericParam("orgId");
+  const teams = useTeams(orgId);
+  const mine = useMyOrgRole(orgId);
+  const abilities = organizationAbilities(mine.role, mine.administratorCount);
+  const [creating, setCreating] = useState(false);
+  const [renaming, setRenaming] = useState<Team>();
+  const [deleting, setDeleting] = useState<Team>();
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ["orgs", orgId] });
+  const remove = useMutation({
+    mutationFn: (team: Team) => sdk.models.team.remove(team.id),
+    onSuccess: () => {
+      showToast("success", t("orgs.team_deleted"));
+      setDeleting(undefined);
+    },
+    onSettled: refresh,
+  });
+  const rows = teams.data ?? [];
+  return (
+    <>
+      <PageHeader
+        title={t("orgs.teams")}
+        description={t("orgs.teams_description")}
+        actions={
+          abilities.manageTeams ? (
+            <Button variant="contained" startIcon={<AddOutlined />} onClick={() => setCreating(true)}>
+              {t("orgs.create_team")}
+            </Button>
+          ) : null
+        }
+      />
+      {teams.isSuccess && rows.length === 0 ? (
+        <EmptyState icon={<GroupsOutlined />} title={t("orgs.no_teams")} text={t("orgs.no_teams_text")} />
+      ) : (
+        <Paper variant="outlined">
+          <Table size="small" aria-label={t("orgs.teams")}>
+            <TableHead>
+              <TableRow>
+                <TableCell>{t("orgs.name")}</TableCell>
+                <TableCell align="right">{t("orgs.members")}</TableCell>
+                <TableCell align="right">{t("orgs.access")}</TableCell>
+                <TableCell align="right" />
+              </TableRow>
+            </TableHead>
+            <TableBody>
+              {rows.map((team) => (
+                <TableRow key={team.id} hover>
+                  <TableCell>
+                    <TextLink
+                      to="/orgs/$orgId/teams/$teamId"
+                      params={{ orgId: String(orgId), teamId: String(team.id) }}
+                      underline="hover"
+                      sx={{ fontWeight: 500 }}
+                    >
+                      {team.name}
+                    </TextLink>
+                  </TableCell>
+                  <TableCell align="right">{team.team_membership?.length ?? 0}</TableCell>
+                  <TableCell align="right">{team.team_application_access?.length ?? 0}</TableCell>
+                  <TableCell align="right" sx={{ whiteSpace: "nowrap" }}>
+                    {abilities.manageTeams ? (
+                      <>
+                        <Tooltip title={t("orgs.rename")}>
+                          <IconButton
+                            size="small"
+                            aria-label={t("orgs.rename_named", { name: team.name })}
+                            onClick={() => setRenaming(team)}
+                          >
+                            <DriveFileRenameOutlineOutlined fontSize="small" />
+                          </IconButton>
+                        </Tooltip>
+                        <Tooltip title={t("orgs.delete_team")}>
+                          <IconButton
+                            size="small"
+                            color="error"
+                            aria-label={t("orgs.delete_named", { name: team.name })}
+                            onClick={() => setDeleting(team)}
+                          >
+                            <DeleteOutlined fontSize="small" />
+                          </IconButton>
+                        </Tooltip>
+                      </>
+                    ) : null}
+                  </TableCell>
+                </TableRow>
+              ))}
+            </TableBody>
+          </Table>
+        </Paper>
+      )}
+      <NameDialog
+        open={creating}
+        title={t("orgs.create_team")}
+        label={t("orgs.team_name")}
+        submitLabel={t("orgs.create")}
+        onClose={() => setCreating(false)}
+        onSubmit={async (name) => {
+          await sdk.models.team.create(orgId, name);
+          showToast("success", t("orgs.team_added"));
+          await refresh();
+        }}
+      />
+      {renaming ? (
+        <NameDialog
+          open
+          title={t("orgs.rename_team")}
+          label={t("orgs.team_name")}
+          submitLabel={t("orgs.rename")}
+          initial={renaming.name}
+          onClose={() => setRenaming(undefined)}
+          onSubmit={async (name) => {
+            await sdk.models.team.rename(renaming.id, name);
+            showToast("success", t("orgs.renamed"));
+            await refresh();
+          }}
+        />
+      ) : null}
+      <ConfirmDialog
+        open={deleting !== undefined}
+        danger
+        title={t("orgs.delete_team")}
+        text={t("orgs.delete_team_text")}
+        items={deleting ? [deleting.name] : []}
+        confirmLabel={t("orgs.delete_team")}
+        busy={remove.isPending}
+        onConfirm={() => deleting && remove.mutate(deleting)}
+        onClose={() => setDeleting(undefined)}
+      />
+    </>
+  );
+}
+
+type TeamSection = "summary" | "members" | ApplicationClass;
+
+/** `/orgs/{orgId}/teams/{teamId}` and its members/fleets/apps/blocks pages (spec 3 §2). */
+export function TeamPage({ section = "summary" }: { section?: TeamSection }) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const orgId = useNumericParam("orgId");
+  const teamId = useNumericParam("teamId");
+  const teams = useTeams(orgId);
+  const mine = useMyOrgRole(orgId);
+  const apps = useOrgApplications(orgId);
+  const paid = usePaidPlan(orgId);
+  const abilities = organizationAbilities(mine.role, mine.administratorCount);
+  const [addingMembers, setAddingMembers] = useState(false);
+  const [granting, setGranting] = useState<ApplicationClass>();
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ["orgs", orgId] });
+  const team = teams.data?.find((row) => row.id === teamId);
+
+  const removeMember = useMutation({
+    mutationFn: (id: number) => sdk.models.team.membership.remove(id),
+    onSuccess: () => showToast("success", t("orgs.team_membership_deleted")),
+    onSettled: refresh,
+  });
+  const removeAccess = useMutation({
+    mutationFn: (id: number) => sdk.models.team.applicationAccess.remove(id),
+    onSuccess: () => showToast("success", t("orgs.access_removed")),
+    onSettled: refresh,
+  });
+  const changeAccess = useMutation({
+    mutationFn: ({ id, role }: { id: number; role: FleetRole }) => sdk.models.team.applicationAccess.update(id, role),
+    onSuccess: () => showToast("success", t("orgs.role_changed")),
+    onSettled: refresh,
+  });
+
+  if (teams.isSuccess && !team) {
+    void navigate({ to: "/orgs/$orgId/teams", params: { orgId: String(orgId) } });
+    return null;
+  }
+  if (!team) return null;
+  const classes: ApplicationClass[] =
+    section === "summary" ? ["fleet", "app", "block"] : section === "members" ? [] : [section];
+
+  return (
+    <>
+      <PageHeader title={team.name} description={t("orgs.team_description")} />
+      <Box
+        sx={{
+          display: "grid",
+          gap: 2,
+          gridTemplateColumns: { xs: "1fr", md: section === "summary" ? "1fr 1fr" : "1fr" },
+        }}
+      >
+        {section === "summary" || section === "members" ? (
+          <Card
+            title={`${t("orgs.members")} (${team.team_membership?.length ?? 0})`}
+            scroll={section === "summary"}
+            action={
+              abilities.manageTeams ? (
+                <Button size="small" startIcon={<AddOutlined />} onClick={() => setAddingMembers(true)}>
+                  {t("orgs.add_members")}
+                </Button>
+              ) : null
+            }
+          >
+            <Table size="small" aria-label={t("orgs.team_members")}>
+              <TableBody>
+                {(team.team_membership ?? []).map((membership) => (
+                  <TableRow key={membership.id}>
+                    <TableCell>{membership.user[0]?.username}</TableCell>
+                    <TableCell align="right">
+                      {abilities.manageTeams ? (
+                        <IconButton
+                          size="small"
+                          color="error"
+                          aria-label={t("orgs.remove_named", { name: membership.user[0]?.username })}
+                          onClick={() => removeMember.mutate(membership.id)}
+                        >
+                          <DeleteOutlined fontSize="small" />
+                        </IconButton>
+                      ) : null}
+                    </TableCell>
+                  </TableRow>
+                ))}
+              </TableBody>
+            </Table>
+          </Card>
+        ) : null}
+        {classes.length > 0 ? (
+          <Card
+            title={t("orgs.access")}
+            scroll={section === "summary"}
+            action={
+              abilities.manageTeams ? (
+                <Button
+                  size="small"
+                  startIcon={<AddOutlined />}
+                  onClick={() => setGranting(section === "summary" || section === "members" ? "fleet" : section)}
+                >
+                  {t("orgs.grant_access")}
+                </Button>
+              ) : null
+            }
+          >
+            <Table size="small" aria-label={t("orgs.team_access")}>
+              <TableBody>
+                {(team.team_application_access ?? [])
+                  .filter((access) =>
+                    classes.includes(access.grants_access_to__application[0]?.is_of__class ?? "fleet"),
+                  )
+                  .map((access) => {
+                    const app = access.grants_access_to__application[0];
+                    const role = (access.application_membership_role[0]?.name ?? "developer") as FleetRole;
+                    return (
+                      <TableRow key={access.id}>
+                        <TableCell>{app ? <ApplicationLink app={app} /> : null}</TableCell>
+                        <TableCell sx={{ width: 220 }}>
+                          {abilities.manageTeams && app ? (
+                            <FleetRolePicker
+                              size="small"
+                              label={t("orgs.role_of", { name: app.app_name })}
+                              value={role}
+                              paidPlan={paid.data === true}
+                              applicationClass={app.is_of__class}
+                              orgId={orgId}
+                              onChange={(next) => changeAccess.mutate({ id: access.id, role: next })}
+                            />
+                          ) : (
+                            t(`orgs.fleet_roles.${role}`)
+                          )}
+                        </TableCell>
+                        <TableCell align="right" sx={{ width: 48 }}>
+                          {abilities.manageTeams ? (
+                            <IconButton
+                              size="small"
+                              color="error"
+                              aria-label={t("orgs.remove_named", { name: app?.app_name })}
+                              onClick={() => removeAccess.mutate(access.id)}
+                            >
+                              <DeleteOutlined fontSize="small" />
+                            </IconButton>
+                          ) : null}
+                        </TableCell>
+                      </TableRow>
+                    );
+                  })}
+              </TableBody>
+            </Table>
+          </Card>
+        ) : null}
+      </Box>
+      {addingMembers ? (
+        <AddTeamMembersDialog
+          team={team}
+          usernames={mine.memberships
+            .map((row) => row.user[0]?.username ?? "")
+            .filter((name) => name && !team.team_membership?.some((m) => m.user[0]?.username === name))}
+          onClose={() => setAddingMembers(false)}
+          onDone={refresh}
+        />
+      ) : null}
+      {granting ? (
+        <GrantAccessDialog
+          team={team}
+          orgId={orgId}
+          paidPlan={paid.data === true}
+          kind={granting}
+          applications={(apps.data ?? []).filter(
+            (app) =>
+              app.is_of__class === granting &&
+              !team.team_application_access?.some((a) => a.grants_access_to__application[0]?.id === app.id),
+          )}
+          onClose={() => setGranting(undefined)}
+          onDone={refresh}
+        />
+      ) : null}
+    </>
+  );
+}
+export const TeamMembersPage = () => <TeamPage section="members" />;
+export const TeamFleetsPage = () => <TeamPage section="fleet" />;
+export const TeamAppsPage = () => <TeamPage section="app" />;
+export const TeamBlocksPage = () => <TeamPage section="block" />;
+
+function AddTeamMembersDialog(props: { team: Team; usernames: string[]; onClose: () => void; onDone: () => void }) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const [selected, setSelected] = useState<string[]>([]);
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (selected.length === 0) return;
+    setBusy(true);
+    try {
+      await oneAtATime(selected, (username) => sdk.models.team.membership.create({ team: props.team.id, username }));
+      showToast("success", t("orgs.member_added"));
+      props.onDone();
+      props.onClose();
+    } catch (caught) {
+      setError(errorText(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>
+      <Box component="form" noValidate onSubmit={submit}>
+        <DialogTitle>{t("orgs.add_members_to", { name: props.team.name })}</DialogTitle>
+        <DialogContent>
+          {error ? (
+            <Typography color="error" role="alert" variant="body2" sx={{ mb: 1 }}>
+              {error}
+            </Typography>
+          ) : null}
+          {props.usernames.length === 0 ? (
+            <Typography variant="body2" color="text.secondary">
+              {t("orgs.everyone_in_team")}
+            </Typography>
+          ) : (
+            <TextField
+              select
+              fullWidth
+              margin="dense"
+              label={t("orgs.members")}
+              value={selected}
+              slotProps={{ select: { multiple: true } }}
+              onChange={(event) => setSelected(event.target.value as unknown as string[])}
+            >
+              {props.usernames.map((name) => (
+                <MenuItem key={name} value={name}>
+                  {name}
+                </MenuItem>
+              ))}
+            </TextField>
+          )}
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={props.onClose}>{t("confirm.cancel")}</Button>
+          <Button type="submit" variant="contained" loading={busy} disabled={selected.length === 0}>
+            {t("orgs.add")}
+          </Button>
+        </DialogActions>
+      </Box>
+    </Dialog>
+  );
+}
+
+function GrantAccessDialog(props: {
+  team: Team;
+  orgId: number;
+  paidPlan: boolean;
+  kind: ApplicationClass;
+  applications: Array<{ id: number; app_name: string }>;
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const [selected, setSelected] = useState<number[]>([]);
+  const [role, setRole] = useState<FleetRole>(DEFAULT_FLEET_ROLE);
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (selected.length === 0) return;
+    setBusy(true);
+    try {
+      await oneAtATime(selected, (appId) => sdk.models.team.applicationAccess.add(props.team.id, appId, role));
+      showToast("success", t("orgs.resource_added_to_team"));
+      props.onDone();
+      props.onClose();
+    } catch (caught) {
+      setError(errorText(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>
+      <Box component="form" noValidate onSubmit={submit}>
+        <DialogTitle>{t("orgs.grant_access_to", { name: props.team.name })}</DialogTitle>
+        <DialogContent>
+          {error ? (
+            <Typography color="error" role="alert" variant="body2" sx={{ mb: 1 }}>
+              {error}
+            </Typography>
+          ) : null}
+          <TextField
+            select
+            fullWidth
+            margin="dense"
+            label={t("orgs.applications")}
+            value={selected}
+            slotProps={{ select: { multiple: true, MenuProps: { slotProps: { paper: { sx: { maxHeight: 300 } } } } } }}
+            onChange={(event) => setSelected(event.target.value as unknown as number[])}
+          >
+            {props.applications.map((app) => (
+              <MenuItem key={app.id} value={app.id}>
+                {app.app_name}
+              </MenuItem>
+            ))}
+          </TextField>
+          <FleetRolePicker
+            value={role}
+            onChange={setRole}
+            paidPlan={props.paidPlan}
+            applicationClass={props.kind}
+            orgId={props.orgId}
+          />
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={props.onClose}>{t("confirm.cancel")}</Button>
+          <Button type="submit" variant="contained" loading={busy} disabled={selected.length === 0}>
+            {t("orgs.grant_access")}
+          </Button>
+        </DialogActions>
+      </Box>
+    </Dialog>
+  );
+}

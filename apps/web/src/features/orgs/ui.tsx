@@ -1,0 +1,122 @@
+import Alert from "@mui/material/Alert";
+import Box from "@mui/material/Box";
+import Button from "@mui/material/Button";
+import Dialog from "@mui/material/Dialog";
+import DialogActions from "@mui/material/DialogActions";
+import DialogContent from "@mui/material/DialogContent";
+import DialogTitle from "@mui/material/DialogTitle";
+import Paper from "@mui/material/Paper";
+import TextField from "@mui/material/TextField";
+import Typography from "@mui/material/Typography";
+import { useParams } from "@tanstack/react-router";
+import { type FormEvent, type ReactNode, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { errorText } from "../../lib/errors.ts";
+
+/** A numeric route parameter (the routes' guards already refused non-numeric ids). */
+export function useNumericParam(name: "orgId" | "memberId" | "teamId" | "fleetId"): number {
+  const params = useParams({ strict: false }) as Record<string, string | undefined>;
+  return Number(params[name]);
+}
+
+/** A titled card of a summary page; scrolling content is at most 300 px high (spec 3 §9). */
+export function Card(props: {
+  title: string;
+  action?: ReactNode;
+  children: ReactNode;
+  scroll?: boolean;
+  label?: string;
+}) {
+  return (
+    <Paper variant="outlined" component="section" aria-label={props.label ?? props.title} sx={{ p: 2, minWidth: 0 }}>
+      <Box sx={{ display: "flex", alignItems: "center", gap: 1, mb: 1.5, minHeight: 32 }}>
+        <Typography variant="subtitle1" component="h2" sx={{ fontWeight: 600, flex: 1 }}>
+          {props.title}
+        </Typography>
+        {props.action}
+      </Box>
+      <Box sx={props.scroll ? { maxHeight: 300, overflow: "auto" } : undefined}>{props.children}</Box>
+    </Paper>
+  );
+}
+
+/** A one-field dialog (create or rename): required, trimmed; the server's error shows in it. */
+export function NameDialog(props: {
+  open: boolean;
+  title: string;
+  label: string;
+  submitLabel: string;
+  initial?: string;
+  onSubmit: (name: string) => Promise<unknown>;
+  onClose: () => void;
+}) {
+  const { t } = useTranslation();
+  const [name, setName] = useState(props.initial ?? "");
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const [touched, setTouched] = useState(false);
+  const missing = name.trim() === "";
+  const close = () => {
+    setName(props.initial ?? "");
+    setError(undefined);
+    setTouched(false);
+    props.onClose();
+  };
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setTouched(true);
+    if (missing) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      await props.onSubmit(name.trim());
+      setName(props.initial ?? "");
+      setTouched(false);
+      props.onClose();
+    } catch (caught) {
+      setError(errorText(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog open={props.open} onClose={close} maxWidth="xs" fullWidth>
+      <Box component="form" noValidate onSubmit={submit}>
+        <DialogTitle>{props.title}</DialogTitle>
+        <DialogContent>
+          {error ? (
+            <Alert severity="error" sx={{ mb: 2 }}>
+              {error}
+            </Alert>
+          ) : null}
+          <TextField
+            autoFocus
+            fullWidth
+            required
+            margin="dense"
+            label={props.label}
+            value={name}
+            onChange={(event) => setName(event.target.value)}
+            error={touched && missing}
+            helperText={touched && missing ? t("orgs.name_required") : undefined}
+          />
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={close}>{t("confirm.cancel")}</Button>
+          <Button type="submit" variant="contained" loading={busy}>
+            {props.submitLabel}
+          </Button>
+        </DialogActions>
+      </Box>
+    </Dialog>
+  );
+}
+
+/** A notice instead of a page's content when the user may not see or change it. */
+export function Notice({ children }: { children: ReactNode }) {
+  return (
+    <Alert severity="info" variant="outlined" sx={{ mb: 2 }}>
+      {children}
+    </Alert>
+  );
+}
