@@ -67,6 +67,26 @@ export const errorCatalogue = {
   operator_role_fleets_only: { status: 400, text: "Operator roles are only available for fleets" },
   logo_invalid: { status: 400, text: "The logo must be a PNG or JPEG image" },
   logo_too_large: { status: 413, text: "The logo must be at most 1,000,000 bytes" },
+  // Fleets, apps and blocks (spec 2 §5 "Creating a fleet", "Fleet changes", §8).
+  missing_required_attributes: { status: 400, text: "missing required attributes" },
+  invalid_device_type: { status: 400, text: "Invalid device type: {type}" },
+  cannot_rename_legacy: { status: 400, text: "cannot rename classic and legacy applications" },
+  repo_url_required: { status: 400, text: "must first enter repo url" },
+  no_compatible_architecture: { status: 400, text: "no compatible cpu architecture found" },
+  support_access_in_past: { status: 400, text: "Support access date-time cannot be earlier than now" },
+  transfer_target_admin_required: {
+    status: 403,
+    text: "Only an administrator of the target organization can transfer a resource to it",
+  },
+  transfer_target_owns_devices: {
+    status: 409,
+    text: "The target organization already owns devices of this resource",
+  },
+  organization_frozen: { status: 403, text: "The organization is frozen" },
+  application_type_not_available: { status: 400, text: "This fleet type is not available: {type}" },
+  // Free plan (spec 2 §5 "Fleet changes", spec-decisions 13).
+  free_plan_allowance_reached: { status: 402, text: "free plan allowance reached" },
+  free_plan_allowance_exceeded: { status: 402, text: "provisioned more devices than free allowance" },
   internal_error: { status: 500, text: "Something went wrong, please try again later." },
   service_unavailable: { status: 503, text: "Service unavailable." },
 } as const satisfies Record<string, { status: number; text: string }>;

@@ -36,3 +36,22 @@ describe("organization handles", () => {
     expect(handleFromName("***")).toBe("organization");
   });
 });
+
+describe("fleetNameProblem and the free plan (spec 2 §5, spec-decisions 13)", () => {
+  it("names the first problem, the case-insensitive clash last", async () => {
+    const { fleetNameProblem } = await import("./names.ts");
+    expect(fleetNameProblem(undefined)).toBe("A name is required");
+    expect(fleetNameProblem("_abc")).toBe("The name can only contain alphanumeric characters, hyphens or underscores");
+    expect(fleetNameProblem("Sensors", "block", ["sensors"])).toBe(
+      "This name is already used by another block. Note that the name is case-insensitive",
+    );
+    expect(fleetNameProblem("sensors-2", "fleet", ["sensors"])).toBeUndefined();
+  });
+
+  it("blocks adding devices at and above the allowance of 10", async () => {
+    const { freePlanDeviceBlock } = await import("./names.ts");
+    expect(freePlanDeviceBlock(9)).toBeUndefined();
+    expect(freePlanDeviceBlock(10)).toBe("free plan allowance reached");
+    expect(freePlanDeviceBlock(11)).toBe("provisioned more devices than free allowance");
+  });
+});

@@ -1,4 +1,4 @@
-import { SEAT_ROLES } from "@flotilla/domain";
+import { FREE_PLAN_DEVICE_ALLOWANCE, SEAT_ROLES } from "@flotilla/domain";
 import { computed, createdAt, editable, field, id, many, ref, resource, synonym } from "./dsl.ts";
 
 const membershipUser = ref("user", "user", { writable: true, required: true });
@@ -30,6 +30,26 @@ export const organizationResources = [
       field("logo_image", "JSON"),
       field("is_using__billing_version", "Text"),
       field("is_enforcing_saml_login", "Boolean"),
+      // Free plan allowance (spec 3 §3, spec 2 §5): asked for by name only (they scan devices).
+      {
+        ...computed(
+          "total_device_count",
+          "Integer",
+          (o) =>
+            `(SELECT count(*)::int FROM "device" AS od JOIN "application" AS oa ON oa."id" = od."belongs_to__application" WHERE oa."organization" = ${o}."id")`,
+        ),
+        selectByDefault: false,
+      },
+      {
+        // The free allowance, or null on a paid plan (no subscription counts as the free plan).
+        ...computed(
+          "free_plan_device_allowance",
+          "Integer",
+          (o) =>
+            `(CASE WHEN EXISTS (SELECT 1 FROM "subscription" AS os JOIN "plan" AS op ON op."id" = os."is_for__plan" WHERE os."is_for__organization" = ${o}."id" AND os."starts_on__date" <= now() AND (os."ends_on__date" IS NULL OR os."ends_on__date" > now()) AND op."billing_code" IS DISTINCT FROM 'free') THEN NULL ELSE ${FREE_PLAN_DEVICE_ALLOWANCE} END)`,
+        ),
+        selectByDefault: false,
+      },
     ],
     navigations: [
       ...many(["application", "owns__application"], "application", "organization"),

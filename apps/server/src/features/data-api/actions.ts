@@ -14,8 +14,11 @@ type Target = { fleet: number } | { device: number } | { organization: number };
 
 type Db = Pick<Queryable, "query">;
 
+/** Who acts: hooks know only the actor and (when any) the global roles. */
+type Actor = Pick<Caller, "actor" | "globalRoles">;
+
 /** May the caller do `permission` on the fleet, the device's fleet or the organization? */
-export async function mayDo(db: Db, caller: Caller, permission: string, target: Target): Promise<boolean> {
+export async function mayDo(db: Db, caller: Actor, permission: string, target: Target): Promise<boolean> {
   if ("organization" in target) return mayDoInOrganization(db, caller, permission, target.organization);
   const { roles, everywhere } = fleetRolesFor(permission, caller.globalRoles);
   const fleet =
@@ -34,7 +37,7 @@ export async function mayDo(db: Db, caller: Caller, permission: string, target: 
   return rows.length > 0;
 }
 
-async function mayDoInOrganization(db: Db, caller: Caller, permission: string, organization: number) {
+async function mayDoInOrganization(db: Db, caller: Actor, permission: string, organization: number) {
   const [resource = "", action = ""] = permission.split(".");
   if (
     caller.globalRoles.includes("balena_admin") &&
@@ -62,6 +65,6 @@ async function mayDoInOrganization(db: Db, caller: Caller, permission: string, o
 }
 
 /** Throws 403 unless the caller may do `permission` on the target. */
-export async function requireAction(db: Db, caller: Caller, permission: string, target: Target): Promise<void> {
+export async function requireAction(db: Db, caller: Actor, permission: string, target: Target): Promise<void> {
   if (!(await mayDo(db, caller, permission, target))) throw new FlotillaError("forbidden");
 }

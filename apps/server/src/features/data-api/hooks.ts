@@ -1,7 +1,7 @@
 import type { AppContext } from "../../context.ts";
 import type { Hooks } from "../../odata/index.ts";
 import { userHooks } from "../account/deletion.ts";
-import { applicationHooks } from "../fleets/hooks.ts";
+import { applicationHooks, deviceHooks } from "../fleets/hooks.ts";
 import { teamApplicationAccessHooks, userApplicationMembershipHooks } from "../fleets/membership-hooks.ts";
 import { applicationInviteHooks, organizationInviteHooks } from "../invitations/service.ts";
 import {
@@ -22,6 +22,7 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail">): Hooks {
   if (organizationHooks.afterDelete) throw new Error("hooks: organization afterDelete is defined twice");
   return {
     application: applicationHooks,
+    device: deviceHooks,
     organization: {
       ...organizationHooks,
       afterDelete({ ids, afterCommit }) {

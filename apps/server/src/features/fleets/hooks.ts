@@ -1,82 +1,201 @@
 import crypto from "node:crypto";
-import { APPLICATION_CLASSES, type ApplicationClass, fleetName, nameTakenText } from "@flotilla/domain";
+import {
+  APPLICATION_CLASSES,
+  type ApplicationClass,
+  FREE_PLAN_DEVICE_ALLOWANCE,
+  fleetName,
+  freePlanDeviceBlock,
+} from "@flotilla/domain";
 import { FlotillaError } from "../../errors.ts";
 import { parseInput } from "../../lib/validation.ts";
-import type { ResourceHooks } from "../../odata/index.ts";
+import type { HookContext, ResourceHooks } from "../../odata/index.ts";
+import { requireAction } from "../data-api/actions.ts";
+import { isPaidOrganization } from "../organizations/queries.ts";
+import {
+  applicationTypeById,
+  applicationTypeIdBySlug,
+  deleteActors,
+  deleteFleetDevices,
+  deviceTypeArchitecture,
+  type FleetFacts,
+  fleetFacts,
+  isNameTaken,
+  isOrganizationAdministrator,
+  newActor,
+  organizationDeviceCount,
+  organizationFacts,
+  organizationOfFleet,
+} from "./queries.ts";
 
 const DEFAULT_APPLICATION_TYPE = "microservices";
 
+type Tx = HookContext["tx"];
+
+const missing = (value: unknown) => value === undefined || value === null;
+
 /**
  * Fleets, apps and blocks written through the data API (balena-sdk `application.create`,
- * `rename`, `remove`): server-chosen fields, the spec's name rules, and the fleet's actor.
+ * `rename`, `remove`, and PATCHes of the settings page): server-chosen fields and the rules of
+ * spec 2 §5 "Fleet name", "Creating a fleet" and "Fleet changes".
  */
 export const applicationHooks: ResourceHooks = {
   async beforeCreate({ tx, body }) {
+    if (missing(body.app_name) || missing(body.organization) || missing(body.is_for__device_type)) {
+      throw new FlotillaError("missing_required_attributes");
+    }
     body.app_name = parseInput(fleetName, body.app_name);
     const applicationClass = (body.is_of__class ?? "fleet") as ApplicationClass;
     if (!APPLICATION_CLASSES.includes(applicationClass)) {
       throw new FlotillaError("bad_request", `"is_of__class" must be one of ${APPLICATION_CLASSES.join(", ")}`);
     }
-    const { rows: organizations } = await tx.query<{ handle: string }>(
-      'SELECT handle FROM "organization" WHERE id = $1',
-      [body.organization],
-    );
-    const handle = organizations[0]?.handle;
+    const organization = await organizationFacts(tx, Number(body.organization));
     // A missing organization is refused by the create permission check too; say it plainly here.
-    if (handle === undefined) throw new FlotillaError("bad_request", '"organization" does not exist');
-    await refuseTakenName(tx, Number(body.organization), String(body.app_name), applicationClass);
-    if (body.application_type === undefined) {
-      const { rows } = await tx.query<{ id: number }>('SELECT id FROM "application_type" WHERE slug = $1', [
-        DEFAULT_APPLICATION_TYPE,
-      ]);
-      body.application_type = rows[0]?.id;
+    if (!organization) throw new FlotillaError("bad_request", '"organization" does not exist');
+    if (organization.isFrozen) throw new FlotillaError("organization_frozen");
+    if (!(await deviceTypeArchitecture(tx, Number(body.is_for__device_type)))) {
+      throw new FlotillaError("invalid_device_type", undefined, { params: { type: String(body.is_for__device_type) } });
     }
-    const { rows: actors } = await tx.query<{ id: number }>('INSERT INTO "actor" DEFAULT VALUES RETURNING id');
-    body.actor = actors[0]?.id;
+    if (await isNameTaken(tx, Number(body.organization), String(body.app_name))) {
+      throw new FlotillaError("already_used", undefined, { params: { type: applicationClass } });
+    }
+    if (missing(body.application_type)) {
+      body.application_type = await applicationTypeIdBySlug(tx, DEFAULT_APPLICATION_TYPE);
+    } else if (!(await applicationTypeById(tx, Number(body.application_type)))) {
+      throw new FlotillaError("bad_request", '"application_type" does not exist');
+    }
+    body.actor = await newActor(tx);
     body.uuid = crypto.randomBytes(16).toString("hex");
-    body.slug = `${handle}/${String(body.app_name)}`.toLowerCase();
+    body.slug = `${organization.handle}/${String(body.app_name)}`.toLowerCase();
     body.is_of__class = applicationClass;
   },
 
-  async beforeUpdate({ tx, ids, body }) {
-    if (body.app_name === undefined) return;
-    body.app_name = parseInput(fleetName, body.app_name);
-    if (ids.length !== 1) throw new FlotillaError("bad_request", "Rename one fleet at a time");
-    const { rows } = await tx.query<{ organization: number; is_of__class: ApplicationClass; handle: string }>(
-      `SELECT a.organization, a.is_of__class, o.handle FROM "application" a JOIN "organization" o ON o.id = a.organization WHERE a.id = $1`,
-      [ids[0]],
+  async beforeUpdate(context) {
+    const { tx, ids, body } = context;
+    normalizeSettings(body);
+    const changesOne = ["app_name", "organization", "application_type", "is_for__device_type", "is_public"].some(
+      (key) => body[key] !== undefined,
     );
-    const fleet = rows[0];
+    if (!changesOne) return;
+    if (ids.length !== 1) throw new FlotillaError("bad_request", "Change one fleet at a time");
+    const id = ids[0] as number;
+    const fleet = await fleetFacts(tx, id);
     if (!fleet) return;
-    await refuseTakenName(tx, fleet.organization, String(body.app_name), fleet.is_of__class, ids[0]);
-    body.slug = `${fleet.handle}/${String(body.app_name)}`.toLowerCase();
+    if (body.app_name !== undefined) await checkRename(tx, id, fleet, body);
+    if (body.organization !== undefined && Number(body.organization) !== fleet.organization) {
+      await checkTransfer(context, id, fleet, body);
+    }
+    let isLegacy = fleet.isLegacy;
+    if (body.application_type !== undefined) isLegacy = await checkTypeChange(context, id, fleet, body);
+    if (body.is_for__device_type !== undefined) await checkDeviceTypeChange(tx, fleet, body);
+    if (body.is_public === true && isLegacy) {
+      const url =
+        body.is_stored_at__repository_url === undefined ? fleet.repositoryUrl : body.is_stored_at__repository_url;
+      if (missing(url)) throw new FlotillaError("repo_url_required");
+    }
   },
 
   async beforeDelete({ tx, ids }) {
     // Devices go with their fleet (spec 2: deleting a fleet also removes its devices), and so do
     // the devices' actors, whose API keys cascade from them.
-    const { rows } = await tx.query<{ actor: number }>(
-      'DELETE FROM "device" WHERE belongs_to__application = ANY($1) RETURNING actor',
-      [ids],
-    );
-    if (rows.length > 0) await tx.query('DELETE FROM "actor" WHERE id = ANY($1)', [rows.map((r) => r.actor)]);
+    await deleteFleetDevices(tx, ids);
   },
 
   async afterDelete({ tx, rows }) {
-    await tx.query('DELETE FROM "actor" WHERE id = ANY($1)', [rows.map((r) => r.actor)]);
+    await deleteActors(
+      tx,
+      rows.map((r) => Number(r.actor)),
+    );
   },
 };
 
-async function refuseTakenName(
-  tx: { query: (text: string, params?: unknown[]) => Promise<{ rows: unknown[] }> },
-  organization: number,
-  name: string,
-  applicationClass: ApplicationClass,
-  exceptId?: number,
-) {
-  const { rows } = await tx.query(
-    'SELECT 1 FROM "application" WHERE organization = $1 AND lower(app_name) = lower($2) AND id IS DISTINCT FROM $3',
-    [organization, name, exceptId ?? null],
-  );
-  if (rows.length > 0) throw new FlotillaError("conflict", nameTakenText(applicationClass));
+/** Repository URL: blank stores null (spec 2 §5). Support access: not in the past (spec 2 §5 Devices); null revokes. */
+function normalizeSettings(body: Record<string, unknown>) {
+  const url = body.is_stored_at__repository_url;
+  if (typeof url === "string" && url.trim() === "") body.is_stored_at__repository_url = null;
+  const until = body.is_accessible_by_support_until__date;
+  if (!missing(until)) {
+    const time = new Date(until as string | number).getTime();
+    if (Number.isNaN(time)) {
+      throw new FlotillaError("invalid_parameter", undefined, {
+        params: { suppliedValue: String(until), parameterName: "is_accessible_by_support_until__date" },
+      });
+    }
+    if (time < Date.now()) throw new FlotillaError("support_access_in_past");
+  }
 }
+
+async function checkRename(tx: Tx, id: number, fleet: FleetFacts, body: Record<string, unknown>) {
+  body.app_name = parseInput(fleetName, body.app_name);
+  if (body.app_name === fleet.appName) return;
+  if (fleet.isLegacy) throw new FlotillaError("cannot_rename_legacy");
+  if (await isNameTaken(tx, fleet.organization, String(body.app_name), id)) {
+    throw new FlotillaError("already_used", undefined, { params: { type: fleet.applicationClass } });
+  }
+  body.slug = `${fleet.handle}/${String(body.app_name)}`.toLowerCase();
+}
+
+/**
+ * Transfer of ownership (spec 2 §5): resin.application.transfer on the fleet and administrator
+ * of the target organization; neither organization frozen; no resource of the same name there.
+ */
+async function checkTransfer(
+  { tx, actorId }: HookContext,
+  id: number,
+  fleet: FleetFacts,
+  body: Record<string, unknown>,
+) {
+  if (actorId === undefined) throw new FlotillaError("forbidden");
+  await requireAction(tx, { actor: actorId, globalRoles: [] }, "application.transfer", { fleet: id });
+  const targetId = Number(body.organization);
+  const target = await organizationFacts(tx, targetId);
+  if (!target || !(await isOrganizationAdministrator(tx, targetId, actorId))) {
+    throw new FlotillaError("transfer_target_admin_required");
+  }
+  if (fleet.isFrozen || target.isFrozen) throw new FlotillaError("organization_frozen");
+  const name = String(body.app_name ?? fleet.appName);
+  if (await isNameTaken(tx, targetId, name, id)) {
+    throw new FlotillaError("already_used", undefined, { params: { type: fleet.applicationClass } });
+  }
+  body.slug = `${target.handle}/${name}`.toLowerCase();
+}
+
+/** Change of fleet type (spec 2 §4, §6): resin.application.change-type; paid-only types need a paid plan. */
+async function checkTypeChange(
+  { tx, actorId }: HookContext,
+  id: number,
+  fleet: FleetFacts,
+  body: Record<string, unknown>,
+) {
+  if (actorId === undefined) throw new FlotillaError("forbidden");
+  await requireAction(tx, { actor: actorId, globalRoles: [] }, "application.change-type", { fleet: id });
+  const type = await applicationTypeById(tx, Number(body.application_type));
+  if (!type) throw new FlotillaError("bad_request", '"application_type" does not exist');
+  if (type.requiresPayment && !(await isPaidOrganization(tx, fleet.organization))) {
+    throw new FlotillaError("application_type_not_available", undefined, { params: { type: type.slug } });
+  }
+  return type.isLegacy;
+}
+
+/** The default device type changes only to a type of the same CPU architecture (spec 2 §5). */
+async function checkDeviceTypeChange(tx: Tx, fleet: FleetFacts, body: Record<string, unknown>) {
+  const type = await deviceTypeArchitecture(tx, Number(body.is_for__device_type));
+  if (!type) {
+    throw new FlotillaError("invalid_device_type", undefined, { params: { type: String(body.is_for__device_type) } });
+  }
+  if (type.architecture !== fleet.architecture) throw new FlotillaError("no_compatible_architecture");
+}
+
+/**
+ * Devices added through the data API: on the free plan (or without a subscription) an
+ * organization holds at most FREE_PLAN_DEVICE_ALLOWANCE devices (spec 2 §5, spec-decisions 13).
+ */
+export const deviceHooks: ResourceHooks = {
+  async beforeCreate({ tx, body }) {
+    if (missing(body.belongs_to__application)) return;
+    const organization = await organizationOfFleet(tx, Number(body.belongs_to__application));
+    if (organization === undefined || (await isPaidOrganization(tx, organization))) return;
+    const blocked = freePlanDeviceBlock(await organizationDeviceCount(tx, organization), FREE_PLAN_DEVICE_ALLOWANCE);
+    if (blocked === "free plan allowance reached") throw new FlotillaError("free_plan_allowance_reached");
+    if (blocked) throw new FlotillaError("free_plan_allowance_exceeded");
+  },
+};

@@ -1,0 +1,325 @@
+import { type BalenaSDK, getSdk } from "balena-sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestApp, type TestApp } from "./harness.ts";
+
+/**
+ * Spec 2 §5 "Fleet name", "Creating a fleet", "Fleet changes" and the free plan, through the
+ * real balena-sdk and plain HTTP against /v7.
+ */
+let t: TestApp;
+let sdk: BalenaSDK;
+let owner: Awaited<ReturnType<TestApp["factories"]["user"]>>;
+let developer: Awaited<ReturnType<TestApp["factories"]["user"]>>;
+let acme: { id: number; handle: string };
+let globex: { id: number; handle: string };
+let elsewhere: { id: number; handle: string };
+
+const NAME_TAKEN = (type: string) =>
+  `This name is already used by another ${type}. Note that the name is case-insensitive`;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  owner = await t.factories.user({ email: "owner@example.com", password: "owner-password" });
+  developer = await t.factories.user();
+  const stranger = await t.factories.user();
+  acme = await t.factories.organization({ name: "Acme", admins: [owner.user], members: [developer.user] });
+  globex = await t.factories.organization({ name: "Globex", admins: [owner.user] });
+  elsewhere = await t.factories.organization({ name: "Elsewhere", admins: [stranger.user], members: [owner.user] });
+  sdk = getSdk({ apiUrl: t.url, dataDirectory: false });
+  await sdk.auth.login({ email: "owner@example.com", password: "owner-password" });
+});
+afterAll(() => t.close());
+
+/** A raw request to the data API: status, error code header and body text. */
+async function v7(token: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${t.url}/v7/${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, code: response.headers.get("x-flotilla-error-code"), text: await response.text() };
+}
+
+const typeId = async (table: "device_type" | "application_type", slug: string) => {
+  const { rows } = await t.db.query<{ id: number }>(`SELECT id FROM "${table}" WHERE slug = $1`, [slug]);
+  return Number(rows[0]?.id);
+};
+const fleetRow = async (id: number) =>
+  (
+    await t.db.query<Record<string, unknown>>(
+      `SELECT a.*, o.handle FROM application a JOIN organization o ON o.id = a.organization WHERE a.id = $1`,
+      [id],
+    )
+  ).rows[0];
+
+describe("fleet name (spec 2 §5)", () => {
+  it.each([
+    ["", "A name is required"],
+    ["abc", "The name should be at least 4 characters long"],
+    ["a".repeat(101), "The name should not be more than 100 characters long"],
+    ["my fleet", "The name can only contain alphanumeric characters, hyphens or underscores"],
+    ["-fleet", "The name can only contain alphanumeric characters, hyphens or underscores"],
+    ["_fleet", "The name can only contain alphanumeric characters, hyphens or underscores"],
+  ])("refuses %j on create and rename", async (name, text) => {
+    await expect(
+      sdk.models.application.create({ name, deviceType: "raspberrypi4-64", organization: "acme" }),
+    ).rejects.toThrow(text);
+    const fleet = await t.factories.fleet(acme);
+    await expect(sdk.models.application.rename(fleet.id, name)).rejects.toThrow(text);
+  });
+
+  it("is unique case-insensitively per organization, for every class, on create and rename", async () => {
+    await t.factories.fleet(acme, { name: "Weather" });
+    await t.factories.fleet(acme, { name: "camera-block", className: "block" });
+    await expect(
+      sdk.models.application.create({ name: "WEATHER", deviceType: "raspberrypi4-64", organization: "acme" }),
+    ).rejects.toThrow(NAME_TAKEN("fleet"));
+    await expect(
+      sdk.models.application.create({
+        name: "Camera-Block",
+        deviceType: "raspberrypi4-64",
+        organization: "acme",
+        applicationClass: "block",
+      }),
+    ).rejects.toThrow(NAME_TAKEN("block"));
+    const other = await t.factories.fleet(acme, { name: "rename-me" });
+    await expect(sdk.models.application.rename(other.id, "weather")).rejects.toThrow(NAME_TAKEN("fleet"));
+    // Another organization may use the name; renaming to the same name in another case is fine.
+    const created = await sdk.models.application.create({
+      name: "weather",
+      deviceType: "raspberrypi4-64",
+      organization: "globex",
+    });
+    expect(created.slug).toBe("globex/weather");
+    await sdk.models.application.rename(other.id, "Rename-Me");
+    expect((await fleetRow(other.id))?.slug).toBe("acme/rename-me");
+  });
+
+  it("answers the catalogue code with the text", async () => {
+    const response = await v7(owner.token, "POST", "application", {
+      app_name: "sensors",
+      organization: acme.id,
+      is_for__device_type: await typeId("device_type", "raspberrypi4-64"),
+    });
+    expect(response.status).toBe(201);
+    const again = await v7(owner.token, "POST", "application", {
+      app_name: "SENSORS",
+      organization: acme.id,
+      is_for__device_type: await typeId("device_type", "raspberrypi4-64"),
+    });
+    expect(again).toMatchObject({ status: 409, code: "already_used", text: NAME_TAKEN("fleet") });
+  });
+});
+
+describe("creating a fleet (spec 2 §5)", () => {
+  it("needs name, device type and organization: missing required attributes", async () => {
+    const deviceType = await typeId("device_type", "raspberrypi4-64");
+    for (const body of [
+      { organization: acme.id, is_for__device_type: deviceType },
+      { app_name: "no-org-fleet", is_for__device_type: deviceType },
+      { app_name: "no-type-fleet", organization: acme.id },
+    ]) {
+      expect(await v7(owner.token, "POST", "application", body)).toMatchObject({
+        status: 400,
+        code: "missing_required_attributes",
+        text: "missing required attributes",
+      });
+    }
+  });
+
+  it("refuses a device type that does not exist, without a 500", async () => {
+    const response = await v7(owner.token, "POST", "application", {
+      app_name: "ghost-type",
+      organization: acme.id,
+      is_for__device_type: 999999,
+    });
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(response.status).toBeLessThan(500);
+  });
+
+  it("is for organization administrators only", async () => {
+    const response = await v7(developer.token, "POST", "application", {
+      app_name: "by-a-member",
+      organization: acme.id,
+      is_for__device_type: await typeId("device_type", "raspberrypi4-64"),
+    });
+    expect(response.status).toBe(401);
+  });
+});
+
+describe("fleet changes (spec 2 §5)", () => {
+  it("refuses to rename a legacy fleet", async () => {
+    const fleet = await t.factories.fleet(acme, { name: "old-timer" });
+    await t.db.query("UPDATE application SET application_type = $1 WHERE id = $2", [
+      await typeId("application_type", "legacy-v1"),
+      fleet.id,
+    ]);
+    await expect(sdk.models.application.rename(fleet.id, "new-timer")).rejects.toThrow(
+      "cannot rename classic and legacy applications",
+    );
+  });
+
+  it("stores an empty repository URL as null; legacy types need one before going public", async () => {
+    const fleet = await t.factories.fleet(acme, { name: "public-one" });
+    await sdk.pine.patch({
+      resource: "application",
+      id: fleet.id,
+      body: { is_stored_at__repository_url: "https://github.com/acme/app" },
+    });
+    expect((await fleetRow(fleet.id))?.is_stored_at__repository_url).toBe("https://github.com/acme/app");
+    await sdk.pine.patch({ resource: "application", id: fleet.id, body: { is_stored_at__repository_url: "" } });
+    expect((await fleetRow(fleet.id))?.is_stored_at__repository_url).toBeNull();
+    // Not legacy: public without a URL is fine.
+    await sdk.pine.patch({ resource: "application", id: fleet.id, body: { is_public: true } });
+    await sdk.pine.patch({ resource: "application", id: fleet.id, body: { is_public: false } });
+    const legacy = await typeId("application_type", "legacy-v2");
+    await t.db.query("UPDATE application SET application_type = $1 WHERE id = $2", [legacy, fleet.id]);
+    await expect(sdk.pine.patch({ resource: "application", id: fleet.id, body: { is_public: true } })).rejects.toThrow(
+      "must first enter repo url",
+    );
+    await sdk.pine.patch({
+      resource: "application",
+      id: fleet.id,
+      body: { is_public: true, is_stored_at__repository_url: "https://github.com/acme/app" },
+    });
+    expect((await fleetRow(fleet.id))?.is_public).toBe(true);
+  });
+
+  it("grants support access until a future date, refuses the past, revokes with null", async () => {
+    const fleet = await t.factories.fleet(acme, { name: "supported" });
+    // Stored to the second.
+    const until = Math.ceil((Date.now() + 5 * 24 * 3600 * 1000) / 1000) * 1000;
+    await sdk.models.application.grantSupportAccess(fleet.id, until);
+    expect(new Date(String((await fleetRow(fleet.id))?.is_accessible_by_support_until__date)).getTime()).toBe(until);
+    // The SDK refuses a past date itself; the server does too.
+    expect(
+      await v7(owner.token, "PATCH", `application(${fleet.id})`, {
+        is_accessible_by_support_until__date: Date.now() - 60_000,
+      }),
+    ).toMatchObject({
+      status: 400,
+      code: "support_access_in_past",
+      text: "Support access date-time cannot be earlier than now",
+    });
+    await sdk.models.application.revokeSupportAccess(fleet.id);
+    expect((await fleetRow(fleet.id))?.is_accessible_by_support_until__date).toBeNull();
+    const garbage = await v7(owner.token, "PATCH", `application(${fleet.id})`, {
+      is_accessible_by_support_until__date: "not a date",
+    });
+    expect(garbage.status).toBe(400);
+  });
+
+  it("changes the default device type only within the CPU architecture", async () => {
+    const fleet = await t.factories.fleet(acme, { name: "arch-fleet" });
+    await sdk.pine.patch({
+      resource: "application",
+      id: fleet.id,
+      body: { is_for__device_type: await typeId("device_type", "raspberrypi5") },
+    });
+    expect((await fleetRow(fleet.id))?.is_for__device_type).toBe(await typeId("device_type", "raspberrypi5"));
+    const response = await v7(owner.token, "PATCH", `application(${fleet.id})`, {
+      is_for__device_type: await typeId("device_type", "intel-nuc"),
+    });
+    expect(response).toMatchObject({
+      status: 400,
+      code: "no_compatible_architecture",
+      text: "no compatible cpu architecture found",
+    });
+  });
+
+  it("changes the fleet type with application.change-type; a developer may not", async () => {
+    const fleet = await t.factories.fleet(acme, { name: "typed-fleet" });
+    const essentials = await typeId("application_type", "essentials");
+    await sdk.pine.patch({ resource: "application", id: fleet.id, body: { application_type: essentials } });
+    expect((await fleetRow(fleet.id))?.application_type).toBe(essentials);
+    await t.factories.fleetMember(developer.user, fleet, "developer");
+    const response = await v7(developer.token, "PATCH", `application(${fleet.id})`, {
+      application_type: await typeId("application_type", "microservices"),
+    });
+    expect(response.status).toBe(403);
+    expect((await fleetRow(fleet.id))?.application_type).toBe(essentials);
+  });
+});
+
+describe("transfer of ownership (spec 2 §5)", () => {
+  it("moves the fleet to an organization the caller administers, with its new slug", async () => {
+    const fleet = await t.factories.fleet(acme, { name: "travelling" });
+    await t.factories.device(fleet);
+    await sdk.pine.patch({ resource: "application", id: fleet.id, body: { organization: globex.id } });
+    const row = await fleetRow(fleet.id);
+    expect(row).toMatchObject({ organization: globex.id, slug: "globex/travelling" });
+    expect((await sdk.models.application.get(fleet.id)).slug).toBe("globex/travelling");
+  });
+
+  it("refuses a target the caller does not administer", async () => {
+    const fleet = await t.factories.fleet(acme, { name: "stay-home" });
+    const response = await v7(owner.token, "PATCH", `application(${fleet.id})`, { organization: elsewhere.id });
+    expect(response).toMatchObject({ status: 403, code: "transfer_target_admin_required" });
+    expect((await fleetRow(fleet.id))?.organization).toBe(acme.id);
+  });
+
+  it("refuses a target that has a resource of the same name", async () => {
+    await t.factories.fleet(globex, { name: "Duplicate" });
+    const fleet = await t.factories.fleet(acme, { name: "duplicate" });
+    const response = await v7(owner.token, "PATCH", `application(${fleet.id})`, { organization: globex.id });
+    expect(response).toMatchObject({ status: 409, code: "already_used", text: NAME_TAKEN("fleet") });
+  });
+
+  it("needs application.transfer: a fleet developer may not, even to an organization they administer", async () => {
+    const fleet = await t.factories.fleet(acme, { name: "dev-fleet" });
+    await t.factories.fleetMember(developer.user, fleet, "developer");
+    const home = await t.factories.organization({ name: "Dev Home", admins: [developer.user] });
+    const response = await v7(developer.token, "PATCH", `application(${fleet.id})`, { organization: home.id });
+    expect(response).toMatchObject({ status: 403, code: "forbidden" });
+    expect((await fleetRow(fleet.id))?.organization).toBe(acme.id);
+  });
+
+  it("refuses to move to or from a frozen organization", async () => {
+    const fleet = await t.factories.fleet(acme, { name: "cold-fleet" });
+    await t.db.query("UPDATE organization SET is_frozen = true WHERE id = $1", [globex.id]);
+    try {
+      const response = await v7(owner.token, "PATCH", `application(${fleet.id})`, { organization: globex.id });
+      expect(response).toMatchObject({ status: 403, code: "organization_frozen" });
+    } finally {
+      await t.db.query("UPDATE organization SET is_frozen = false WHERE id = $1", [globex.id]);
+    }
+  });
+});
+
+describe("free plan device allowance (spec 2 §5, spec-decisions 13)", () => {
+  it("exposes the allowance and the total, and refuses the 11th device", async () => {
+    const org = await t.factories.organization({ name: "Tiny", admins: [owner.user] });
+    const fleet = await t.factories.fleet(org, { name: "tiny-fleet" });
+    for (let i = 0; i < 9; i++) await t.factories.device(fleet);
+    const deviceType = await typeId("device_type", "raspberrypi4-64");
+    const add = () =>
+      v7(owner.token, "POST", "device", {
+        belongs_to__application: fleet.id,
+        is_of__device_type: deviceType,
+        uuid: crypto.randomUUID().replaceAll("-", ""),
+      });
+    const tenth = await add();
+    expect(tenth.status).toBeLessThan(500);
+    if (tenth.status !== 201) await t.factories.device(fleet);
+    expect(await add()).toMatchObject({
+      status: 402,
+      code: "free_plan_allowance_reached",
+      text: "free plan allowance reached",
+    });
+    await t.factories.device(fleet);
+    expect(await add()).toMatchObject({ status: 402, text: "provisioned more devices than free allowance" });
+    const read = await v7(
+      owner.token,
+      "GET",
+      `organization(${org.id})?$select=total_device_count,free_plan_device_allowance`,
+    );
+    expect(JSON.parse(read.text).d[0]).toEqual({ total_device_count: 11, free_plan_device_allowance: 10 });
+    // A paid plan has no allowance.
+    await t.db.query(
+      `INSERT INTO "subscription" (is_for__organization, is_for__plan) SELECT $1, id FROM "plan" WHERE billing_code <> 'free' LIMIT 1`,
+      [org.id],
+    );
+    const paid = await v7(owner.token, "GET", `organization(${org.id})?$select=free_plan_device_allowance`);
+    expect(JSON.parse(paid.text).d[0]).toEqual({ free_plan_device_allowance: null });
+  });
+});
