@@ -1,5 +1,8 @@
 import { type BalenaSDK, getSdk } from "balena-sdk";
+import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.ts";
+import { seedDemo } from "../src/features/demo/seed.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 
 /**
@@ -321,5 +324,31 @@ describe("free plan device allowance (spec 2 §5, spec-decisions 13)", () => {
     );
     const paid = await v7(owner.token, "GET", `organization(${org.id})?$select=free_plan_device_allowance`);
     expect(JSON.parse(paid.text).d[0]).toEqual({ free_plan_device_allowance: null });
+  });
+});
+
+describe("demo (issue #6)", () => {
+  it("organization Demo owns fleet demo-fleet and a block, for raspberrypi4-64", async () => {
+    const config = loadConfig({
+      FLOTILLA_DATA_DIR: t.config.dataDir,
+      FLOTILLA_DEMO: "1",
+      FLOTILLA_DEMO_PASSWORD: "demo-password-1",
+    });
+    await seedDemo(t.db, config, pino({ level: "silent" }), true);
+    const demo = getSdk({ apiUrl: t.url, dataDirectory: false });
+    await demo.auth.login({ email: "demo@example.com", password: "demo-password-1" });
+    const owned = await demo.models.application.getAll({
+      $select: ["app_name", "slug", "is_of__class"],
+      $expand: { is_for__device_type: { $select: "slug" } },
+      $orderby: { app_name: "asc" },
+    });
+    expect(owned).toMatchObject([
+      { app_name: "demo-block", slug: "demo/demo-block", is_of__class: "block" },
+      { app_name: "demo-fleet", slug: "demo/demo-fleet", is_of__class: "fleet" },
+    ]);
+    expect(owned.map((a) => (a.is_for__device_type as unknown as { slug: string }[])[0]?.slug)).toEqual([
+      "raspberrypi4-64",
+      "raspberrypi4-64",
+    ]);
   });
 });

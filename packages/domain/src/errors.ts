@@ -78,10 +78,6 @@ export const errorCatalogue = {
     status: 403,
     text: "Only an administrator of the target organization can transfer a resource to it",
   },
-  transfer_target_owns_devices: {
-    status: 409,
-    text: "The target organization already owns devices of this resource",
-  },
   organization_frozen: { status: 403, text: "The organization is frozen" },
   application_type_not_available: { status: 400, text: "This fleet type is not available: {type}" },
   // Free plan (spec 2 §5 "Fleet changes", spec-decisions 13).

@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import { DEFAULT_DEVICE_TYPE } from "@flotilla/domain";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config.ts";
 import type { Database, Tx } from "../../db/index.ts";
@@ -9,11 +10,13 @@ export const DEMO_EMAIL = "demo@example.com";
 export const DEMO_MEMBER_EMAIL = "demo-member@example.com";
 export const DEMO_ORGANIZATION = "Demo";
 export const DEMO_TEAM = "Operators";
+export const DEMO_FLEET = "demo-fleet";
+export const DEMO_BLOCK = "demo-block";
 
 /**
  * The demo's organization "Demo" (handle `demo`): the demo account administers it, a second
  * account (`demo-member@example.com`, same password) is a member, and the team "Operators" holds
- * that member.
+ * that member. It owns the fleet `demo-fleet` and the block `demo-block`, both for raspberrypi4-64.
  */
 async function seedDemoOrganization(tx: Tx, demo: User, member: User) {
   const { rows: orgs } = await tx.query<{ id: number }>(
@@ -35,6 +38,19 @@ async function seedDemoOrganization(tx: Tx, demo: User, member: User) {
     member.id,
     teams[0]?.id,
   ]);
+  for (const [name, applicationClass] of [
+    [DEMO_FLEET, "fleet"],
+    [DEMO_BLOCK, "block"],
+  ] as const) {
+    await tx.query(
+      `WITH new_actor AS (INSERT INTO "actor" DEFAULT VALUES RETURNING id)
+       INSERT INTO "application" (actor, uuid, is_of__class, organization, app_name, slug, is_for__device_type, application_type)
+       SELECT new_actor.id, $1, $2, $3, $4, $5, dt.id, at.id
+         FROM new_actor, "device_type" dt, "application_type" at
+        WHERE dt.slug = $6 AND at.slug = 'microservices'`,
+      [crypto.randomBytes(16).toString("hex"), applicationClass, org, name, `demo/${name}`, DEFAULT_DEVICE_TYPE],
+    );
+  }
 }
 
 /**
