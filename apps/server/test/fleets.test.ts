@@ -254,6 +254,33 @@ describe("transfer of ownership (spec 2 §5)", () => {
     expect((await sdk.models.application.get(fleet.id)).slug).toBe("globex/travelling");
   });
 
+  it("leaves the source organization's teams and the members who are not in the target behind", async () => {
+    const fleet = await t.factories.fleet(acme, { name: "with-people" });
+    const both = await t.factories.user();
+    await t.db.query(
+      `INSERT INTO organization_membership ("user", is_member_of__organization, organization_membership_role)
+       SELECT $1, o, r.id FROM unnest($2::int[]) AS o, organization_membership_role r WHERE r.name = 'member'`,
+      [both.user.id, [acme.id, globex.id]],
+    );
+    await t.factories.fleetMember(developer.user, fleet, "developer");
+    await t.factories.fleetMember(both.user, fleet, "observer");
+    await t.factories.team(acme, { members: [developer.user], fleets: [{ fleet, role: "developer" }] });
+    await sdk.pine.patch({ resource: "application", id: fleet.id, body: { organization: globex.id } });
+    const members = await t.db.query<{ user: number }>(
+      'SELECT "user" FROM user_application_membership WHERE is_member_of__application = $1',
+      [fleet.id],
+    );
+    expect(members.rows.map((r) => r.user)).toEqual([both.user.id]);
+    const teams = await t.db.query("SELECT 1 FROM team_application_access WHERE grants_access_to__application = $1", [
+      fleet.id,
+    ]);
+    expect(teams.rows).toEqual([]);
+    expect(await v7(developer.token, "GET", `application(${fleet.id})`)).toMatchObject({
+      status: 200,
+      text: '{"d":[]}',
+    });
+  });
+
   it("refuses a target the caller does not administer", async () => {
     const fleet = await t.factories.fleet(acme, { name: "stay-home" });
     const response = await v7(owner.token, "PATCH", `application(${fleet.id})`, { organization: elsewhere.id });

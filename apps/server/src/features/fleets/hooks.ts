@@ -16,6 +16,7 @@ import {
   applicationTypeIdBySlug,
   deleteActors,
   deleteFleetDevices,
+  detachFromOrganization,
   deviceTypeArchitecture,
   type FleetFacts,
   fleetFacts,
@@ -157,6 +158,7 @@ async function checkTransfer(
     throw new FlotillaError("already_used", undefined, { params: { type: fleet.applicationClass } });
   }
   body.slug = `${target.handle}/${name}`.toLowerCase();
+  await detachFromOrganization(tx, id, targetId);
 }
 
 /** Change of fleet type (spec 2 §4, §6): resin.application.change-type; paid-only types need a paid plan. */

@@ -126,3 +126,24 @@ export async function deleteFleetDevices(tx: Q, fleets: number[]): Promise<void>
 export async function deleteActors(tx: Q, actors: number[]): Promise<void> {
   await tx.query('DELETE FROM "actor" WHERE id = ANY($1)', [actors]);
 }
+
+/**
+ * Before a fleet moves to another organization: the source organization's teams lose their
+ * access, members who do not belong to the target lose their fleet membership, and pending fleet
+ * invitations go (accepting one would join the target organization).
+ */
+export async function detachFromOrganization(tx: Q, fleet: number, target: number): Promise<void> {
+  await tx.query(
+    `DELETE FROM "team_application_access" ta USING "team" t
+      WHERE ta.team = t.id AND ta.grants_access_to__application = $1 AND t.belongs_to__organization <> $2`,
+    [fleet, target],
+  );
+  await tx.query(
+    `DELETE FROM "user_application_membership" m
+      WHERE m.is_member_of__application = $1
+        AND NOT EXISTS (SELECT 1 FROM "organization_membership" om
+                         WHERE om."user" = m."user" AND om.is_member_of__organization = $2)`,
+    [fleet, target],
+  );
+  await tx.query('DELETE FROM "application_invite" WHERE is_invited_to__application = $1', [fleet]);
+}
