@@ -281,6 +281,26 @@ describe("transfer of ownership (spec 2 §5)", () => {
     });
   });
 
+  it("refuses a target without access to the fleet's private device type", async () => {
+    const fleet = await t.factories.fleet(acme, { name: "private-type" });
+    await t.db.query("UPDATE device_type SET is_private = true WHERE id = $1", [fleet.is_for__device_type]);
+    await t.db.query(
+      "INSERT INTO organization_has_private_access_to_device_type (organization, has_private_access_to__device_type) VALUES ($1, $2)",
+      [acme.id, fleet.is_for__device_type],
+    );
+    try {
+      const response = await v7(owner.token, "PATCH", `application(${fleet.id})`, { organization: globex.id });
+      expect(response).toMatchObject({
+        status: 400,
+        code: "invalid_device_type",
+        text: "Invalid device type: raspberrypi4-64",
+      });
+    } finally {
+      await t.db.query("UPDATE device_type SET is_private = false WHERE id = $1", [fleet.is_for__device_type]);
+      await t.db.query("DELETE FROM organization_has_private_access_to_device_type");
+    }
+  });
+
   it("refuses a target the caller does not administer", async () => {
     const fleet = await t.factories.fleet(acme, { name: "stay-home" });
     const response = await v7(owner.token, "PATCH", `application(${fleet.id})`, { organization: elsewhere.id });

@@ -26,6 +26,7 @@ import {
   organizationDeviceCount,
   organizationFacts,
   organizationOfFleet,
+  privateDeviceTypeOutOfReach,
 } from "./queries.ts";
 
 const DEFAULT_APPLICATION_TYPE = "microservices";
@@ -153,6 +154,10 @@ async function checkTransfer(
     throw new FlotillaError("transfer_target_admin_required");
   }
   if (fleet.isFrozen || target.isFrozen) throw new FlotillaError("organization_frozen");
+  // The target must be able to use the fleet's device type (a private type needs its access).
+  const privateType = await privateDeviceTypeOutOfReach(tx, id, targetId);
+  if (privateType !== undefined)
+    throw new FlotillaError("invalid_device_type", undefined, { params: { type: privateType } });
   const name = String(body.app_name ?? fleet.appName);
   if (await isNameTaken(tx, targetId, name, id)) {
     throw new FlotillaError("already_used", undefined, { params: { type: fleet.applicationClass } });

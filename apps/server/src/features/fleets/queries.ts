@@ -147,3 +147,19 @@ export async function detachFromOrganization(tx: Q, fleet: number, target: numbe
   );
   await tx.query('DELETE FROM "application_invite" WHERE is_invited_to__application = $1', [fleet]);
 }
+
+/** The slug of the fleet's default device type when it is private and the organization has no access to it. */
+export async function privateDeviceTypeOutOfReach(
+  tx: Q,
+  fleet: number,
+  organization: number,
+): Promise<string | undefined> {
+  const { rows } = await tx.query<{ slug: string }>(
+    `SELECT dt.slug FROM "application" a JOIN "device_type" dt ON dt.id = a.is_for__device_type
+      WHERE a.id = $1 AND dt.is_private
+        AND NOT EXISTS (SELECT 1 FROM "organization_has_private_access_to_device_type" p
+                         WHERE p.organization = $2 AND p.has_private_access_to__device_type = dt.id)`,
+    [fleet, organization],
+  );
+  return rows[0]?.slug;
+}
