@@ -114,3 +114,25 @@ export function invitationFromRedirect(redirect: unknown): Invitation | undefine
   if (fleet?.[1]) return { type: "application", token: decodeURIComponent(fleet[1]) };
   return undefined;
 }
+
+const AFTER_SIGNUP_KEY = "flotilla.afterSignup";
+
+/** Where a sign-up that accepted an invitation continues after the profile step (`/orgs`, `/fleets`). */
+export function rememberAfterSignup(path: "/orgs" | "/fleets") {
+  try {
+    sessionStorage.setItem(AFTER_SIGNUP_KEY, path);
+  } catch {
+    // Storage unavailable: the profile step goes home instead.
+  }
+}
+
+/** The remembered target, read once. */
+export function takeAfterSignup(): "/orgs" | "/fleets" | undefined {
+  try {
+    const value = sessionStorage.getItem(AFTER_SIGNUP_KEY);
+    sessionStorage.removeItem(AFTER_SIGNUP_KEY);
+    return value === "/orgs" || value === "/fleets" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

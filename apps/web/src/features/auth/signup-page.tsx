@@ -17,7 +17,7 @@ import { TextLink } from "../../components/links.tsx";
 import { errorText } from "../../lib/errors.ts";
 import { type FieldErrors, fieldErrors, hasErrors } from "../../lib/validation.ts";
 import { useCaptcha } from "./captcha.tsx";
-import { invitationFromRedirect, looksLikeEmail } from "./navigation.ts";
+import { invitationFromRedirect, looksLikeEmail, rememberAfterSignup } from "./navigation.ts";
 import { checkSessionState, needsVerification, sessionKeys, startSession } from "./session.ts";
 
 const signupRoute = getRouteApi("/signup");
@@ -61,6 +61,8 @@ export function SignupPage() {
     onError: () => captcha.reset(),
     onSuccess: async (state) => {
       const pending = state.kind === "signed-in" && needsVerification(state.user);
+      // The registration accepted the invitation: after the profile, the invitee lands where it leads.
+      if (invitation) rememberAfterSignup(invitation.type === "organization" ? "/orgs" : "/fleets");
       await router.navigate({ to: pending ? "/user/verify-email/pending" : "/signup/profile" });
     },
   });

@@ -4,6 +4,7 @@ import { useRouter } from "@tanstack/react-router";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { FocusCard } from "../../components/auth-frame.tsx";
+import { takeAfterSignup } from "./navigation.ts";
 import { ProfileForm } from "./profile-form.tsx";
 import { sessionQuery } from "./session.ts";
 
@@ -20,7 +21,12 @@ export function SignupProfilePage() {
         {t("profile.text")}
       </Typography>
       {user ? (
-        <ProfileForm user={user} large submitLabel={t("profile.submit")} onSaved={() => router.history.push("/")} />
+        <ProfileForm
+          user={user}
+          large
+          submitLabel={t("profile.submit")}
+          onSaved={() => router.history.push(takeAfterSignup() ?? "/")}
+        />
       ) : null}
     </FocusCard>
   );

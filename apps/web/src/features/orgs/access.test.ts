@@ -13,9 +13,21 @@ import { logoProblem } from "./logo.tsx";
 describe("organization abilities (spec 3 §6)", () => {
   it("administrators manage everything; members nothing", () => {
     const admin = organizationAbilities("administrator", 2);
-    expect(admin).toMatchObject({ rename: true, manageMembers: true, manageTeams: true, accessBilling: true, createFleets: true });
+    expect(admin).toMatchObject({
+      rename: true,
+      manageMembers: true,
+      manageTeams: true,
+      accessBilling: true,
+      createFleets: true,
+    });
     const member = organizationAbilities("member", 1);
-    expect(member).toMatchObject({ rename: false, manageMembers: false, manageTeams: false, accessBilling: false, delete: false });
+    expect(member).toMatchObject({
+      rename: false,
+      manageMembers: false,
+      manageTeams: false,
+      accessBilling: false,
+      delete: false,
+    });
   });
 
   it("only the sole administrator may delete; everyone else leaves; the last administrator cannot leave", () => {
