@@ -4,11 +4,16 @@ import ContentCopyOutlined from "@mui/icons-material/ContentCopyOutlined";
 import DarkModeOutlined from "@mui/icons-material/DarkModeOutlined";
 import ExpandMore from "@mui/icons-material/ExpandMore";
 import LightModeOutlined from "@mui/icons-material/LightModeOutlined";
+import LoginOutlined from "@mui/icons-material/LoginOutlined";
 import LogoutOutlined from "@mui/icons-material/LogoutOutlined";
 import SettingsOutlined from "@mui/icons-material/SettingsOutlined";
 import Avatar from "@mui/material/Avatar";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
+import Dialog from "@mui/material/Dialog";
+import DialogActions from "@mui/material/DialogActions";
+import DialogContent from "@mui/material/DialogContent";
+import DialogTitle from "@mui/material/DialogTitle";
 import Divider from "@mui/material/Divider";
 import ListItemIcon from "@mui/material/ListItemIcon";
 import ListItemText from "@mui/material/ListItemText";
@@ -16,17 +21,60 @@ import Menu from "@mui/material/Menu";
 import MenuItem from "@mui/material/MenuItem";
 import Skeleton from "@mui/material/Skeleton";
 import Snackbar from "@mui/material/Snackbar";
+import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { useQuery } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
-import { useId, useState } from "react";
+import { type FormEvent, useId, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../app-services.tsx";
 import { logOut, menuUsername, sessionQuery } from "../features/auth/session.ts";
+import { useLogInAs } from "../features/orgs/log-in-as.ts";
 import { usePreference } from "../lib/preferences.ts";
 import { headerColors } from "../theme.ts";
 
 /** The header's user dropdown (spec 1 §2.5): username (cut after 20 characters), copy, theme, log out. */
+/** "Log in as user" for platform administrators (spec 3 §6): asks for the username. */
+function LogInAsDialog({ onClose }: { onClose: () => void }) {
+  const { t } = useTranslation();
+  const logInAs = useLogInAs();
+  const [username, setUsername] = useState("");
+  const [busy, setBusy] = useState(false);
+  return (
+    <Dialog open onClose={onClose} maxWidth="xs" fullWidth>
+      <Box
+        component="form"
+        noValidate
+        onSubmit={async (event: FormEvent) => {
+          event.preventDefault();
+          if (!username.trim()) return;
+          setBusy(true);
+          await logInAs(username.trim());
+          setBusy(false);
+        }}
+      >
+        <DialogTitle>{t("orgs.log_in_as")}</DialogTitle>
+        <DialogContent>
+          <TextField
+            autoFocus
+            fullWidth
+            margin="dense"
+            label={t("orgs.username")}
+            value={username}
+            onChange={(event) => setUsername(event.target.value)}
+          />
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={onClose}>{t("confirm.cancel")}</Button>
+          <Button type="submit" variant="contained" loading={busy} disabled={!username.trim()}>
+            {t("orgs.log_in_as")}
+          </Button>
+        </DialogActions>
+      </Box>
+    </Dialog>
+  );
+}
+
 export function UserMenu({ admin = false }: { admin?: boolean }) {
   const { t } = useTranslation();
   const { sdk, queryClient, config } = useServices();
@@ -40,6 +88,8 @@ export function UserMenu({ admin = false }: { admin?: boolean }) {
   const username = session.data?.kind === "signed-in" ? session.data.user.username : "";
   const shown = menuUsername(username);
   const close = () => setAnchor(null);
+  const [loggingInAs, setLoggingInAs] = useState(false);
+  const impersonating = session.data?.kind === "signed-in" && session.data.claims.actualUser !== undefined;
 
   const copyUsername = async () => {
     close();
@@ -118,6 +168,19 @@ export function UserMenu({ admin = false }: { admin?: boolean }) {
           </ListItemIcon>
           <ListItemText>{t("user_menu.preferences")}</ListItemText>
         </MenuItem>
+        {admin && !impersonating ? (
+          <MenuItem
+            onClick={() => {
+              close();
+              setLoggingInAs(true);
+            }}
+          >
+            <ListItemIcon>
+              <LoginOutlined fontSize="small" />
+            </ListItemIcon>
+            <ListItemText>{t("orgs.log_in_as")}</ListItemText>
+          </MenuItem>
+        ) : null}
         {admin ? (
           <MenuItem component="a" href="/admin" onClick={close}>
             <ListItemIcon>
@@ -148,6 +211,7 @@ export function UserMenu({ admin = false }: { admin?: boolean }) {
           {t("app.name")} · {t("app.version", { version: APP_VERSION })}
         </Typography>
       </Menu>
+      {loggingInAs ? <LogInAsDialog onClose={() => setLoggingInAs(false)} /> : null}
       <Snackbar
         open={copied}
         autoHideDuration={2500}

@@ -35,7 +35,16 @@ export function Card(props: {
         </Typography>
         {props.action}
       </Box>
-      <Box sx={props.scroll ? { maxHeight: 300, overflow: "auto" } : undefined}>{props.children}</Box>
+      <Box
+        sx={{
+          ...(props.scroll ? { maxHeight: 300, overflow: "auto" } : {}),
+          // Tables inside a card line up with its title.
+          "& .MuiTableCell-root:first-of-type": { pl: 0 },
+          "& .MuiTableCell-root:last-of-type": { pr: 0 },
+        }}
+      >
+        {props.children}
+      </Box>
     </Paper>
   );
 }
