@@ -11,6 +11,12 @@ const teamOrganization = ref("belongs_to__organization", "organization", { writa
 const teamMembershipUser = ref("user", "user", { writable: true, required: true });
 const teamMembershipTeam = ref("is_member_of__team", "team", { writable: true, required: true });
 
+const deviceCount = (o: string) =>
+  `(SELECT count(*)::int FROM "device" AS od JOIN "application" AS oa ON oa."id" = od."belongs_to__application" WHERE oa."organization" = ${o}."id")`;
+/** An active subscription to a plan other than `free`. */
+const paidPlan = (o: string) =>
+  `EXISTS (SELECT 1 FROM "subscription" AS os JOIN "plan" AS op ON op."id" = os."is_for__plan" WHERE os."is_for__organization" = ${o}."id" AND os."starts_on__date" <= now() AND (os."ends_on__date" IS NULL OR os."ends_on__date" > now()) AND op."billing_code" IS DISTINCT FROM 'free')`;
+
 export const organizationResources = [
   resource({
     name: "organization",
@@ -32,12 +38,7 @@ export const organizationResources = [
       field("is_enforcing_saml_login", "Boolean"),
       // Free plan allowance (spec 3 §3, spec 2 §5): asked for by name only (they scan devices).
       {
-        ...computed(
-          "total_device_count",
-          "Integer",
-          (o) =>
-            `(SELECT count(*)::int FROM "device" AS od JOIN "application" AS oa ON oa."id" = od."belongs_to__application" WHERE oa."organization" = ${o}."id")`,
-        ),
+        ...computed("total_device_count", "Integer", deviceCount),
         selectByDefault: false,
       },
       {
@@ -45,8 +46,16 @@ export const organizationResources = [
         ...computed(
           "free_plan_device_allowance",
           "Integer",
-          (o) =>
-            `(CASE WHEN EXISTS (SELECT 1 FROM "subscription" AS os JOIN "plan" AS op ON op."id" = os."is_for__plan" WHERE os."is_for__organization" = ${o}."id" AND os."starts_on__date" <= now() AND (os."ends_on__date" IS NULL OR os."ends_on__date" > now()) AND op."billing_code" IS DISTINCT FROM 'free') THEN NULL ELSE ${FREE_PLAN_DEVICE_ALLOWANCE} END)`,
+          (o) => `(CASE WHEN ${paidPlan(o)} THEN NULL ELSE ${FREE_PLAN_DEVICE_ALLOWANCE} END)`,
+        ),
+        selectByDefault: false,
+      },
+      {
+        // Free plan with more devices than the allowance: the ones beyond it are frozen (spec 2 §4).
+        ...computed(
+          "has_frozen_free_devices",
+          "Boolean",
+          (o) => `(NOT ${paidPlan(o)} AND ${deviceCount(o)} > ${FREE_PLAN_DEVICE_ALLOWANCE})`,
         ),
         selectByDefault: false,
       },

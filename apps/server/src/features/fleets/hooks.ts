@@ -198,11 +198,24 @@ async function checkDeviceTypeChange(tx: Tx, fleet: FleetFacts, body: Record<str
  */
 export const deviceHooks: ResourceHooks = {
   async beforeCreate({ tx, body }) {
-    if (missing(body.belongs_to__application)) return;
-    const organization = await organizationOfFleet(tx, Number(body.belongs_to__application));
-    if (organization === undefined || (await isPaidOrganization(tx, organization))) return;
-    const blocked = freePlanDeviceBlock(await organizationDeviceCount(tx, organization), FREE_PLAN_DEVICE_ALLOWANCE);
+    const organization = missing(body.belongs_to__application)
+      ? undefined
+      : await organizationOfFleet(tx, Number(body.belongs_to__application));
+    const blocked =
+      organization === undefined || (await isPaidOrganization(tx, organization))
+        ? undefined
+        : freePlanDeviceBlock(await organizationDeviceCount(tx, organization), FREE_PLAN_DEVICE_ALLOWANCE);
     if (blocked === "free plan allowance reached") throw new FlotillaError("free_plan_allowance_reached");
     if (blocked) throw new FlotillaError("free_plan_allowance_exceeded");
+    // A device acts as itself (its API keys hang off its actor); a missing uuid is chosen here.
+    body.actor = await newActor(tx);
+    if (missing(body.uuid)) body.uuid = crypto.randomBytes(16).toString("hex");
+  },
+
+  async afterDelete({ tx, rows }) {
+    await deleteActors(
+      tx,
+      rows.map((r) => Number(r.actor)),
+    );
   },
 };
