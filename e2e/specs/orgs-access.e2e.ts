@@ -42,6 +42,9 @@ describe("organizations: fleet access, errors and log in as user", () => {
   }
 
   async function signIn(email: string, password: string) {
+    await page
+      .context()
+      .addInitScript(() => localStorage.setItem("flotilla.cookieConsent", JSON.stringify("essentials")));
     await logIn(page, flotilla.dashboardUrl, email, password);
     await page.waitForURL(/\/fleets$/);
   }

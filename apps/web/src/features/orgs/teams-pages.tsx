@@ -22,14 +22,14 @@ import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
 import { errorText } from "../../lib/errors.ts";
-import { showToast } from "../../lib/toasts.ts";
+import { reportResourceNotFound, showToast } from "../../lib/toasts.ts";
 import { type ApplicationClass, DEFAULT_FLEET_ROLE, organizationAbilities } from "./access.ts";
 import { type Team, useMyOrgRole, useOrgApplications, usePaidPlan, useTeams } from "./data.ts";
 import { ApplicationLink } from "./org-pages.tsx";
@@ -213,10 +213,13 @@ export function TeamPage({ section = "summary" }: { section?: TeamSection }) {
     onSettled: refresh,
   });
 
-  if (teams.isSuccess && !team) {
-    void navigate({ to: "/orgs/$orgId/teams", params: { orgId: String(orgId) } });
-    return null;
-  }
+  const missing = teams.isSuccess && !team;
+  useEffect(() => {
+    // A team that is gone (or another organization's): "Resource not found", back to the teams.
+    if (!missing) return;
+    reportResourceNotFound();
+    void navigate({ to: "/orgs/$orgId/teams", params: { orgId: String(orgId) }, replace: true });
+  }, [missing, navigate, orgId]);
   if (!team) return null;
   const classes: ApplicationClass[] =
     section === "summary" ? ["fleet", "app", "block"] : section === "members" ? [] : [section];
