@@ -140,6 +140,29 @@ describe("creating a fleet (spec 2 §5)", () => {
     expect(response.status).toBeLessThan(500);
   });
 
+  it("refuses a paid-only fleet type without a paid plan, on create and on change", async () => {
+    const essentials = await typeId("application_type", "essentials");
+    await t.db.query("UPDATE application_type SET requires_payment = true WHERE id = $1", [essentials]);
+    try {
+      const created = await v7(owner.token, "POST", "application", {
+        app_name: "paid-type",
+        organization: acme.id,
+        is_for__device_type: await typeId("device_type", "raspberrypi4-64"),
+        application_type: essentials,
+      });
+      expect(created).toMatchObject({
+        status: 400,
+        code: "application_type_not_available",
+        text: "This fleet type is not available: essentials",
+      });
+      const fleet = await t.factories.fleet(acme, { name: "free-typed" });
+      const changed = await v7(owner.token, "PATCH", `application(${fleet.id})`, { application_type: essentials });
+      expect(changed).toMatchObject({ status: 400, code: "application_type_not_available" });
+    } finally {
+      await t.db.query("UPDATE application_type SET requires_payment = false WHERE id = $1", [essentials]);
+    }
+  });
+
   it("is for organization administrators only", async () => {
     const response = await v7(developer.token, "POST", "application", {
       app_name: "by-a-member",

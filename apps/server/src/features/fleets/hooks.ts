@@ -62,8 +62,12 @@ export const applicationHooks: ResourceHooks = {
     }
     if (missing(body.application_type)) {
       body.application_type = await applicationTypeIdBySlug(tx, DEFAULT_APPLICATION_TYPE);
-    } else if (!(await applicationTypeById(tx, Number(body.application_type)))) {
-      throw new FlotillaError("bad_request", '"application_type" does not exist');
+    } else {
+      const type = await applicationTypeById(tx, Number(body.application_type));
+      if (!type) throw new FlotillaError("bad_request", '"application_type" does not exist');
+      if (type.requiresPayment && !(await isPaidOrganization(tx, Number(body.organization)))) {
+        throw new FlotillaError("application_type_not_available", undefined, { params: { type: type.slug } });
+      }
     }
     body.actor = await newActor(tx);
     body.uuid = crypto.randomBytes(16).toString("hex");
