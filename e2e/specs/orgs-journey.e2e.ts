@@ -268,6 +268,9 @@ describe("organizations: an administrator and an invited member", () => {
     await member.getByRole("table", { name: "Teams" }).getByText("Field crew").waitFor();
     expect(await member.getByRole("button", { name: "Add to team" }).count()).toBe(0);
     await shot(member, "08-fleet-teams-observer");
+    // Settings need application.update: an observer who types the address is sent home.
+    await member.goto(url(`/fleets/${fleetId}/settings`));
+    await member.waitForURL(url("/fleets"));
   });
 
   it("the administrator changes the member's roles; the member's view changes after a reload", async () => {

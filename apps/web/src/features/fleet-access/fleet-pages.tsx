@@ -21,8 +21,9 @@ import TableRow from "@mui/material/TableRow";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useNavigate } from "@tanstack/react-router";
 import { format } from "date-fns";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
@@ -99,8 +100,14 @@ export function FleetSettingsPage() {
   const { t } = useTranslation();
   const sdk = useSdk();
   const queryClient = useQueryClient();
+  const navigate = useNavigate();
   const { fleetId, fleet, abilities } = useFleetPage();
   const [renaming, setRenaming] = useState(false);
+  const refused = fleet !== undefined && !abilities.update;
+  useEffect(() => {
+    // Fleet settings need application.update; without it the route leads home (spec 2 §2).
+    if (refused) void navigate({ to: "/", replace: true });
+  }, [refused, navigate]);
   if (!fleet) return null;
   return (
     <>

@@ -102,6 +102,21 @@ export function OrgSummaryPage() {
     onError: (error) => setLogoError(error instanceof Error ? error.message : errorText(error)),
   });
 
+  const removeLogo = useMutation({
+    mutationFn: async () => {
+      const token = await sdk.auth.getToken();
+      const response = await fetch(`${config.apiUrl}/organization/${orgId}/logo`, {
+        method: "DELETE",
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      if (!response.ok) throw new Error(response.statusText);
+    },
+    onSuccess: async () => {
+      showToast("success", t("orgs.logo_updated"));
+      await queryClient.invalidateQueries({ queryKey: ["orgs"] });
+    },
+  });
+
   const leaveOrDelete = useMutation({
     mutationFn: async () => {
       if (confirm === "delete") await pineOf(sdk).delete({ resource: "organization", id: orgId });
@@ -239,6 +254,11 @@ export function OrgSummaryPage() {
               >
                 {t("orgs.upload_logo")}
               </Button>
+              {org.logo_image?.href ? (
+                <Button color="error" sx={{ ml: 1 }} loading={removeLogo.isPending} onClick={() => removeLogo.mutate()}>
+                  {t("orgs.remove_logo")}
+                </Button>
+              ) : null}
               <Typography variant="caption" color="text.secondary" component="p" sx={{ mt: 0.5 }}>
                 {t("orgs.logo_hint", { max: LOGO_MAX_BYTES.toLocaleString("en-US") })}
               </Typography>
