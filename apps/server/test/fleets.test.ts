@@ -253,6 +253,27 @@ describe("fleet changes (spec 2 §5)", () => {
     });
   });
 
+  it("changes the device type of several fleets only when they share the architecture", async () => {
+    const a = await t.factories.fleet(acme, { name: "multi-a" });
+    const b = await t.factories.fleet(acme, { name: "multi-b", deviceType: "raspberrypi3-64" });
+    const c = await t.factories.fleet(acme, { name: "multi-c", deviceType: "raspberrypi3" });
+    const pi5 = await typeId("device_type", "raspberrypi5");
+    const same = await v7(owner.token, "PATCH", `application?$filter=id in (${a.id},${b.id})`, {
+      is_for__device_type: pi5,
+    });
+    expect(same.status).toBe(200);
+    expect((await fleetRow(b.id))?.is_for__device_type).toBe(pi5);
+    const mixed = await v7(owner.token, "PATCH", `application?$filter=id in (${a.id},${c.id})`, {
+      is_for__device_type: await typeId("device_type", "raspberrypi4-64"),
+    });
+    expect(mixed).toMatchObject({ status: 400, code: "no_compatible_architecture" });
+    expect((await fleetRow(a.id))?.is_for__device_type).toBe(pi5);
+    const renameMany = await v7(owner.token, "PATCH", `application?$filter=id in (${a.id},${b.id})`, {
+      app_name: "same-name",
+    });
+    expect(renameMany.status).toBe(400);
+  });
+
   it("changes the fleet type with application.change-type; a developer may not", async () => {
     const fleet = await t.factories.fleet(acme, { name: "typed-fleet" });
     const essentials = await typeId("application_type", "essentials");

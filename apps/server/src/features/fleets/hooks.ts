@@ -78,25 +78,28 @@ export const applicationHooks: ResourceHooks = {
   async beforeUpdate(context) {
     const { tx, ids, body } = context;
     normalizeSettings(body);
-    const changesOne = ["app_name", "organization", "application_type", "is_for__device_type", "is_public"].some(
-      (key) => body[key] !== undefined,
-    );
-    if (!changesOne) return;
-    if (ids.length !== 1) throw new FlotillaError("bad_request", "Change one fleet at a time");
-    const id = ids[0] as number;
-    const fleet = await fleetFacts(tx, id);
-    if (!fleet) return;
-    if (body.app_name !== undefined) await checkRename(tx, id, fleet, body);
-    if (body.organization !== undefined && Number(body.organization) !== fleet.organization) {
-      await checkTransfer(context, id, fleet, body);
+    // The name and the organization make the slug, one per fleet: one fleet at a time.
+    if ((body.app_name !== undefined || body.organization !== undefined) && ids.length !== 1) {
+      throw new FlotillaError("bad_request", "Rename or transfer one fleet at a time");
     }
-    let isLegacy = fleet.isLegacy;
-    if (body.application_type !== undefined) isLegacy = await checkTypeChange(context, id, fleet, body);
-    if (body.is_for__device_type !== undefined) await checkDeviceTypeChange(tx, fleet, body);
-    if (body.is_public === true && isLegacy) {
-      const url =
-        body.is_stored_at__repository_url === undefined ? fleet.repositoryUrl : body.is_stored_at__repository_url;
-      if (missing(url)) throw new FlotillaError("repo_url_required");
+    const checked = ["app_name", "organization", "application_type", "is_for__device_type", "is_public"];
+    if (!checked.some((key) => body[key] !== undefined)) return;
+    for (const id of ids) {
+      const fleet = await fleetFacts(tx, id);
+      if (!fleet) continue;
+      if (body.app_name !== undefined) await checkRename(tx, id, fleet, body);
+      if (body.organization !== undefined && Number(body.organization) !== fleet.organization) {
+        await checkTransfer(context, id, fleet, body);
+      }
+      let isLegacy = fleet.isLegacy;
+      if (body.application_type !== undefined) isLegacy = await checkTypeChange(context, id, fleet, body);
+      // Several fleets at once: each keeps its CPU architecture (spec 2 §5).
+      if (body.is_for__device_type !== undefined) await checkDeviceTypeChange(tx, fleet, body);
+      if (body.is_public === true && isLegacy) {
+        const url =
+          body.is_stored_at__repository_url === undefined ? fleet.repositoryUrl : body.is_stored_at__repository_url;
+        if (missing(url)) throw new FlotillaError("repo_url_required");
+      }
     }
   },
 
