@@ -3,4 +3,5 @@ export * from "./constants.ts";
 export * from "./errors.ts";
 export * from "./names.ts";
 export * from "./permissions.ts";
+export * from "./proof-of-work.ts";
 export * from "./ssh-keys.ts";

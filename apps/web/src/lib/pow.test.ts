@@ -1,5 +1,6 @@
+import { leadingZeroBits } from "@flotilla/domain";
 import { describe, expect, it } from "vitest";
-import { leadingZeroBits, solveProofOfWork } from "./pow.ts";
+import { solveProofOfWork } from "./pow.ts";
 
 describe("solveProofOfWork", () => {
   it("counts leading zero bits", () => {

@@ -1,21 +1,11 @@
+import { leadingZeroBits } from "@flotilla/domain";
+
 /**
  * The built-in proof-of-work captcha (FLOTILLA_CAPTCHA=pow): find the smallest nonce so that
  * SHA-256("{challenge}:{nonce}") starts with `difficulty` zero bits; the answer is
  * "{challenge}:{nonce}". Runs in batches of Web Crypto digests so the page stays responsive,
  * reporting progress against the expected 2^difficulty attempts.
  */
-export function leadingZeroBits(digest: Uint8Array): number {
-  let bits = 0;
-  for (const byte of digest) {
-    if (byte === 0) {
-      bits += 8;
-      continue;
-    }
-    return bits + Math.clz32(byte) - 24;
-  }
-  return bits;
-}
-
 const BATCH = 512;
 
 export async function solveProofOfWork(

@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
+import { leadingZeroBits } from "@flotilla/domain";
 import { describe, expect, it } from "vitest";
-import { createProofOfWork, leadingZeroBits, solveProofOfWork } from "./proof-of-work.ts";
+import { createProofOfWork, solveProofOfWork } from "./proof-of-work.ts";
 
 const secret = crypto.randomBytes(32);
 

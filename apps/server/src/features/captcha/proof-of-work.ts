@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import { leadingZeroBits } from "@flotilla/domain";
 
 /**
  * The built-in captcha (FLOTILLA_CAPTCHA=pow): the server hands out a signed challenge; the
@@ -8,18 +9,6 @@ import crypto from "node:crypto";
  */
 export const POW_DIFFICULTY = 16;
 const CHALLENGE_LIFETIME_MS = 10 * 60 * 1000;
-
-export function leadingZeroBits(digest: Buffer): number {
-  let bits = 0;
-  for (const byte of digest) {
-    if (byte === 0) {
-      bits += 8;
-      continue;
-    }
-    return bits + Math.clz32(byte) - 24;
-  }
-  return bits;
-}
 
 export function createProofOfWork(secret: Uint8Array, difficulty = POW_DIFFICULTY) {
   const sign = (payload: string) => crypto.createHmac("sha256", secret).update(`pow:${payload}`).digest("base64url");

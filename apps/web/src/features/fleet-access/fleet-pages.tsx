@@ -256,46 +256,19 @@ export function FleetMembersPage() {
       />
       {!canEdit ? <Notice>{t("fleet.members_read_only")}</Notice> : null}
       <Paper variant="outlined" sx={{ mb: 3 }}>
-        <Table size="small" aria-label={t("orgs.members")}>
-          <TableHead>
-            <TableRow>
-              {canEdit ? <TableCell padding="checkbox" /> : null}
-              <TableCell>{t("orgs.username")}</TableCell>
-              <TableCell>{t("orgs.role")}</TableCell>
-            </TableRow>
-          </TableHead>
-          <TableBody>
-            {rows.map((row) => (
-              <TableRow key={row.id} hover>
-                {canEdit ? (
-                  <TableCell padding="checkbox">
-                    <Checkbox
-                      size="small"
-                      checked={selected.includes(row.id)}
-                      slotProps={{ input: { "aria-label": t("orgs.select", { name: row.user[0]?.username }) } }}
-                      onChange={(event) =>
-                        setSelected((prev) =>
-                          event.target.checked ? [...prev, row.id] : prev.filter((id) => id !== row.id),
-                        )
-                      }
-                    />
-                  </TableCell>
-                ) : null}
-                <TableCell sx={{ fontWeight: 500 }}>{row.user[0]?.username}</TableCell>
-                <TableCell>
-                  {t(`orgs.fleet_roles.${row.application_membership_role[0]?.name ?? "developer"}`)}
-                </TableCell>
-              </TableRow>
-            ))}
-            {members.isSuccess && rows.length === 0 ? (
-              <TableRow>
-                <TableCell colSpan={3} sx={{ color: "text.secondary" }}>
-                  {t("fleet.no_members")}
-                </TableCell>
-              </TableRow>
-            ) : null}
-          </TableBody>
-        </Table>
+        <RoleTable
+          label={t("orgs.members")}
+          nameHeader={t("orgs.username")}
+          rows={rows.map((row) => ({
+            id: row.id,
+            name: row.user[0]?.username,
+            role: row.application_membership_role[0]?.name,
+          }))}
+          canEdit={canEdit}
+          selected={selected}
+          onSelected={setSelected}
+          empty={members.isSuccess && rows.length === 0 ? t("fleet.no_members") : undefined}
+        />
         <TablePagination
           component="div"
           count={members.data?.total ?? 0}
@@ -630,46 +603,19 @@ export function FleetTeamsPage() {
       />
       {!canEdit ? <Notice>{t("fleet.teams_read_only")}</Notice> : null}
       <Paper variant="outlined">
-        <Table size="small" aria-label={t("orgs.teams")}>
-          <TableHead>
-            <TableRow>
-              {canEdit ? <TableCell padding="checkbox" /> : null}
-              <TableCell>{t("orgs.team_name")}</TableCell>
-              <TableCell>{t("orgs.role")}</TableCell>
-            </TableRow>
-          </TableHead>
-          <TableBody>
-            {rows.map((row) => (
-              <TableRow key={row.id} hover>
-                {canEdit ? (
-                  <TableCell padding="checkbox">
-                    <Checkbox
-                      size="small"
-                      checked={selected.includes(row.id)}
-                      slotProps={{ input: { "aria-label": t("orgs.select", { name: row.team[0]?.name }) } }}
-                      onChange={(event) =>
-                        setSelected((prev) =>
-                          event.target.checked ? [...prev, row.id] : prev.filter((id) => id !== row.id),
-                        )
-                      }
-                    />
-                  </TableCell>
-                ) : null}
-                <TableCell sx={{ fontWeight: 500 }}>{row.team[0]?.name}</TableCell>
-                <TableCell>
-                  {t(`orgs.fleet_roles.${row.application_membership_role[0]?.name ?? "developer"}`)}
-                </TableCell>
-              </TableRow>
-            ))}
-            {access.isSuccess && rows.length === 0 ? (
-              <TableRow>
-                <TableCell colSpan={3} sx={{ color: "text.secondary" }}>
-                  {t("fleet.no_teams")}
-                </TableCell>
-              </TableRow>
-            ) : null}
-          </TableBody>
-        </Table>
+        <RoleTable
+          label={t("orgs.teams")}
+          nameHeader={t("orgs.team_name")}
+          rows={rows.map((row) => ({
+            id: row.id,
+            name: row.team[0]?.name,
+            role: row.application_membership_role[0]?.name,
+          }))}
+          canEdit={canEdit}
+          selected={selected}
+          onSelected={setSelected}
+          empty={access.isSuccess && rows.length === 0 ? t("fleet.no_teams") : undefined}
+        />
       </Paper>
       {adding ? (
         <AddToTeamDialog
@@ -769,5 +715,59 @@ function AddToTeamDialog(props: {
         </DialogActions>
       </Box>
     </Dialog>
+  );
+}
+
+/** A fleet's members or teams with their role; with edit rights, rows can be selected for batch actions. */
+function RoleTable(props: {
+  label: string;
+  nameHeader: string;
+  rows: { id: number; name: string | undefined; role: FleetRole | undefined }[];
+  canEdit: boolean;
+  selected: number[];
+  onSelected: (update: (previous: number[]) => number[]) => void;
+  empty: string | undefined;
+}) {
+  const { t } = useTranslation();
+  const { rows, canEdit, selected, onSelected } = props;
+  return (
+    <Table size="small" aria-label={props.label}>
+      <TableHead>
+        <TableRow>
+          {canEdit ? <TableCell padding="checkbox" /> : null}
+          <TableCell>{props.nameHeader}</TableCell>
+          <TableCell>{t("orgs.role")}</TableCell>
+        </TableRow>
+      </TableHead>
+      <TableBody>
+        {rows.map((row) => (
+          <TableRow key={row.id} hover>
+            {canEdit ? (
+              <TableCell padding="checkbox">
+                <Checkbox
+                  size="small"
+                  checked={selected.includes(row.id)}
+                  slotProps={{ input: { "aria-label": t("orgs.select", { name: row.name }) } }}
+                  onChange={(event) =>
+                    onSelected((previous) =>
+                      event.target.checked ? [...previous, row.id] : previous.filter((id) => id !== row.id),
+                    )
+                  }
+                />
+              </TableCell>
+            ) : null}
+            <TableCell sx={{ fontWeight: 500 }}>{row.name}</TableCell>
+            <TableCell>{t(`orgs.fleet_roles.${row.role ?? "developer"}`)}</TableCell>
+          </TableRow>
+        ))}
+        {props.empty ? (
+          <TableRow>
+            <TableCell colSpan={3} sx={{ color: "text.secondary" }}>
+              {props.empty}
+            </TableCell>
+          </TableRow>
+        ) : null}
+      </TableBody>
+    </Table>
   );
 }
