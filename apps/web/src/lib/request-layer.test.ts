@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
+import { activityCount } from "./activity.ts";
 import { createConcurrencyLimiter } from "./concurrency.ts";
 import { createRequestLayer, parseRetryAfter, rateLimitRetryDelay } from "./request-layer.ts";
 
@@ -65,6 +66,28 @@ describe("rateLimitRetryDelay", () => {
 });
 
 describe("createRequestLayer", () => {
+  it("counts writes in progress as activities (the token refresh waits for them), reads not", async () => {
+    let finish: (value: string) => void = () => {};
+    const send = vi.fn(() => new Promise<string>((resolve) => (finish = resolve)));
+    const layered = createRequestLayer(send, { connectivity: fakeConnectivity() });
+    const write = layered({ method: "PATCH" });
+    await vi.waitFor(() => expect(send).toHaveBeenCalledTimes(1));
+    expect(activityCount()).toBe(1);
+    finish("done");
+    await write;
+    expect(activityCount()).toBe(0);
+    const read = layered({ method: "GET" });
+    await vi.waitFor(() => expect(send).toHaveBeenCalledTimes(2));
+    expect(activityCount()).toBe(0);
+    finish("done");
+    await read;
+    const failing = createRequestLayer(() => Promise.reject(new Error("refused")), {
+      connectivity: fakeConnectivity(),
+    });
+    await expect(failing({ method: "POST" })).rejects.toThrow("refused");
+    expect(activityCount()).toBe(0);
+  });
+
   it("retries a 429 after its Retry-After and returns the later answer", async () => {
     const send = vi
       .fn()

@@ -1,4 +1,5 @@
 import { MAX_REQUESTS_IN_FLIGHT } from "@flotilla/domain";
+import { beginActivity } from "./activity.ts";
 import { type ConcurrencyLimiter, createConcurrencyLimiter } from "./concurrency.ts";
 import { getStatusCode, isNetworkError } from "./errors.ts";
 
@@ -76,6 +77,16 @@ export function createRequestLayer<O extends SendOptions, R>(
 ): (options: O) => Promise<R> {
   return async function layeredSend(options: O): Promise<R> {
     const isGet = (options.method ?? "GET").toUpperCase() === "GET";
+    if (isGet) return sendWithRetries(options, isGet);
+    const end = beginActivity();
+    try {
+      return await sendWithRetries(options, isGet);
+    } finally {
+      end();
+    }
+  };
+
+  async function sendWithRetries(options: O, isGet: boolean): Promise<R> {
     let rateLimitRetries = 0;
     let replayedAfterOffline = false;
     for (;;) {
@@ -104,5 +115,5 @@ export function createRequestLayer<O extends SendOptions, R>(
         throw error;
       }
     }
-  };
+  }
 }

@@ -14,6 +14,13 @@ describe("tokenAction", () => {
     expect(tokenAction({ iat: seconds(now - 3_000_000), exp: seconds(now) + 100 }, now)).toBe("none");
   });
 
+  it("waits with the refresh while activities are in progress, but not with a logout", () => {
+    const old = { iat: seconds(now - 3_600_000), exp: seconds(now) + 100 };
+    expect(tokenAction(old, now, 2)).toBe("none");
+    expect(tokenAction(old, now, 0)).toBe("refresh");
+    expect(tokenAction({ exp: seconds(now) - 1 }, now, 2)).toBe("expired");
+  });
+
   it("leaves a pending second factor and missing tokens alone", () => {
     expect(tokenAction({ iat: seconds(now - 7_200_000), twoFactorRequired: true }, now)).toBe("none");
     expect(tokenAction(undefined, now)).toBe("none");

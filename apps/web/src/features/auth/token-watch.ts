@@ -1,4 +1,5 @@
 import { SESSION_REFRESH_INTERVAL_MS } from "@flotilla/domain";
+import { activityCount } from "../../lib/activity.ts";
 import type { Sdk } from "../../lib/sdk.ts";
 import { accountRequest } from "./api.ts";
 import { decodeToken, isTokenExpired, type TokenClaims } from "./token.ts";
@@ -8,15 +9,18 @@ export const TOKEN_CHECK_INTERVAL_MS = 1000;
 
 /**
  * What to do with the stored token (spec 1 §4, §9): an expired one forces a logout; one issued
- * an hour ago or more is refreshed (`GET /user/v1/refresh-token`, same session and authTime).
+ * an hour ago or more is refreshed (`GET /user/v1/refresh-token`, same session and authTime),
+ * once no activity is in progress.
  */
 export function tokenAction(
   claims: Pick<TokenClaims, "exp" | "iat" | "twoFactorRequired"> | undefined,
   now = Date.now(),
+  activities = activityCount(),
 ): "none" | "expired" | "refresh" {
   if (!claims) return "none";
   if (isTokenExpired(claims, now)) return "expired";
-  if (claims.twoFactorRequired) return "none";
+  // A refresh waits while writes are in progress (spec 1 §4).
+  if (claims.twoFactorRequired || activities > 0) return "none";
   if (claims.iat !== undefined && now - claims.iat * 1000 >= SESSION_REFRESH_INTERVAL_MS) return "refresh";
   return "none";
 }
