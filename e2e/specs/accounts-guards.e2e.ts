@@ -85,6 +85,19 @@ describe("accounts: guards, shell and CLI login", () => {
     await page.waitForURL(url("/fleets"));
     const header = page.getByRole("banner");
     expect(await header.evaluate((element) => getComputedStyle(element).backgroundColor)).not.toBe("rgb(185, 28, 28)");
+    // The help links open the public documentation, forums and hub in a new tab.
+    await header.getByRole("button", { name: "Help and resources" }).click();
+    const help = page.getByRole("menu");
+    const links: Record<string, string | null> = {};
+    for (const name of ["Getting started", "Documentation", "Feature requests", "Forums", "Help", "Hub"]) {
+      const item = help.getByRole("menuitem", { name, exact: true });
+      links[name] = await item.getAttribute("href");
+      expect(await item.getAttribute("target")).toBe("_blank");
+    }
+    expect(links.Documentation).toBe("https://docs.balena.io/");
+    expect(links.Hub).toBe("https://hub.balena.io/");
+    await page.keyboard.press("Escape");
+    await help.waitFor({ state: "hidden" });
     await page.getByRole("button", { name: "Account menu" }).click();
     const menu = page.getByRole("menu");
     await menu.getByRole("menuitem", { name: "Copy username" }).waitFor();

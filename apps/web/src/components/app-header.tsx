@@ -10,6 +10,7 @@ import { sessionQuery } from "../features/auth/session.ts";
 import { isAdmin } from "../features/auth/token.ts";
 import { usePreference } from "../lib/preferences.ts";
 import { ADMIN_HEADER_COLOR, HEADER_HEIGHT, headerColors } from "../theme.ts";
+import { HelpMenu } from "./help-menu.tsx";
 import { Wordmark } from "./logo.tsx";
 import { ServiceStatusLink } from "./service-status.tsx";
 import { UserMenu } from "./user-menu.tsx";
@@ -88,6 +89,7 @@ export function AppHeader() {
           />
         ) : null}
         <ServiceStatusLink />
+        <HelpMenu />
         <UserMenu admin={admin} />
       </Toolbar>
     </AppBar>
