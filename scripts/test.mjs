@@ -1,4 +1,6 @@
 // `npm test`: lint, typecheck, unit + integration tests, browser end-to-end tests.
+// `npm test -- --database-only`: only what depends on the database (the server's tests and the
+// server-process spec), for a second pass on another database.
 // Every step runs; the last line is the summary "tests: N passed, N failed".
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -33,13 +35,16 @@ function vitest(name, args) {
   if (!summary.success && summary.numFailedTests === 0) failed += 1;
 }
 
-step("lint", "npx", ["biome", "ci", "."]);
-step("typecheck", "npx", ["tsc", "-b"]);
+const databaseOnly = process.argv.includes("--database-only");
+if (!databaseOnly) {
+  step("lint", "npx", ["biome", "ci", "."]);
+  step("typecheck", "npx", ["tsc", "-b"]);
+}
 const browserReady = step("chromium", "bash", ["scripts/ensure-chromium.sh"]);
 buildWebIfStale();
-vitest("unit-and-integration", []);
-if (browserReady) vitest("e2e", ["--root", "e2e"]);
-else failed += 1;
+vitest("unit-and-integration", databaseOnly ? ["--project", "server"] : []);
+if (!browserReady) failed += 1;
+else vitest("e2e", ["--root", "e2e", ...(databaseOnly ? ["specs/server-process.e2e.ts"] : [])]);
 
 fs.rmSync(reports, { recursive: true, force: true });
 if (failedSteps.length) process.stdout.write(`\nFailed steps: ${failedSteps.join(", ")}\n`);
