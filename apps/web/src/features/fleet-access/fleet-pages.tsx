@@ -29,14 +29,13 @@ import { useSdk } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { PageHeader } from "../../components/page.tsx";
-import { errorText } from "../../lib/errors.ts";
 import { useLookup } from "../../lib/lookup.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { DEFAULT_FLEET_ROLE, isValidEmail } from "../orgs/access.ts";
 import { pineOf, useAllMemberships, usePaidPlan, useTeams } from "../orgs/data.ts";
 import { FleetRolePicker } from "../orgs/role-picker.tsx";
 import { oneAtATime } from "../orgs/teams-pages.tsx";
-import { Card, NameDialog, Notice, useNumericParam } from "../orgs/ui.tsx";
+import { Card, NameDialog, Notice, useNumericParam, useSubmission } from "../orgs/ui.tsx";
 import { type Fleet, fleetAbilities, useFleet } from "./data.ts";
 
 export const FLEET_MEMBERS_PAGE_SIZE = 25;
@@ -355,8 +354,7 @@ function BatchRoleDialog(props: {
 }) {
   const { t } = useTranslation();
   const [role, setRole] = useState<FleetRole>(DEFAULT_FLEET_ROLE);
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { error, busy, run } = useSubmission();
   return (
     <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>
       <Box
@@ -364,15 +362,10 @@ function BatchRoleDialog(props: {
         noValidate
         onSubmit={async (event: FormEvent) => {
           event.preventDefault();
-          setBusy(true);
-          try {
+          await run(async () => {
             await props.onSubmit(role);
             props.onClose();
-          } catch (caught) {
-            setError(errorText(caught));
-          } finally {
-            setBusy(false);
-          }
+          });
         }}
       >
         <DialogTitle>{t("fleet.change_role_of", { count: props.count })}</DialogTitle>
@@ -421,8 +414,7 @@ function AddFleetMemberDialog(props: {
   const [role, setRole] = useState<FleetRole>(DEFAULT_FLEET_ROLE);
   const [message, setMessage] = useState("");
   const [touched, setTouched] = useState(false);
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { error, busy, run } = useSubmission();
   const trimmed = value.trim();
   const isEmail = isValidEmail(trimmed);
   const candidates = (orgMembers.data ?? [])
@@ -432,9 +424,7 @@ function AddFleetMemberDialog(props: {
     event.preventDefault();
     setTouched(true);
     if (!trimmed) return;
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       if (isEmail) {
         await sdk.models.application.invite.create(props.fleet.id, {
           invitee: trimmed,
@@ -451,11 +441,7 @@ function AddFleetMemberDialog(props: {
       showToast("success", t("fleet.resource_added"));
       props.onDone();
       props.onClose();
-    } catch (caught) {
-      setError(errorText(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>
@@ -654,8 +640,7 @@ function AddToTeamDialog(props: {
   const sdk = useSdk();
   const [selected, setSelected] = useState<number[]>([]);
   const [role, setRole] = useState<FleetRole>(DEFAULT_FLEET_ROLE);
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { error, busy, run } = useSubmission();
   return (
     <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>
       <Box
@@ -664,17 +649,12 @@ function AddToTeamDialog(props: {
         onSubmit={async (event: FormEvent) => {
           event.preventDefault();
           if (selected.length === 0) return;
-          setBusy(true);
-          try {
+          await run(async () => {
             await oneAtATime(selected, (teamId) => sdk.models.team.applicationAccess.add(teamId, props.fleet.id, role));
             showToast("success", t("orgs.resource_added_to_team"));
             props.onDone();
             props.onClose();
-          } catch (caught) {
-            setError(errorText(caught));
-          } finally {
-            setBusy(false);
-          }
+          });
         }}
       >
         <DialogTitle>{t("fleet.add_to_team")}</DialogTitle>

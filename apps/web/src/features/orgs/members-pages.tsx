@@ -32,7 +32,6 @@ import { useSdk } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { PageHeader } from "../../components/page.tsx";
-import { errorText } from "../../lib/errors.ts";
 import { useLookup } from "../../lib/lookup.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { useSessionUser } from "../preferences/use-user.ts";
@@ -40,7 +39,7 @@ import { isLastAdministrator, isValidEmail, organizationAbilities } from "./acce
 import { type OrgInvite, type OrgMembership, pineOf, useMyOrgRole, useOrganization, useTeams } from "./data.ts";
 import { useIsPlatformAdmin, useLogInAs } from "./log-in-as.ts";
 import { ApplicationLink } from "./org-pages.tsx";
-import { Card, useNumericParam } from "./ui.tsx";
+import { Card, useNumericParam, useSubmission } from "./ui.tsx";
 
 export const MEMBERS_PAGE_SIZE = 25;
 
@@ -315,8 +314,7 @@ function InviteDialog(props: { open: boolean; orgId: number; onClose: () => void
   const [role, setRole] = useState<OrganizationRole>("member");
   const [message, setMessage] = useState("");
   const [touched, setTouched] = useState(false);
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { error, setError, busy, run } = useSubmission();
   const problem = inviteeProblem(invitee);
   const close = () => {
     setInvitee("");
@@ -330,9 +328,7 @@ function InviteDialog(props: { open: boolean; orgId: number; onClose: () => void
     event.preventDefault();
     setTouched(true);
     if (problem) return;
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       await sdk.models.organization.invite.create(props.orgId, {
         invitee: invitee.trim(),
         roleName: role,
@@ -341,11 +337,7 @@ function InviteDialog(props: { open: boolean; orgId: number; onClose: () => void
       showToast("success", t("orgs.user_added"));
       props.onDone();
       close();
-    } catch (caught) {
-      setError(errorText(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <Dialog open={props.open} onClose={close} maxWidth="xs" fullWidth>

@@ -28,13 +28,12 @@ import { useSdk } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
-import { errorText } from "../../lib/errors.ts";
 import { reportResourceNotFound, showToast } from "../../lib/toasts.ts";
 import { type ApplicationClass, DEFAULT_FLEET_ROLE, organizationAbilities } from "./access.ts";
 import { type Team, useMyOrgRole, useOrgApplications, usePaidPlan, useTeams } from "./data.ts";
 import { ApplicationLink } from "./org-pages.tsx";
 import { FleetRolePicker } from "./role-picker.tsx";
-import { Card, NameDialog, useNumericParam } from "./ui.tsx";
+import { Card, NameDialog, useNumericParam, useSubmission } from "./ui.tsx";
 
 /** Runs access edits one at a time (spec 2 §9, spec 3 §9: concurrency 1). */
 export async function oneAtATime<T>(items: readonly T[], run: (item: T) => Promise<unknown>): Promise<void> {
@@ -369,22 +368,16 @@ function AddTeamMembersDialog(props: { team: Team; usernames: string[]; onClose:
   const { t } = useTranslation();
   const sdk = useSdk();
   const [selected, setSelected] = useState<string[]>([]);
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { error, busy, run } = useSubmission();
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (selected.length === 0) return;
-    setBusy(true);
-    try {
+    await run(async () => {
       await oneAtATime(selected, (username) => sdk.models.team.membership.create({ team: props.team.id, username }));
       showToast("success", t("orgs.member_added"));
       props.onDone();
       props.onClose();
-    } catch (caught) {
-      setError(errorText(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>
@@ -442,22 +435,16 @@ function GrantAccessDialog(props: {
   const sdk = useSdk();
   const [selected, setSelected] = useState<number[]>([]);
   const [role, setRole] = useState<FleetRole>(DEFAULT_FLEET_ROLE);
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { error, busy, run } = useSubmission();
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (selected.length === 0) return;
-    setBusy(true);
-    try {
+    await run(async () => {
       await oneAtATime(selected, (appId) => sdk.models.team.applicationAccess.add(props.team.id, appId, role));
       showToast("success", t("orgs.resource_added_to_team"));
       props.onDone();
       props.onClose();
-    } catch (caught) {
-      setError(errorText(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>

@@ -49,6 +49,27 @@ export function Card(props: {
   );
 }
 
+/**
+ * A dialog's submit: busy while the action runs, and the error's text kept for the dialog to
+ * show (the user's input stays).
+ */
+export function useSubmission() {
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const run = async (action: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action();
+    } catch (caught) {
+      setError(errorText(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { error, setError, busy, run };
+}
+
 /** A one-field dialog (create or rename): required, trimmed; the server's error shows in it. */
 export function NameDialog(props: {
   open: boolean;
@@ -61,8 +82,7 @@ export function NameDialog(props: {
 }) {
   const { t } = useTranslation();
   const [name, setName] = useState(props.initial ?? "");
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { error, setError, busy, run } = useSubmission();
   const [touched, setTouched] = useState(false);
   const missing = name.trim() === "";
   const close = () => {
@@ -75,18 +95,12 @@ export function NameDialog(props: {
     event.preventDefault();
     setTouched(true);
     if (missing) return;
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       await props.onSubmit(name.trim());
       setName(props.initial ?? "");
       setTouched(false);
       props.onClose();
-    } catch (caught) {
-      setError(errorText(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <Dialog open={props.open} onClose={close} maxWidth="xs" fullWidth>
