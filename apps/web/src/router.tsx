@@ -20,9 +20,12 @@ import { NotFoundPage } from "./components/not-found-page.tsx";
 import { Toaster } from "./components/toaster.tsx";
 import { loggedOutOnlyGuard, signedInGuard, twoFactorGuard, verifiedGuard } from "./features/auth/guards.ts";
 import { getSessionState } from "./features/auth/session.ts";
+import { deploySearch } from "./features/deploy/deploy.ts";
+import { type Fleet, fleetAbilities, loadFleet } from "./features/fleet-access/data.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
 import { requireNumericId } from "./lib/route-id.ts";
 import type { Sdk } from "./lib/sdk.ts";
+import { showToast } from "./lib/toasts.ts";
 
 /**
  * The route table (spec 1 §2.1) and guards (§2.2). Code-based routes; every page is a lazily
@@ -41,7 +44,9 @@ export type CrumbKey =
   | "nav.organizations"
   | "nav.members"
   | "nav.teams"
-  | "nav.settings";
+  | "nav.settings"
+  | "nav.api_keys"
+  | "nav.deploy";
 
 /** A breadcrumb named after the object a route shows (organization, member, team, fleet). */
 export type CrumbObject = "org" | "member" | "team" | "fleet";
@@ -311,6 +316,9 @@ const orgs = () => import("./features/orgs/org-pages.tsx");
 const members = () => import("./features/orgs/members-pages.tsx");
 const teams = () => import("./features/orgs/teams-pages.tsx");
 const fleetPages = () => import("./features/fleet-access/fleet-pages.tsx");
+const fleetSummary = () => import("./features/fleets/summary-page.tsx");
+const fleetSettings = () => import("./features/fleets/settings-page.tsx");
+const fleetApiKeys = () => import("./features/fleets/api-keys-page.tsx");
 
 const orgsIndexRoute = createRoute({
   getParentRoute: () => orgsRoute,
@@ -457,21 +465,57 @@ const fleetInvitationRoute = createRoute({
   component: page(() => import("./features/orgs/invitation-page.tsx"), "FleetInvitationPage"),
 });
 
+type ClassPrefix = "fleets" | "apps" | "blocks";
+const CLASS_PREFIX: Record<Fleet["is_of__class"], ClassPrefix> = { fleet: "fleets", app: "apps", block: "blocks" };
+
 /**
- * The fleet (app, block) shell the members and teams pages need (spec 2 §2); issue 6 fills the
- * rest. Members and teams need application.read, settings application.update (else `/`).
+ * The guards of spec 2 §2 for `/{fleets|apps|blocks}/{id}/…`: a missing fleet → `/fleets` (with
+ * "Fleet not found: {id}"), a frozen organization → `/orgs/{orgId}`, a path whose class prefix is
+ * not the application's → the same path under the right prefix.
  */
-function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeof blocksRoute) {
+async function guardFleet(context: RouterContext, id: number, pathname: string): Promise<Fleet | undefined> {
+  let fleet: Fleet | undefined;
+  try {
+    fleet = await loadFleet(context.queryClient, context.sdk, id);
+  } catch {
+    // A failed lookup (network, server) is the page's to report; no redirect on a guess.
+    return undefined;
+  }
+  if (!fleet) {
+    showToast("error", `Fleet not found: ${id}`);
+    throw redirect({ to: "/fleets", replace: true });
+  }
+  const org = fleet.organization[0];
+  if (org?.is_frozen) throw redirect({ href: `/orgs/${org.id}`, replace: true });
+  const prefix = CLASS_PREFIX[fleet.is_of__class];
+  if (!pathname.startsWith(`/${prefix}/`)) {
+    throw redirect({ href: pathname.replace(/^\/[a-z]+\//, `/${prefix}/`), replace: true });
+  }
+  return fleet;
+}
+
+/**
+ * The fleet (app, block) detail routes (spec 2 §2): summary, settings (application.update, else
+ * `/`), api-keys for fleets (api_key.read, else `/`), members and teams.
+ */
+function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeof blocksRoute, prefix: ClassPrefix) {
   const base = createRoute({
     getParentRoute: () => parent,
     path: "$fleetId",
     staticData: { crumbObject: "fleet" },
-    beforeLoad: ({ params, location }) => {
-      requireNumericId(params.fleetId, location.pathname.replace(/^(\/[a-z]+\/[^/]+).*$/, "$1"));
+    beforeLoad: async ({ params, location, context }) => {
+      const id = requireNumericId(params.fleetId, location.pathname.replace(/^(\/[a-z]+\/[^/]+).*$/, "$1"));
+      await guardFleet(context, id, location.pathname);
     },
   });
+  const gated =
+    (check: (abilities: ReturnType<typeof fleetAbilities>) => boolean) =>
+    async ({ params, context }: { params: { fleetId: string }; context: RouterContext }) => {
+      const fleet = await loadFleet(context.queryClient, context.sdk, Number(params.fleetId)).catch(() => undefined);
+      if (fleet && !check(fleetAbilities(fleet))) throw redirect({ to: "/", replace: true });
+    };
   return base.addChildren([
-    createRoute({ getParentRoute: () => base, path: "/", component: page(fleetPages, "FleetSummaryPage") }),
+    createRoute({ getParentRoute: () => base, path: "/", component: page(fleetSummary, "FleetSummaryPage") }),
     createRoute({
       getParentRoute: () => base,
       path: "members",
@@ -488,10 +532,31 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
       getParentRoute: () => base,
       path: "settings",
       staticData: { crumb: "nav.settings" },
-      component: page(fleetPages, "FleetSettingsPage"),
+      beforeLoad: gated((abilities) => abilities.update),
+      component: page(fleetSettings, "FleetSettingsPage"),
     }),
+    ...(prefix === "fleets"
+      ? [
+          createRoute({
+            getParentRoute: () => base,
+            path: "api-keys",
+            staticData: { crumb: "nav.api_keys" },
+            beforeLoad: gated((abilities) => abilities.apiKeys),
+            component: page(fleetApiKeys, "FleetApiKeysPage"),
+          }),
+        ]
+      : []),
   ]);
 }
+
+/** `/deploy` (spec 2 §2): deploy with a button; reads tarballUrl, repoUrl, configUrl, defaultDeviceType. */
+const deployRoute = createRoute({
+  getParentRoute: () => verifiedRoute,
+  path: "/deploy",
+  staticData: { crumb: "nav.deploy" },
+  validateSearch: deploySearch,
+  component: page(() => import("./features/deploy/deploy-page.tsx"), "DeployPage"),
+});
 
 const fleetsIndexRoute = createRoute({
   getParentRoute: () => fleetsRoute,
@@ -532,9 +597,9 @@ export const routeTree = rootRoute.addChildren([
         twoFactorPreferencesRoute,
         experimentalPreferencesRoute,
       ]),
-      fleetsRoute.addChildren([fleetsIndexRoute, applicationRoutes(fleetsRoute)]),
-      appsRoute.addChildren([appsIndexRoute, applicationRoutes(appsRoute)]),
-      blocksRoute.addChildren([blocksIndexRoute, applicationRoutes(blocksRoute)]),
+      fleetsRoute.addChildren([fleetsIndexRoute, applicationRoutes(fleetsRoute, "fleets")]),
+      appsRoute.addChildren([appsIndexRoute, applicationRoutes(appsRoute, "apps")]),
+      blocksRoute.addChildren([blocksIndexRoute, applicationRoutes(blocksRoute, "blocks")]),
       orgsRoute.addChildren([
         orgsIndexRoute,
         orgRoute.addChildren([
@@ -566,6 +631,7 @@ export const routeTree = rootRoute.addChildren([
       ]),
       organizationInvitationRoute,
       fleetInvitationRoute,
+      deployRoute,
     ]),
   ]),
 ]);

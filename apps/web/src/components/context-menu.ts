@@ -9,8 +9,9 @@ export type NavLabel =
   | "nav.summary"
   | "nav.members"
   | "nav.teams"
-  | "nav.settings";
-export type MenuIcon = "fleets" | "apps" | "blocks" | "orgs" | "summary" | "members" | "teams" | "settings";
+  | "nav.settings"
+  | "nav.api_keys";
+export type MenuIcon = "fleets" | "apps" | "blocks" | "orgs" | "summary" | "members" | "teams" | "settings" | "keys";
 export type MenuContext = "home" | "organization" | "member" | "team" | "fleet" | "app" | "block";
 
 export interface MenuEntry {
@@ -24,13 +25,14 @@ export interface MenuEntry {
 /**
  * The side menu of a context (spec 1 §2.5): Home; organization (summary, fleets, apps, blocks,
  * members, teams); member (summary, fleets, apps, blocks, teams); team (summary, fleets, apps,
- * blocks, members); fleet/app/block (summary, settings unless observer, members, teams). Apps
+ * blocks, members); fleet/app/block (summary, settings unless observer, api-keys for fleets with
+ * api_key.read, members, teams). Apps
  * entries only with the apps display on. Billing and credits come with the billing issue.
  */
 export function contextMenu(
   pathname: string,
   params: { orgId?: string; memberId?: string; teamId?: string; fleetId?: string },
-  options: { displayApps: boolean; fleetSettings: boolean },
+  options: { displayApps: boolean; fleetSettings: boolean; fleetApiKeys?: boolean; fleetMembers?: boolean },
 ): MenuEntry[] & { context: MenuContext } {
   const withContext = (context: MenuContext, entries: MenuEntry[]) => Object.assign(entries, { context });
   const apps = (base: string): MenuEntry[] =>
@@ -70,11 +72,20 @@ export function contextMenu(
     const prefix = /^\/(fleets|apps|blocks)\//.exec(pathname)?.[1] ?? "fleets";
     const base = `/${prefix}/${params.fleetId}`;
     const context: MenuContext = prefix === "apps" ? "app" : prefix === "blocks" ? "block" : "fleet";
+    // Members and teams of an app appear only for roles that may read them (spec 2 §2).
+    const people = context !== "app" || options.fleetMembers !== false;
     return withContext(context, [
       { to: base, label: "nav.summary", icon: "summary", exact: true },
       ...(options.fleetSettings ? [{ to: `${base}/settings`, label: "nav.settings", icon: "settings" } as const] : []),
-      { to: `${base}/members`, label: "nav.members", icon: "members" },
-      { to: `${base}/teams`, label: "nav.teams", icon: "teams" },
+      ...(context === "fleet" && options.fleetApiKeys
+        ? [{ to: `${base}/api-keys`, label: "nav.api_keys", icon: "keys" } as const]
+        : []),
+      ...(people
+        ? ([
+            { to: `${base}/members`, label: "nav.members", icon: "members" },
+            { to: `${base}/teams`, label: "nav.teams", icon: "teams" },
+          ] as const)
+        : []),
     ]);
   }
   return withContext("home", [
@@ -95,6 +106,11 @@ export function useContextMenu(displayApps: boolean) {
   const pathname = useRouterState({ select: (state) => state.location.pathname });
   const fleetId = params.fleetId && /^\d+$/.test(params.fleetId) ? Number(params.fleetId) : undefined;
   const fleet = useFleet(fleetId ?? 0, fleetId !== undefined);
-  const fleetSettings = fleetAbilities(fleet.data ?? undefined).settings;
-  return contextMenu(pathname, params, { displayApps, fleetSettings });
+  const abilities = fleetAbilities(fleet.data ?? undefined);
+  return contextMenu(pathname, params, {
+    displayApps,
+    fleetSettings: abilities.settings && abilities.update,
+    fleetApiKeys: abilities.apiKeys,
+    fleetMembers: abilities.readMembers,
+  });
 }

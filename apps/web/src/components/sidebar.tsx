@@ -8,6 +8,7 @@ import KeyboardDoubleArrowRight from "@mui/icons-material/KeyboardDoubleArrowRig
 import PersonOutlined from "@mui/icons-material/PersonOutlined";
 import SettingsOutlined from "@mui/icons-material/SettingsOutlined";
 import ViewInArOutlined from "@mui/icons-material/ViewInArOutlined";
+import VpnKeyOutlined from "@mui/icons-material/VpnKeyOutlined";
 import Box from "@mui/material/Box";
 import Chip from "@mui/material/Chip";
 import Divider from "@mui/material/Divider";
@@ -33,6 +34,7 @@ const ICONS: Record<MenuIcon, ReactNode> = {
   members: <PersonOutlined fontSize="small" />,
   teams: <GroupsOutlined fontSize="small" />,
   settings: <SettingsOutlined fontSize="small" />,
+  keys: <VpnKeyOutlined fontSize="small" />,
 };
 
 type HomeEntry = {

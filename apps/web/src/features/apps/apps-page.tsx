@@ -1,13 +1,6 @@
-import AppsOutlined from "@mui/icons-material/AppsOutlined";
-import { useTranslation } from "react-i18next";
-import { EmptyState, PageHeader } from "../../components/page.tsx";
+import { ApplicationListPage } from "../fleets/list-page.tsx";
 
+/** `/apps` (spec 2 §1, §2): only reachable from menus when the apps display option is on. */
 export function AppsPage() {
-  const { t } = useTranslation();
-  return (
-    <>
-      <PageHeader title={t("pages.apps.title")} description={t("pages.apps.description")} />
-      <EmptyState icon={<AppsOutlined />} title={t("pages.apps.empty_title")} text={t("pages.apps.empty_text")} />
-    </>
-  );
+  return <ApplicationListPage kind="app" />;
 }

@@ -1,7 +1,6 @@
-import { DATE_FORMAT, type FleetRole } from "@flotilla/domain";
+import type { FleetRole } from "@flotilla/domain";
 import AddOutlined from "@mui/icons-material/AddOutlined";
 import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
-import DriveFileRenameOutlineOutlined from "@mui/icons-material/DriveFileRenameOutlineOutlined";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
@@ -21,13 +20,10 @@ import TableRow from "@mui/material/TableRow";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useNavigate } from "@tanstack/react-router";
-import { format } from "date-fns";
-import { type FormEvent, useEffect, useState } from "react";
+import { type FormEvent, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
-import { TextLink } from "../../components/links.tsx";
 import { PageHeader } from "../../components/page.tsx";
 import { useLookup } from "../../lib/lookup.ts";
 import { showToast } from "../../lib/toasts.ts";
@@ -35,7 +31,7 @@ import { DEFAULT_FLEET_ROLE, isValidEmail } from "../orgs/access.ts";
 import { pineOf, useAllMemberships, usePaidPlan, useTeams } from "../orgs/data.ts";
 import { FleetRolePicker } from "../orgs/role-picker.tsx";
 import { oneAtATime } from "../orgs/teams-pages.tsx";
-import { Card, NameDialog, Notice, useNumericParam, useSubmission } from "../orgs/ui.tsx";
+import { Card, Notice, useNumericParam, useSubmission } from "../orgs/ui.tsx";
 import { type Fleet, fleetAbilities, useFleet } from "./data.ts";
 
 export const FLEET_MEMBERS_PAGE_SIZE = 25;
@@ -44,97 +40,6 @@ function useFleetPage() {
   const fleetId = useNumericParam("fleetId");
   const fleet = useLookup<Fleet>(useFleet(fleetId));
   return { fleetId, fleet, abilities: fleetAbilities(fleet) };
-}
-
-/** `/fleets/{id}`: the fleet card (what issue 6 extends); editing only for those allowed. */
-export function FleetSummaryPage() {
-  const { t } = useTranslation();
-  const { fleet, abilities } = useFleetPage();
-  if (!fleet) return null;
-  const org = fleet.organization[0];
-  return (
-    <>
-      <PageHeader title={fleet.app_name} description={t("fleet.summary_description")} />
-      <Card title={t("fleet.card")}>
-        <Box
-          component="dl"
-          sx={{ display: "grid", gridTemplateColumns: "160px 1fr", rowGap: 1, m: 0, "& dd": { m: 0 } }}
-        >
-          <Typography component="dt" variant="body2" color="text.secondary">
-            {t("orgs.slug")}
-          </Typography>
-          <Typography component="dd" variant="body2">
-            {fleet.slug}
-          </Typography>
-          <Typography component="dt" variant="body2" color="text.secondary">
-            {t("fleet.organization")}
-          </Typography>
-          <Typography component="dd" variant="body2">
-            {org ? (
-              <TextLink to="/orgs/$orgId" params={{ orgId: String(org.id) }}>
-                {org.name}
-              </TextLink>
-            ) : null}
-          </Typography>
-          <Typography component="dt" variant="body2" color="text.secondary">
-            {t("orgs.created")}
-          </Typography>
-          <Typography component="dd" variant="body2">
-            {format(new Date(fleet.created_at), DATE_FORMAT)}
-          </Typography>
-          <Typography component="dt" variant="body2" color="text.secondary">
-            {t("fleet.your_role")}
-          </Typography>
-          <Typography component="dd" variant="body2" data-testid="fleet-role">
-            {t(`orgs.fleet_roles.${abilities.role}`)}
-          </Typography>
-        </Box>
-      </Card>
-    </>
-  );
-}
-
-/** `/fleets/{id}/settings`: needs application.update (else back to `/`); rename for now. */
-export function FleetSettingsPage() {
-  const { t } = useTranslation();
-  const sdk = useSdk();
-  const queryClient = useQueryClient();
-  const navigate = useNavigate();
-  const { fleetId, fleet, abilities } = useFleetPage();
-  const [renaming, setRenaming] = useState(false);
-  const refused = fleet !== undefined && !abilities.update;
-  useEffect(() => {
-    // Fleet settings need application.update; without it the route leads home (spec 2 §2).
-    if (refused) void navigate({ to: "/", replace: true });
-  }, [refused, navigate]);
-  if (!fleet) return null;
-  return (
-    <>
-      <PageHeader title={t("fleet.settings")} description={fleet.app_name} />
-      {abilities.update ? (
-        <Card title={t("fleet.primary_actions")}>
-          <Button variant="outlined" startIcon={<DriveFileRenameOutlineOutlined />} onClick={() => setRenaming(true)}>
-            {t("orgs.rename")}
-          </Button>
-        </Card>
-      ) : (
-        <Notice>{t("fleet.settings_not_authorised")}</Notice>
-      )}
-      <NameDialog
-        open={renaming}
-        title={t("orgs.rename")}
-        label={t("orgs.name")}
-        submitLabel={t("orgs.rename")}
-        initial={fleet.app_name}
-        onClose={() => setRenaming(false)}
-        onSubmit={async (name) => {
-          await pineOf(sdk).patch({ resource: "application", id: fleetId, body: { app_name: name } });
-          showToast("success", t("orgs.renamed"));
-          await queryClient.invalidateQueries({ queryKey: ["fleet", fleetId] });
-        }}
-      />
-    </>
-  );
 }
 
 interface FleetMembership {

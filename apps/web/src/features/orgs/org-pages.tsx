@@ -1,5 +1,4 @@
 import { DATE_FORMAT } from "@flotilla/domain";
-import AppsOutlined from "@mui/icons-material/AppsOutlined";
 import ContentCopyOutlined from "@mui/icons-material/ContentCopyOutlined";
 import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
 import DriveFileRenameOutlineOutlined from "@mui/icons-material/DriveFileRenameOutlineOutlined";
@@ -14,11 +13,6 @@ import ListItem from "@mui/material/ListItem";
 import ListItemText from "@mui/material/ListItemText";
 import Paper from "@mui/material/Paper";
 import Stack from "@mui/material/Stack";
-import Table from "@mui/material/Table";
-import TableBody from "@mui/material/TableBody";
-import TableCell from "@mui/material/TableCell";
-import TableHead from "@mui/material/TableHead";
-import TableRow from "@mui/material/TableRow";
 import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
@@ -29,12 +23,13 @@ import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { TextLink } from "../../components/links.tsx";
-import { EmptyState, PageHeader } from "../../components/page.tsx";
+import { PageHeader } from "../../components/page.tsx";
 import { errorText } from "../../lib/errors.ts";
 import { t as translate } from "../../lib/i18n.ts";
 import { useLookup } from "../../lib/lookup.ts";
 import { usePreference } from "../../lib/preferences.ts";
 import { showToast } from "../../lib/toasts.ts";
+import { ApplicationListPage } from "../fleets/list-page.tsx";
 import { type ApplicationClass, organizationAbilities } from "./access.ts";
 import {
   type OrgApplication,
@@ -362,45 +357,7 @@ export function OrgSummaryPage() {
 
 /** `/orgs/{orgId}/fleets|apps|blocks` (spec 3 §2): the organization's applications of one class. */
 function OrgApplicationsPage({ kind }: { kind: ApplicationClass }) {
-  const { t } = useTranslation();
-  const orgId = useNumericParam("orgId");
-  const org = useOrganization(orgId);
-  const apps = useOrgApplications(orgId);
-  const list = (apps.data ?? []).filter((app) => app.is_of__class === kind);
-  return (
-    <>
-      <PageHeader
-        title={`${classLabel(kind)}`}
-        description={org.data ? t("orgs.scoped_to", { name: org.data.name }) : ""}
-      />
-      {apps.isSuccess && list.length === 0 ? (
-        <EmptyState icon={<AppsOutlined />} title={t("orgs.none_yet")} text={t("orgs.apps_empty")} />
-      ) : (
-        <Paper variant="outlined">
-          <Table size="small" aria-label={classLabel(kind)}>
-            <TableHead>
-              <TableRow>
-                <TableCell>{t("orgs.name")}</TableCell>
-                <TableCell>{t("orgs.slug")}</TableCell>
-                <TableCell>{t("orgs.created")}</TableCell>
-              </TableRow>
-            </TableHead>
-            <TableBody>
-              {list.map((app) => (
-                <TableRow key={app.id} hover>
-                  <TableCell>
-                    <ApplicationLink app={app} />
-                  </TableCell>
-                  <TableCell sx={{ color: "text.secondary" }}>{app.slug}</TableCell>
-                  <TableCell>{format(new Date(app.created_at), DATE_FORMAT)}</TableCell>
-                </TableRow>
-              ))}
-            </TableBody>
-          </Table>
-        </Paper>
-      )}
-    </>
-  );
+  return <ApplicationListPage kind={kind} orgId={useNumericParam("orgId")} />;
 }
 
 export const OrgFleetsPage = () => <OrgApplicationsPage kind="fleet" />;

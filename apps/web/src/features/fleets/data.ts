@@ -1,0 +1,181 @@
+import type { OrganizationRole } from "@flotilla/domain";
+import { useQuery } from "@tanstack/react-query";
+import { useSdk } from "../../app-services.tsx";
+import type { StatusCounts } from "../fleet-access/data.ts";
+import type { ApplicationClass } from "../orgs/access.ts";
+import { pineOf } from "../orgs/data.ts";
+import { useSessionUser } from "../preferences/use-user.ts";
+import type { ApplicationType } from "./fleet-types.ts";
+
+/** The fleet list refreshes every 8 s (spec 2 §7, §9); the device type list every 60 s. */
+export const FLEET_LIST_POLL_MS = 8000;
+export const DEVICE_TYPE_POLL_MS = 60_000;
+
+export interface ListedApplication {
+  id: number;
+  app_name: string;
+  slug: string;
+  is_of__class: ApplicationClass;
+  created_at: string;
+  total_devices: number;
+  device_count_grouped_by_status: StatusCounts | null;
+  organization: Array<{ id: number; name: string }>;
+  is_for__device_type: Array<{ slug: string; name: string }>;
+}
+
+/** Fleets (apps, blocks) the user can see, optionally of one organization; hidden tabs skip polls. */
+export function useApplicationList(kind: ApplicationClass, orgId?: number) {
+  const sdk = useSdk();
+  return useQuery({
+    queryKey: ["applications", kind, orgId ?? "all"],
+    refetchInterval: FLEET_LIST_POLL_MS,
+    queryFn: () =>
+      pineOf(sdk).get<ListedApplication[]>({
+        resource: "application",
+        options: {
+          $select: [
+            "id",
+            "app_name",
+            "slug",
+            "is_of__class",
+            "created_at",
+            "total_devices",
+            "device_count_grouped_by_status",
+          ],
+          $filter: { is_of__class: kind, is_host: false, ...(orgId ? { organization: orgId } : {}) },
+          $expand: {
+            organization: { $select: ["id", "name"] },
+            is_for__device_type: { $select: ["slug", "name"] },
+          },
+          $orderby: { app_name: "asc" },
+        },
+      }),
+  });
+}
+
+export interface DeviceType {
+  id: number;
+  slug: string;
+  name: string;
+  contract: unknown;
+  is_of__cpu_architecture: Array<{ slug: string }>;
+}
+
+export function useDeviceTypes() {
+  const sdk = useSdk();
+  return useQuery({
+    queryKey: ["device-types"],
+    refetchInterval: DEVICE_TYPE_POLL_MS,
+    queryFn: () =>
+      pineOf(sdk).get<DeviceType[]>({
+        resource: "device_type",
+        options: {
+          $select: ["id", "slug", "name", "contract"],
+          $expand: { is_of__cpu_architecture: { $select: "slug" } },
+          $orderby: { name: "asc" },
+        },
+      }),
+  });
+}
+
+export function useApplicationTypes() {
+  const sdk = useSdk();
+  return useQuery({
+    queryKey: ["application-types"],
+    staleTime: 10 * 60_000,
+    queryFn: () =>
+      pineOf(sdk).get<ApplicationType[]>({
+        resource: "application_type",
+        options: {
+          $select: [
+            "id",
+            "slug",
+            "name",
+            "description",
+            "is_legacy",
+            "requires_payment",
+            "supports_multicontainer",
+            "needs__os_version_range",
+          ],
+        },
+      }),
+  });
+}
+
+export interface OrganizationPlan {
+  id: number;
+  total_device_count: number;
+  /** null on a paid plan: a plan is free when this is set. */
+  free_plan_device_allowance: number | null;
+  has_frozen_free_devices: boolean;
+}
+
+/** Free plan data of an organization (spec 3 §3): allowance, total devices, frozen devices. */
+export function useOrganizationPlan(orgId: number | undefined) {
+  const sdk = useSdk();
+  return useQuery({
+    queryKey: ["orgs", orgId, "allowance"],
+    enabled: orgId !== undefined,
+    refetchInterval: 60_000,
+    queryFn: () =>
+      pineOf(sdk).get<OrganizationPlan | undefined>({
+        resource: "organization",
+        id: orgId ?? 0,
+        options: { $select: ["id", "total_device_count", "free_plan_device_allowance", "has_frozen_free_devices"] },
+      }),
+  });
+}
+
+export interface MyOrganization {
+  id: number;
+  name: string;
+  role: OrganizationRole | undefined;
+}
+
+/** The organizations the user belongs to, with their role in each (who may create fleets). */
+export function useMyOrganizations() {
+  const sdk = useSdk();
+  const me = useSessionUser();
+  return useQuery({
+    queryKey: ["orgs", "mine", me?.id],
+    enabled: me !== undefined,
+    queryFn: async () => {
+      const rows = await pineOf(sdk).get<
+        Array<{
+          organization_membership_role: Array<{ name: OrganizationRole }>;
+          is_member_of__organization: Array<{ id: number; name: string }>;
+        }>
+      >({
+        resource: "organization_membership",
+        options: {
+          $select: "id",
+          $filter: { user: me?.id },
+          $expand: {
+            organization_membership_role: { $select: "name" },
+            is_member_of__organization: { $select: ["id", "name"] },
+          },
+        },
+      });
+      return rows
+        .flatMap((row): MyOrganization[] => {
+          const org = row.is_member_of__organization[0];
+          return org ? [{ id: org.id, name: org.name, role: row.organization_membership_role[0]?.name }] : [];
+        })
+        .sort((a, b) => a.name.localeCompare(b.name));
+    },
+  });
+}
+
+/** The names of an organization's applications (the name rules compare within the organization). */
+export function useOrgApplicationNames(orgId: number | undefined) {
+  const sdk = useSdk();
+  return useQuery({
+    queryKey: ["orgs", orgId, "application-names"],
+    enabled: orgId !== undefined,
+    queryFn: () =>
+      pineOf(sdk).get<Array<{ id: number; app_name: string; is_of__class: ApplicationClass }>>({
+        resource: "application",
+        options: { $select: ["id", "app_name", "is_of__class"], $filter: { organization: orgId } },
+      }),
+  });
+}

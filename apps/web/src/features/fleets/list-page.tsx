@@ -1,0 +1,272 @@
+import { DATE_FORMAT } from "@flotilla/domain";
+import AddOutlined from "@mui/icons-material/AddOutlined";
+import AppsOutlined from "@mui/icons-material/AppsOutlined";
+import DevicesOtherOutlined from "@mui/icons-material/DevicesOtherOutlined";
+import GridViewOutlined from "@mui/icons-material/GridViewOutlined";
+import TableRowsOutlined from "@mui/icons-material/TableRowsOutlined";
+import ViewInArOutlined from "@mui/icons-material/ViewInArOutlined";
+import Box from "@mui/material/Box";
+import Button from "@mui/material/Button";
+import Chip from "@mui/material/Chip";
+import Paper from "@mui/material/Paper";
+import ToggleButton from "@mui/material/ToggleButton";
+import ToggleButtonGroup from "@mui/material/ToggleButtonGroup";
+import Tooltip from "@mui/material/Tooltip";
+import Typography from "@mui/material/Typography";
+import { DataGrid, type GridColDef } from "@mui/x-data-grid";
+import { format } from "date-fns";
+import { useState } from "react";
+import { useTranslation } from "react-i18next";
+import { TextLink } from "../../components/links.tsx";
+import { EmptyState, PageHeader } from "../../components/page.tsx";
+import type { ApplicationClass } from "../orgs/access.ts";
+import { useOrganization } from "../orgs/data.ts";
+import { CreateApplicationDialog, classPath } from "./create-dialog.tsx";
+import { type ListedApplication, useApplicationList } from "./data.ts";
+import { StatusBar, StatusCountsInline, statusBreakdown } from "./status.tsx";
+
+export type Lens = "table" | "grid";
+const LENS_KEY = "flotilla.fleetListLens";
+
+function readLens(): Lens {
+  try {
+    return localStorage.getItem(LENS_KEY) === "grid" ? "grid" : "table";
+  } catch {
+    return "table";
+  }
+}
+
+/** The grid lens's cards are at least 370 px wide (spec 2 §2 "List pages"). */
+export const CARD_MIN_WIDTH = 370;
+
+const ICONS = {
+  fleet: <DevicesOtherOutlined />,
+  app: <AppsOutlined />,
+  block: <ViewInArOutlined />,
+} as const;
+
+const online = (app: ListedApplication) => {
+  const { rows } = statusBreakdown(app.device_count_grouped_by_status);
+  return rows
+    .filter((row) => row.status !== "disconnected" && row.status !== "inactive")
+    .reduce((s, r) => s + r.count, 0);
+};
+
+function NameCell({ app }: { app: ListedApplication }) {
+  return (
+    <TextLink to={`${classPath(app.is_of__class)}/${app.id}` as "/"} underline="hover" sx={{ fontWeight: 600 }}>
+      {app.app_name}
+    </TextLink>
+  );
+}
+
+function TableLens({ rows, label, showOrg }: { rows: ListedApplication[]; label: string; showOrg: boolean }) {
+  const { t } = useTranslation();
+  const columns: GridColDef<ListedApplication>[] = [
+    {
+      field: "app_name",
+      headerName: t("fleets.columns.name"),
+      flex: 1.4,
+      minWidth: 180,
+      renderCell: ({ row }) => <NameCell app={row} />,
+    },
+    ...(showOrg
+      ? [
+          {
+            field: "organization",
+            headerName: t("fleets.columns.organization"),
+            flex: 1,
+            minWidth: 140,
+            valueGetter: (_value: unknown, row: ListedApplication) => row.organization[0]?.name ?? "",
+          } satisfies GridColDef<ListedApplication>,
+        ]
+      : []),
+    {
+      field: "device_type",
+      headerName: t("fleets.columns.device_type"),
+      flex: 1.2,
+      minWidth: 180,
+      valueGetter: (_value, row) => row.is_for__device_type[0]?.name ?? "",
+    },
+    {
+      field: "online",
+      headerName: t("fleets.columns.online"),
+      type: "number",
+      width: 110,
+      valueGetter: (_value, row) => online(row),
+    },
+    {
+      field: "total_devices",
+      headerName: t("fleets.columns.devices"),
+      type: "number",
+      width: 100,
+    },
+    {
+      field: "status",
+      headerName: t("fleets.columns.status"),
+      flex: 1,
+      minWidth: 160,
+      sortable: false,
+      renderCell: ({ row }) => (
+        <Box sx={{ display: "flex", alignItems: "center", height: "100%" }}>
+          <StatusBar counts={row.device_count_grouped_by_status} />
+        </Box>
+      ),
+    },
+    {
+      field: "created_at",
+      headerName: t("fleets.columns.created"),
+      width: 200,
+      valueFormatter: (value: string) => format(new Date(value), DATE_FORMAT),
+    },
+  ];
+  return (
+    <Paper variant="outlined" sx={{ overflow: "hidden" }}>
+      <DataGrid
+        aria-label={label}
+        rows={rows}
+        columns={columns}
+        density="compact"
+        autoHeight
+        disableRowSelectionOnClick
+        disableColumnMenu
+        hideFooter={rows.length <= 25}
+        pageSizeOptions={[25, 50, 100]}
+        initialState={{ pagination: { paginationModel: { pageSize: 25 } } }}
+        sx={{
+          border: 0,
+          "& .MuiDataGrid-columnHeaderTitle": { fontWeight: 600, fontSize: 13 },
+          "& .MuiDataGrid-cell:focus, & .MuiDataGrid-columnHeader:focus": { outline: "none" },
+        }}
+      />
+    </Paper>
+  );
+}
+
+function GridLens({ rows, label }: { rows: ListedApplication[]; label: string }) {
+  const { t } = useTranslation();
+  return (
+    <Box
+      role="list"
+      aria-label={label}
+      sx={{ display: "grid", gap: 2, gridTemplateColumns: `repeat(auto-fill, minmax(${CARD_MIN_WIDTH}px, 1fr))` }}
+    >
+      {rows.map((app) => (
+        <Paper
+          key={app.id}
+          role="listitem"
+          aria-label={app.app_name}
+          variant="outlined"
+          sx={{ p: 2, minWidth: CARD_MIN_WIDTH, display: "flex", flexDirection: "column", gap: 1.25 }}
+        >
+          <Box sx={{ display: "flex", alignItems: "baseline", gap: 1 }}>
+            <Box sx={{ flex: 1, minWidth: 0, overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" }}>
+              <NameCell app={app} />
+            </Box>
+            <Typography variant="body2" color="text.secondary" sx={{ fontVariantNumeric: "tabular-nums" }}>
+              {t("fleets.devices_count", { count: app.total_devices })}
+            </Typography>
+          </Box>
+          <Typography variant="caption" color="text.secondary" noWrap>
+            {[app.organization[0]?.name, app.is_for__device_type[0]?.name].filter(Boolean).join(" · ")}
+          </Typography>
+          <StatusBar counts={app.device_count_grouped_by_status} height={8} />
+          <StatusCountsInline counts={app.device_count_grouped_by_status} />
+        </Paper>
+      ))}
+    </Box>
+  );
+}
+
+/**
+ * `/fleets`, `/apps`, `/blocks` and `/orgs/{orgId}/fleets|apps|blocks` (spec 2 §2): a table lens
+ * (Data Grid) and a grid lens of cards, refreshed every 8 s; creating opens the create dialog.
+ */
+export function ApplicationListPage({ kind, orgId }: { kind: ApplicationClass; orgId?: number }) {
+  const { t } = useTranslation();
+  const list = useApplicationList(kind, orgId);
+  const org = useOrganization(orgId ?? 0, orgId !== undefined);
+  const [lens, setLens] = useState<Lens>(readLens);
+  const [creating, setCreating] = useState(false);
+  const rows = list.data ?? [];
+  const label = t(`pages.${kind === "fleet" ? "fleets" : kind === "app" ? "apps" : "blocks"}.title`);
+  const changeLens = (next: Lens | null) => {
+    if (!next) return;
+    setLens(next);
+    try {
+      localStorage.setItem(LENS_KEY, next);
+    } catch {
+      // Storage refused: the lens holds for this page only.
+    }
+  };
+  const pageKey = kind === "fleet" ? "fleets" : kind === "app" ? "apps" : "blocks";
+  return (
+    <>
+      <PageHeader
+        title={label}
+        description={
+          orgId !== undefined && org.data
+            ? t("orgs.scoped_to", { name: org.data.name })
+            : t(`pages.${pageKey}.description`)
+        }
+        actions={
+          <>
+            {kind === "app" ? (
+              <Chip
+                label={t("nav.alpha")}
+                size="small"
+                color="primary"
+                variant="outlined"
+                sx={{ alignSelf: "center" }}
+              />
+            ) : null}
+            <ToggleButtonGroup
+              size="small"
+              exclusive
+              value={lens}
+              onChange={(_event, next: Lens | null) => changeLens(next)}
+              aria-label={t("fleets.lens")}
+            >
+              <ToggleButton value="table" aria-label={t("fleets.table_lens")}>
+                <Tooltip title={t("fleets.table_lens")}>
+                  <TableRowsOutlined fontSize="small" />
+                </Tooltip>
+              </ToggleButton>
+              <ToggleButton value="grid" aria-label={t("fleets.grid_lens")}>
+                <Tooltip title={t("fleets.grid_lens")}>
+                  <GridViewOutlined fontSize="small" />
+                </Tooltip>
+              </ToggleButton>
+            </ToggleButtonGroup>
+            <Button variant="contained" startIcon={<AddOutlined />} onClick={() => setCreating(true)}>
+              {t(`fleets.create.${kind}`)}
+            </Button>
+          </>
+        }
+      />
+      {list.isSuccess && rows.length === 0 ? (
+        <EmptyState
+          icon={ICONS[kind]}
+          title={t(`pages.${pageKey}.empty_title`)}
+          text={t(`pages.${pageKey}.empty_text`)}
+          action={
+            <Button variant="outlined" startIcon={<AddOutlined />} onClick={() => setCreating(true)}>
+              {t(`fleets.create.${kind}`)}
+            </Button>
+          }
+        />
+      ) : lens === "table" ? (
+        <TableLens rows={rows} label={label} showOrg={orgId === undefined} />
+      ) : (
+        <GridLens rows={rows} label={label} />
+      )}
+      {creating ? (
+        <CreateApplicationDialog
+          kind={kind}
+          {...(orgId !== undefined ? { orgId } : {})}
+          onClose={() => setCreating(false)}
+        />
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,41 @@
+import { useQuery } from "@tanstack/react-query";
+import { useSdk } from "../../app-services.tsx";
+import { pineOf } from "../orgs/data.ts";
+
+export interface ReleaseRow {
+  id: number;
+  commit: string;
+  raw_version: string;
+  status: string;
+  created_at: string;
+  is_invalidated: boolean;
+}
+
+/** The release card and list poll every 6 s (spec 2 §9). */
+export const RELEASE_CARD_POLL_MS = 6000;
+
+/** A fleet's releases whose status is success or running, newest first (spec 2 §2 "Fleet summary"). */
+export function useFleetReleases(fleetId: number, options: { statuses?: string[]; poll?: boolean } = {}) {
+  const sdk = useSdk();
+  const statuses = options.statuses ?? ["success", "running"];
+  return useQuery({
+    queryKey: ["fleet", fleetId, "releases", statuses.join(",")],
+    ...(options.poll ? { refetchInterval: RELEASE_CARD_POLL_MS } : {}),
+    queryFn: () =>
+      pineOf(sdk).get<ReleaseRow[]>({
+        resource: "release",
+        options: {
+          $select: ["id", "commit", "raw_version", "status", "created_at", "is_invalidated"],
+          $filter: { belongs_to__application: fleetId, status: { $in: statuses } },
+          $orderby: { created_at: "desc" },
+          $top: 50,
+        },
+      }),
+  });
+}
+
+/** The latest release is still building: the summary shows a build-in-progress indicator. */
+export const buildInProgress = (releases: readonly ReleaseRow[] | undefined) =>
+  releases?.[0]?.status === "running" ? releases[0] : undefined;
+
+export const shortCommit = (commit: string) => commit.slice(0, 7);

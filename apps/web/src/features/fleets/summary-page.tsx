@@ -1,0 +1,334 @@
+import { DATE_FORMAT, freePlanDeviceBlock } from "@flotilla/domain";
+import AddOutlined from "@mui/icons-material/AddOutlined";
+import RocketLaunchOutlined from "@mui/icons-material/RocketLaunchOutlined";
+import Alert from "@mui/material/Alert";
+import Box from "@mui/material/Box";
+import Button from "@mui/material/Button";
+import Chip from "@mui/material/Chip";
+import CircularProgress from "@mui/material/CircularProgress";
+import MenuItem from "@mui/material/MenuItem";
+import Table from "@mui/material/Table";
+import TableBody from "@mui/material/TableBody";
+import TableCell from "@mui/material/TableCell";
+import TableHead from "@mui/material/TableHead";
+import TableRow from "@mui/material/TableRow";
+import TextField from "@mui/material/TextField";
+import Tooltip from "@mui/material/Tooltip";
+import Typography from "@mui/material/Typography";
+import { useQueryClient } from "@tanstack/react-query";
+import { format } from "date-fns";
+import type { ReactNode } from "react";
+import { useTranslation } from "react-i18next";
+import { useServices } from "../../app-services.tsx";
+import { ButtonLink, TextLink } from "../../components/links.tsx";
+import { PageHeader } from "../../components/page.tsx";
+import { useLookup } from "../../lib/lookup.ts";
+import { reportError, showToast } from "../../lib/toasts.ts";
+import { MONO_FONT_STACK } from "../../theme.ts";
+import { type Fleet, fleetAbilities, useFleet } from "../fleet-access/data.ts";
+import { pineOf } from "../orgs/data.ts";
+import { Card, useNumericParam } from "../orgs/ui.tsx";
+import { classPath } from "./create-dialog.tsx";
+import { useOrganizationPlan } from "./data.ts";
+import { FrozenDevicesNotice } from "./frozen-devices.tsx";
+import { buildInProgress, shortCommit, useFleetReleases } from "./releases.ts";
+import { StatusDot, statusBreakdown } from "./status.tsx";
+
+function Facts({ rows }: { rows: Array<[string, ReactNode]> }) {
+  return (
+    <Box
+      component="dl"
+      sx={{ display: "grid", gridTemplateColumns: "150px 1fr", rowGap: 1, columnGap: 2, m: 0, "& dd": { m: 0 } }}
+    >
+      {rows.map(([label, value]) => (
+        <Box key={label} sx={{ display: "contents" }}>
+          <Typography component="dt" variant="body2" color="text.secondary">
+            {label}
+          </Typography>
+          <Typography component="dd" variant="body2" sx={{ minWidth: 0, overflowWrap: "anywhere" }}>
+            {value}
+          </Typography>
+        </Box>
+      ))}
+    </Box>
+  );
+}
+
+export function usePageFleet() {
+  const fleetId = useNumericParam("fleetId");
+  const fleet = useLookup<Fleet>(useFleet(fleetId));
+  return { fleetId, fleet, abilities: fleetAbilities(fleet) };
+}
+
+/** Free plan warnings (spec 2 §5, decision 13) and whether adding devices is blocked. */
+export function useFreePlan(orgId: number | undefined) {
+  const plan = useOrganizationPlan(orgId);
+  const allowance = plan.data?.free_plan_device_allowance ?? null;
+  const block =
+    allowance === null || !plan.data ? undefined : freePlanDeviceBlock(plan.data.total_device_count, allowance);
+  return { plan: plan.data, block };
+}
+
+function FleetCard({ fleet }: { fleet: Fleet }) {
+  const { t } = useTranslation();
+  const abilities = fleetAbilities(fleet);
+  const org = fleet.organization[0];
+  const deviceType = fleet.is_for__device_type[0];
+  return (
+    <Card title={t(`fleets.card.${fleet.is_of__class}`)}>
+      <Facts
+        rows={[
+          [t("fleets.architecture"), deviceType?.is_of__cpu_architecture[0]?.slug ?? "—"],
+          [
+            t("fleets.slug"),
+            <Box component="span" sx={{ fontFamily: MONO_FONT_STACK, fontSize: 13 }} key="slug">
+              {fleet.slug}
+            </Box>,
+          ],
+          [t("fleets.created"), format(new Date(fleet.created_at), DATE_FORMAT)],
+          [t("fleets.application_type"), fleet.application_type[0]?.name ?? "—"],
+          [t("fleets.device_type"), deviceType?.name ?? "—"],
+          [
+            t("fleets.organization"),
+            org ? (
+              <TextLink key="org" to="/orgs/$orgId" params={{ orgId: String(org.id) }} underline="hover">
+                {org.name}
+              </TextLink>
+            ) : (
+              "—"
+            ),
+          ],
+          [
+            t("fleet.your_role"),
+            <span data-testid="fleet-role" key="role">
+              {t(`orgs.fleet_roles.${abilities.role}`)}
+            </span>,
+          ],
+        ]}
+      />
+    </Card>
+  );
+}
+
+function DeviceStatusCard({ fleet, blocked }: { fleet: Fleet; blocked: string | undefined }) {
+  const { t } = useTranslation();
+  const abilities = fleetAbilities(fleet);
+  const { rows, total } = statusBreakdown(fleet.device_count_grouped_by_status);
+  const addDevice = abilities.addDevice ? (
+    <Tooltip title={blocked ?? ""} disableInteractive>
+      <span>
+        <ButtonLink
+          to={`/fleets/${fleet.id}/devices` as "/"}
+          variant={total === 0 ? "contained" : "outlined"}
+          size="small"
+          startIcon={<AddOutlined />}
+          disabled={blocked !== undefined}
+        >
+          {t("fleets.add_device")}
+        </ButtonLink>
+      </span>
+    </Tooltip>
+  ) : null;
+  return (
+    <Card title={t("fleets.device_status")} action={total > 0 ? addDevice : null}>
+      {total === 0 ? (
+        <Box sx={{ display: "flex", flexDirection: "column", alignItems: "flex-start", gap: 1.5 }}>
+          <Typography variant="body2" color="text.secondary">
+            {t("fleets.no_devices_yet")}
+          </Typography>
+          {addDevice}
+        </Box>
+      ) : (
+        <Table size="small" aria-label={t("fleets.device_status")}>
+          <TableBody>
+            {rows.map((row) => (
+              <TableRow key={row.status} sx={{ "&:last-child td": { borderBottom: 0 } }}>
+                <TableCell sx={{ py: 0.75 }}>
+                  <Box sx={{ display: "flex", alignItems: "center", gap: 1 }}>
+                    <StatusDot status={row.status} />
+                    {t(`fleets.status.${row.status}`)}
+                  </Box>
+                </TableCell>
+                <TableCell align="right" sx={{ py: 0.75, fontVariantNumeric: "tabular-nums", fontWeight: 600 }}>
+                  {row.count}
+                </TableCell>
+              </TableRow>
+            ))}
+            <TableRow>
+              <TableCell sx={{ py: 0.75, fontWeight: 600, borderBottom: 0 }}>{t("fleets.total")}</TableCell>
+              <TableCell
+                align="right"
+                sx={{ py: 0.75, fontWeight: 700, borderBottom: 0, fontVariantNumeric: "tabular-nums" }}
+              >
+                {total}
+              </TableCell>
+            </TableRow>
+          </TableBody>
+        </Table>
+      )}
+    </Card>
+  );
+}
+
+function ReleasesCard({ fleet }: { fleet: Fleet }) {
+  const { t } = useTranslation();
+  const releases = useFleetReleases(fleet.id, { poll: true });
+  const building = buildInProgress(releases.data);
+  const base = `${classPath(fleet.is_of__class)}/${fleet.id}`;
+  const pinned = fleet.should_be_running__release[0]?.id;
+  const rows = (releases.data ?? []).slice(0, 8);
+  return (
+    <Card
+      title={t("fleets.releases")}
+      action={
+        building ? (
+          <TextLink to={`${base}/releases/${building.id}` as "/"} underline="hover" variant="body2">
+            <Box component="span" sx={{ display: "inline-flex", alignItems: "center", gap: 0.75 }}>
+              <CircularProgress size={12} />
+              {t("fleets.build_in_progress")}
+            </Box>
+          </TextLink>
+        ) : null
+      }
+    >
+      {releases.isSuccess && rows.length === 0 ? (
+        <Typography variant="body2" color="text.secondary">
+          {t("fleets.no_releases")}
+        </Typography>
+      ) : (
+        <Table size="small" aria-label={t("fleets.releases")}>
+          <TableHead>
+            <TableRow>
+              <TableCell>{t("fleets.commit")}</TableCell>
+              <TableCell>{t("fleets.version")}</TableCell>
+              <TableCell>{t("fleets.columns.status")}</TableCell>
+              <TableCell align="right">{t("fleets.columns.created")}</TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {rows.map((release) => (
+              <TableRow key={release.id}>
+                <TableCell sx={{ fontFamily: MONO_FONT_STACK, fontSize: 13 }}>
+                  {shortCommit(release.commit)}
+                  {pinned === release.id ? (
+                    <Chip size="small" label={t("fleets.pinned")} sx={{ ml: 1, height: 18, fontSize: 11 }} />
+                  ) : null}
+                </TableCell>
+                <TableCell>{release.raw_version}</TableCell>
+                <TableCell>
+                  {t(release.status === "running" ? "fleets.release_running" : "fleets.release_success")}
+                </TableCell>
+                <TableCell align="right" sx={{ whiteSpace: "nowrap" }}>
+                  {format(new Date(release.created_at), DATE_FORMAT)}
+                </TableCell>
+              </TableRow>
+            ))}
+          </TableBody>
+        </Table>
+      )}
+    </Card>
+  );
+}
+
+/** App and block summary (spec 2 §2): image reference, default release selector, deploy-to-fleet soon. */
+function BlockCard({ fleet }: { fleet: Fleet }) {
+  const { t } = useTranslation();
+  const { config, sdk } = useServices();
+  const queryClient = useQueryClient();
+  const abilities = fleetAbilities(fleet);
+  const releases = useFleetReleases(fleet.id, { statuses: ["success"] });
+  const registryHost = new URL(config.apiUrl).host;
+  const current = fleet.should_track_latest_release
+    ? "latest"
+    : String(fleet.should_be_running__release[0]?.id ?? "latest");
+  const change = async (value: string) => {
+    try {
+      await pineOf(sdk).patch({
+        resource: "application",
+        id: fleet.id,
+        body:
+          value === "latest"
+            ? { should_track_latest_release: true }
+            : { should_track_latest_release: false, should_be_running__release: Number(value) },
+      });
+      showToast("success", value === "latest" ? t("fleets.tracking_latest") : t("fleets.pinned_to_release"));
+      await queryClient.invalidateQueries({ queryKey: ["fleet", fleet.id] });
+    } catch (error) {
+      reportError(error);
+    }
+  };
+  return (
+    <Card title={t(`fleets.card.${fleet.is_of__class}_release`)}>
+      <Facts
+        rows={[
+          [
+            t("fleets.image_reference"),
+            <Box component="code" key="image" sx={{ fontFamily: MONO_FONT_STACK, fontSize: 13 }}>
+              {`${registryHost}/${fleet.slug}`}
+            </Box>,
+          ],
+        ]}
+      />
+      <TextField
+        select
+        size="small"
+        label={t("fleets.default_release")}
+        value={current}
+        disabled={!abilities.update}
+        onChange={(event) => void change(event.target.value)}
+        sx={{ mt: 2, minWidth: 280 }}
+      >
+        <MenuItem value="latest">{t("fleets.track_latest")}</MenuItem>
+        {(releases.data ?? [])
+          .filter((release) => !release.is_invalidated)
+          .map((release) => (
+            <MenuItem key={release.id} value={String(release.id)}>
+              {`${release.raw_version} (${shortCommit(release.commit)})`}
+            </MenuItem>
+          ))}
+      </TextField>
+      <Box sx={{ mt: 2 }}>
+        <Tooltip title={t("fleets.coming_soon")}>
+          <span>
+            <Button variant="outlined" size="small" startIcon={<RocketLaunchOutlined />} disabled>
+              {t("fleets.deploy_to_fleet")} · {t("fleets.coming_soon")}
+            </Button>
+          </span>
+        </Tooltip>
+      </Box>
+    </Card>
+  );
+}
+
+/** `/fleets|apps|blocks/{id}` (spec 2 §2 "Fleet summary"). */
+export function FleetSummaryPage() {
+  const { t } = useTranslation();
+  const { fleet } = usePageFleet();
+  const free = useFreePlan(fleet?.organization[0]?.id);
+  if (!fleet) return null;
+  const blockedText = free.block
+    ? t(`fleets.free_plan.${free.block === "free plan allowance reached" ? "reached" : "exceeded"}`)
+    : undefined;
+  return (
+    <>
+      <PageHeader title={fleet.app_name} description={t(`fleets.summary_description.${fleet.is_of__class}`)} />
+      {free.block ? (
+        <Alert severity="warning" sx={{ mb: 2 }}>
+          {blockedText}
+        </Alert>
+      ) : null}
+      {free.plan?.has_frozen_free_devices ? <FrozenDevicesNotice fleetId={fleet.id} /> : null}
+      <Box sx={{ display: "grid", gap: 2, gridTemplateColumns: { xs: "1fr", lg: "1fr 1fr" }, alignItems: "start" }}>
+        <FleetCard fleet={fleet} />
+        {fleet.is_of__class === "fleet" ? (
+          <DeviceStatusCard fleet={fleet} blocked={blockedText} />
+        ) : (
+          <BlockCard fleet={fleet} />
+        )}
+        <Box sx={{ gridColumn: { lg: "1 / -1" } }}>
+          <ReleasesCard fleet={fleet} />
+        </Box>
+      </Box>
+    </>
+  );
+}
