@@ -474,7 +474,7 @@ const CLASS_PREFIX: Record<Fleet["is_of__class"], ClassPrefix> = { fleet: "fleet
  * not the application's → the same path under the right prefix.
  */
 async function guardFleet(context: RouterContext, id: number, pathname: string): Promise<Fleet | undefined> {
-  let fleet: Fleet | undefined;
+  let fleet: Fleet | null;
   try {
     fleet = await loadFleet(context.queryClient, context.sdk, id);
   } catch {

@@ -38,8 +38,9 @@ export const FLEET_POLL_MS = 60_000;
 export function fleetQuery(sdk: Sdk, fleetId: number) {
   return queryOptions({
     queryKey: ["fleet", fleetId],
-    queryFn: () =>
-      pineOf(sdk).get<Fleet | undefined>({
+    // null, not undefined, for a missing fleet: TanStack Query refuses undefined data.
+    queryFn: async () =>
+      (await pineOf(sdk).get<Fleet | undefined>({
         resource: "application",
         id: fleetId,
         options: {
@@ -67,7 +68,7 @@ export function fleetQuery(sdk: Sdk, fleetId: number) {
             should_be_running__release: { $select: ["id", "commit", "raw_version"] },
           },
         },
-      }),
+      })) ?? null,
   });
 }
 

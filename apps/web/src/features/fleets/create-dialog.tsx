@@ -72,7 +72,9 @@ export function CreateApplicationDialog(props: { kind: ApplicationClass; orgId?:
     type,
     state: fleetTypeState(type, deviceType?.contract, { isFree }),
   }));
-  const defaultType = typeOptions.find((option) => option.state === "ok")?.type.slug;
+  // Microservices when it can be chosen, else the first usable type.
+  const usable = typeOptions.filter((option) => option.state === "ok");
+  const defaultType = (usable.find((option) => option.type.slug === "microservices") ?? usable[0])?.type.slug;
   const chosenType = typeOptions.find((option) => option.type.slug === (typeSlug ?? defaultType));
   const nameProblem = name === undefined ? undefined : fleetNameProblem(name, props.kind, taken);
   const noAdmin = orgs.isSuccess && administered.length === 0;

@@ -92,20 +92,20 @@ function TableLens({ rows, label, showOrg }: { rows: ListedApplication[]; label:
       field: "online",
       headerName: t("fleets.columns.online"),
       type: "number",
-      width: 110,
+      width: 90,
       valueGetter: (_value, row) => online(row),
     },
     {
       field: "total_devices",
       headerName: t("fleets.columns.devices"),
       type: "number",
-      width: 100,
+      width: 90,
     },
     {
       field: "status",
       headerName: t("fleets.columns.status"),
-      flex: 1,
-      minWidth: 160,
+      flex: 0.8,
+      minWidth: 120,
       sortable: false,
       renderCell: ({ row }) => (
         <Box sx={{ display: "flex", alignItems: "center", height: "100%" }}>
@@ -116,7 +116,8 @@ function TableLens({ rows, label, showOrg }: { rows: ListedApplication[]; label:
     {
       field: "created_at",
       headerName: t("fleets.columns.created"),
-      width: 200,
+      minWidth: 190,
+      flex: 1,
       valueFormatter: (value: string) => format(new Date(value), DATE_FORMAT),
     },
   ];

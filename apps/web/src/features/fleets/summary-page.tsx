@@ -85,7 +85,7 @@ function FleetCard({ fleet }: { fleet: Fleet }) {
               {fleet.slug}
             </Box>,
           ],
-          [t("fleets.created"), format(new Date(fleet.created_at), DATE_FORMAT)],
+          [t("fleets.columns.created"), format(new Date(fleet.created_at), DATE_FORMAT)],
           [t("fleets.application_type"), fleet.application_type[0]?.name ?? "—"],
           [t("fleets.device_type"), deviceType?.name ?? "—"],
           [
