@@ -104,7 +104,7 @@ function CreateKeyDialog({ fleetId, onClose }: { fleetId: number; onClose: () =>
               }}
             >
               <Typography
-                aria-label={t("fleets.keys.created_title")}
+                data-testid="created-key"
                 sx={{ flex: 1, fontFamily: MONO_FONT_STACK, fontSize: "0.8125rem", wordBreak: "break-all" }}
               >
                 {created}
