@@ -134,7 +134,7 @@ function DeviceStatusCard({ fleet, blocked }: { fleet: Fleet; blocked: string | 
       {total === 0 ? (
         <Box sx={{ display: "flex", flexDirection: "column", alignItems: "flex-start", gap: 1.5 }}>
           <Typography variant="body2" color="text.secondary">
-            {t("fleets.no_devices_yet")}
+            {addDevice ? t("fleets.no_devices_yet") : t("fleets.no_devices_read_only")}
           </Typography>
           {addDevice}
         </Box>

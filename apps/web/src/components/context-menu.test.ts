@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { contextMenu } from "./context-menu.ts";
+
+const labels = (entries: Array<{ label: string }>) => entries.map((entry) => entry.label);
+
+describe("fleet, app and block side menus", () => {
+  const full = { displayApps: false, fleetSettings: true, fleetApiKeys: true, fleetMembers: true };
+  it("offers provisioning keys on fleets only, and only with api_key.read", () => {
+    expect(labels(contextMenu("/fleets/1", { fleetId: "1" }, full))).toEqual([
+      "nav.summary",
+      "nav.settings",
+      "nav.api_keys",
+      "nav.members",
+      "nav.teams",
+    ]);
+    expect(labels(contextMenu("/blocks/1", { fleetId: "1" }, full))).not.toContain("nav.api_keys");
+    expect(labels(contextMenu("/fleets/1", { fleetId: "1" }, { ...full, fleetApiKeys: false }))).not.toContain(
+      "nav.api_keys",
+    );
+  });
+
+  it("hides settings for observers and app members and teams without the role to read them", () => {
+    expect(labels(contextMenu("/fleets/1", { fleetId: "1" }, { ...full, fleetSettings: false }))).not.toContain(
+      "nav.settings",
+    );
+    expect(labels(contextMenu("/apps/1", { fleetId: "1" }, { ...full, fleetMembers: false }))).toEqual([
+      "nav.summary",
+      "nav.settings",
+    ]);
+  });
+});
