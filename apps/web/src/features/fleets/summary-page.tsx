@@ -149,7 +149,15 @@ function DeviceStatusCard({ fleet, blocked }: { fleet: Fleet; blocked: string | 
                     {t(`fleets.status.${row.status}`)}
                   </Box>
                 </TableCell>
-                <TableCell align="right" sx={{ py: 0.75, fontVariantNumeric: "tabular-nums", fontWeight: 600 }}>
+                <TableCell
+                  align="right"
+                  sx={{
+                    py: 0.75,
+                    fontVariantNumeric: "tabular-nums",
+                    fontWeight: 600,
+                    color: row.count === 0 ? "text.disabled" : "text.primary",
+                  }}
+                >
                   {row.count}
                 </TableCell>
               </TableRow>

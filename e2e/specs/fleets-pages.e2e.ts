@@ -1,0 +1,117 @@
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
+import { logIn } from "./accounts-helpers.ts";
+import { api, consent, shot } from "./fleets-helpers.ts";
+import { DEMO } from "./web-helpers.ts";
+
+/**
+ * The other fleet pages of issue 6: a block's summary (image reference, default release, deploy
+ * to fleet coming soon), the class-prefix redirect, apps with the Alpha badge, the organization's
+ * fleet list, and the free plan's device allowance on the fleet summary.
+ */
+describe("fleet pages: blocks, apps, organization lists, free plan", () => {
+  let flotilla: RunningFlotilla;
+  let browser: Browser;
+  let page: Page;
+  const ids = { fleet: 0, block: 0, org: 0, deviceType: 0 };
+  const url = (path: string) => `${flotilla.dashboardUrl}${path}`;
+  const call = <T>(method: string, path: string, body?: unknown) => api<T>(page, flotilla.apiUrl, method, path, body);
+
+  beforeAll(async () => {
+    flotilla = await startFlotilla();
+    browser = await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.addInitScript(consent);
+    page = await context.newPage();
+    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
+    await page.waitForURL(/\/fleets$/);
+    const apps = await call<{ d: Array<{ id: number; app_name: string; organization: { __id: number } }> }>(
+      "GET",
+      "/v7/application?$select=id,app_name,organization",
+    );
+    ids.fleet = apps.d.find((app) => app.app_name === "demo-fleet")?.id ?? 0;
+    ids.block = apps.d.find((app) => app.app_name === "demo-block")?.id ?? 0;
+    ids.org = apps.d.find((app) => app.app_name === "demo-fleet")?.organization.__id ?? 0;
+    const types = await call<{ d: Array<{ id: number }> }>(
+      "GET",
+      "/v7/device_type?$select=id&$filter=slug eq 'raspberrypi4-64'",
+    );
+    ids.deviceType = types.d[0]?.id ?? 0;
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await flotilla?.stop();
+  });
+
+  it("shows a block's image reference, default release and a deploy button that is coming soon", async () => {
+    await call("POST", "/v7/release", {
+      belongs_to__application: ids.block,
+      commit: "feedfacefeedfacefeedfacefeedface",
+      status: "success",
+      composition: {},
+      source: "cloud",
+      semver_major: 2,
+      semver_minor: 0,
+      semver_patch: 1,
+    });
+    // A block opened under /fleets goes to its own class path.
+    await page.goto(url(`/fleets/${ids.block}`));
+    await page.waitForURL(new RegExp(`/blocks/${ids.block}$`));
+    await page.getByRole("heading", { name: "demo-block" }).waitFor();
+    const host = new URL(flotilla.apiUrl).host;
+    await page.getByText(`${host}/demo/demo-block`).waitFor();
+    expect(await page.getByRole("button", { name: /Deploy to fleet/ }).isDisabled()).toBe(true);
+    await page.getByText("coming soon").first().waitFor();
+    await page.getByLabel("Default release").click();
+    await page.getByRole("option", { name: "2.0.1 (feedfac)" }).click();
+    await page.getByText("Pinned to release").waitFor();
+    await shot(page, "14-block-summary");
+    // The block menu has no provisioning keys.
+    const menu = page.getByRole("navigation", { name: "Main navigation" });
+    await menu.getByRole("link", { name: "Settings" }).waitFor();
+    expect(await menu.getByRole("link", { name: "Provisioning keys" }).count()).toBe(0);
+  });
+
+  it("lists apps with the Alpha badge when the apps display is on", async () => {
+    await page.evaluate(() => localStorage.setItem("flotilla.displayApps", "true"));
+    await page.goto(url("/apps"));
+    await page.getByRole("heading", { name: "Apps" }).waitFor();
+    await page.getByRole("main").getByText("Alpha").waitFor();
+    await page.getByText("No apps to show").waitFor();
+    await page.getByRole("navigation", { name: "Main navigation" }).getByRole("link", { name: /Apps/ }).waitFor();
+    await page.evaluate(() => localStorage.removeItem("flotilla.displayApps"));
+  });
+
+  it("lists an organization's fleets and blocks", async () => {
+    await page.goto(url(`/orgs/${ids.org}/fleets`));
+    await page.getByRole("grid", { name: "Fleets" }).getByRole("link", { name: "demo-fleet" }).waitFor();
+    await page.getByText("Demo").first().waitFor();
+    await page.goto(url(`/orgs/${ids.org}/blocks`));
+    await page.getByRole("grid", { name: "Blocks" }).getByRole("link", { name: "demo-block" }).waitFor();
+  });
+
+  it("blocks adding devices once the free allowance of 10 is reached", async () => {
+    for (let n = 0; n < 10; n++) {
+      await call("POST", "/v7/device", {
+        belongs_to__application: ids.fleet,
+        is_of__device_type: ids.deviceType,
+        device_name: `device-${n}`,
+      });
+    }
+    await page.goto(url(`/fleets/${ids.fleet}`));
+    await page.getByText("Free plan allowance reached").waitFor();
+    const status = page.getByRole("region", { name: "Device status" });
+    await status.getByRole("row", { name: /Total\s*10/ }).waitFor();
+    expect(await status.getByRole("link", { name: "Add device" }).getAttribute("aria-disabled")).toBe("true");
+    await shot(page, "15-free-plan-reached");
+    await page.goto(url("/fleets"));
+    await page
+      .getByRole("grid", { name: "Fleets" })
+      .getByRole("row", { name: /demo-fleet/ })
+      .getByText("10")
+      .first()
+      .waitFor();
+  });
+});
