@@ -138,6 +138,21 @@ describe("provisioning keys and deploy with a button", () => {
     await observerContext.close();
   });
 
+  it("deploys a tarball to the first existing fleet by default and remembers it", async () => {
+    const tarballUrl = "https://example.com/widget.tar.gz";
+    await admin.goto(url(`/deploy?tarballUrl=${encodeURIComponent(tarballUrl)}`));
+    await admin.getByText(tarballUrl).waitFor();
+    expect(await admin.getByLabel("Deploy to an existing fleet").isChecked()).toBe(true);
+    await admin.getByRole("combobox", { name: "Fleet" }).getByText("demo-fleet").waitFor();
+    await admin.getByText("Building a release from the repository is not available yet").waitFor();
+    await shot(admin, "13-deploy-tarball");
+    await admin.getByRole("button", { name: "Deploy" }).click();
+    await admin.getByText("Deploy configuration applied").waitFor();
+    await admin.waitForURL(/\/fleets$/);
+    const pending = await admin.evaluate(() => JSON.parse(localStorage.getItem("flotilla.pendingDeploy") ?? "null"));
+    expect(pending).toMatchObject({ fleetId: demoFleetId, tarballUrl });
+  });
+
   // Waits for the API's GET /deploy/v1/contract (apps/server), which is not in the tree yet.
   it.skip("deploys a repository's configuration to a new fleet and goes to /fleets", async () => {
     await admin.goto(url(`/deploy?repoUrl=${encodeURIComponent("https://github.com/acme/widget")}`));
