@@ -251,6 +251,12 @@ describe("fleets: create, list, settings, transfer, delete", () => {
     await shot(observer, "10-observer-summary");
     await observer.goto(url(`/fleets/${demoFleetId}/settings`));
     await observer.waitForURL(/\/fleets$/);
+    // Someone who administers no organization is told to contact an administrator.
+    await observer.getByRole("button", { name: "Create fleet" }).first().click();
+    const dialog = observer.getByRole("dialog", { name: "Create fleet" });
+    await dialog.getByText("Contact an administrator of your organization").waitFor();
+    expect(await dialog.getByRole("button", { name: "Create fleet" }).isDisabled()).toBe(true);
+    await shot(observer, "16-contact-administrator");
     await context.close();
   });
 
