@@ -218,6 +218,7 @@ describe("fleets: create, list, settings, transfer, delete", () => {
     expect(await admin.getByRole("link", { name: renamed }).count()).toBe(0);
     // The deleted fleet's address leads to /fleets.
     await admin.goto(url(`/fleets/${fleetId}`));
+    await admin.getByText(`Fleet not found: ${fleetId}`).waitFor();
     await admin.waitForURL(/\/fleets$/);
   });
 

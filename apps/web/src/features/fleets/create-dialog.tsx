@@ -117,89 +117,94 @@ export function CreateApplicationDialog(props: { kind: ApplicationClass; orgId?:
         <DialogTitle>{title}</DialogTitle>
         <DialogContent>
           <Stack spacing={2.25} sx={{ pt: 1 }}>
-            {noAdmin ? <Alert severity="info">{t("fleets.contact_administrator")}</Alert> : null}
-            {error ? <Alert severity="error">{error}</Alert> : null}
-            <TextField
-              label={t(`fleets.name_label.${props.kind}`)}
-              value={name ?? ""}
-              autoFocus
-              fullWidth
-              onChange={(event) => setName(event.target.value)}
-              error={nameProblem !== undefined}
-              helperText={nameProblem ?? t("fleets.name_hint")}
-              slotProps={{ htmlInput: { spellCheck: false, autoComplete: "off" } }}
-            />
-            <TextField
-              select
-              label={t("fleets.device_type")}
-              value={deviceType ? deviceTypeSlug : ""}
-              fullWidth
-              onChange={(event) => setDeviceTypeSlug(event.target.value)}
-              error={deviceTypes.isSuccess && !deviceType}
-              helperText={deviceTypes.isSuccess && !deviceType ? t("fleets.device_type_required") : undefined}
-            >
-              {(deviceTypes.data ?? []).map((type) => {
-                const discontinued = isDiscontinuedDeviceType(type.contract);
-                return (
-                  <MenuItem key={type.slug} value={type.slug} disabled={discontinued}>
-                    <Box sx={{ display: "flex", alignItems: "center", gap: 1, width: "100%" }}>
-                      <span>{type.name}</span>
-                      {discontinued ? <FleetTypePill pill="discontinued" /> : null}
-                    </Box>
-                  </MenuItem>
-                );
-              })}
-            </TextField>
-            <TextField
-              select
-              label={t("fleets.organization")}
-              value={chosenOrg ?? ""}
-              fullWidth
-              disabled={administered.length === 0}
-              onChange={(event) => setOrgId(Number(event.target.value))}
-            >
-              {administered.map((org) => (
-                <MenuItem key={org.id} value={org.id}>
-                  {org.name}
-                </MenuItem>
-              ))}
-            </TextField>
-            <TextField
-              select
-              label={t("fleets.fleet_type")}
-              value={chosenType?.type.slug ?? ""}
-              fullWidth
-              onChange={(event) => setTypeSlug(event.target.value)}
-              slotProps={{
-                select: { renderValue: (value) => typeOptions.find((o) => o.type.slug === value)?.type.name },
-              }}
-            >
-              {typeOptions.map(({ type, state }) => {
-                const pill = FLEET_TYPE_PILL_KEYS[state];
-                return (
-                  <MenuItem
-                    key={type.slug}
-                    value={type.slug}
-                    disabled={state !== "ok"}
-                    sx={{ alignItems: "flex-start" }}
-                  >
-                    <Box sx={{ display: "flex", flexDirection: "column", py: 0.25 }}>
-                      <Box sx={{ display: "flex", alignItems: "center", gap: 1 }}>
-                        <Typography variant="body2" sx={{ fontWeight: 600 }}>
-                          {type.name}
-                        </Typography>
-                        {pill ? <FleetTypePill pill={pill} /> : null}
-                      </Box>
-                      {type.description ? (
-                        <Typography variant="caption" color="text.secondary">
-                          {type.description}
-                        </Typography>
-                      ) : null}
-                    </Box>
-                  </MenuItem>
-                );
-              })}
-            </TextField>
+            {noAdmin ? (
+              <Alert severity="info">{t("fleets.contact_administrator")}</Alert>
+            ) : (
+              <>
+                {error ? <Alert severity="error">{error}</Alert> : null}
+                <TextField
+                  label={t(`fleets.name_label.${props.kind}`)}
+                  value={name ?? ""}
+                  autoFocus
+                  fullWidth
+                  onChange={(event) => setName(event.target.value)}
+                  error={nameProblem !== undefined}
+                  helperText={nameProblem ?? t("fleets.name_hint")}
+                  slotProps={{ htmlInput: { spellCheck: false, autoComplete: "off" } }}
+                />
+                <TextField
+                  select
+                  label={t("fleets.device_type")}
+                  value={deviceType ? deviceTypeSlug : ""}
+                  fullWidth
+                  onChange={(event) => setDeviceTypeSlug(event.target.value)}
+                  error={deviceTypes.isSuccess && !deviceType}
+                  helperText={deviceTypes.isSuccess && !deviceType ? t("fleets.device_type_required") : undefined}
+                >
+                  {(deviceTypes.data ?? []).map((type) => {
+                    const discontinued = isDiscontinuedDeviceType(type.contract);
+                    return (
+                      <MenuItem key={type.slug} value={type.slug} disabled={discontinued}>
+                        <Box sx={{ display: "flex", alignItems: "center", gap: 1, width: "100%" }}>
+                          <span>{type.name}</span>
+                          {discontinued ? <FleetTypePill pill="discontinued" /> : null}
+                        </Box>
+                      </MenuItem>
+                    );
+                  })}
+                </TextField>
+                <TextField
+                  select
+                  label={t("fleets.organization")}
+                  value={chosenOrg ?? ""}
+                  fullWidth
+                  disabled={administered.length === 0}
+                  onChange={(event) => setOrgId(Number(event.target.value))}
+                >
+                  {administered.map((org) => (
+                    <MenuItem key={org.id} value={org.id}>
+                      {org.name}
+                    </MenuItem>
+                  ))}
+                </TextField>
+                <TextField
+                  select
+                  label={t("fleets.fleet_type")}
+                  value={chosenType?.type.slug ?? ""}
+                  fullWidth
+                  onChange={(event) => setTypeSlug(event.target.value)}
+                  slotProps={{
+                    select: { renderValue: (value) => typeOptions.find((o) => o.type.slug === value)?.type.name },
+                  }}
+                >
+                  {typeOptions.map(({ type, state }) => {
+                    const pill = FLEET_TYPE_PILL_KEYS[state];
+                    return (
+                      <MenuItem
+                        key={type.slug}
+                        value={type.slug}
+                        disabled={state !== "ok"}
+                        sx={{ alignItems: "flex-start" }}
+                      >
+                        <Box sx={{ display: "flex", flexDirection: "column", py: 0.25 }}>
+                          <Box sx={{ display: "flex", alignItems: "center", gap: 1 }}>
+                            <Typography variant="body2" sx={{ fontWeight: 600 }}>
+                              {type.name}
+                            </Typography>
+                            {pill ? <FleetTypePill pill={pill} /> : null}
+                          </Box>
+                          {type.description ? (
+                            <Typography variant="caption" color="text.secondary">
+                              {type.description}
+                            </Typography>
+                          ) : null}
+                        </Box>
+                      </MenuItem>
+                    );
+                  })}
+                </TextField>
+              </>
+            )}
           </Stack>
         </DialogContent>
         <DialogActions>
