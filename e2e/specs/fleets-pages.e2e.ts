@@ -92,6 +92,59 @@ describe("fleet pages: blocks, apps, organization lists, free plan", () => {
     await page.getByRole("grid", { name: "Blocks" }).getByRole("link", { name: "demo-block" }).waitFor();
   });
 
+  it("sets the repository URL, public flag, fleet type and default device type", async () => {
+    const settings = async () =>
+      (
+        await call<{
+          d: Array<{
+            is_stored_at__repository_url: string | null;
+            is_public: boolean;
+            application_type: Array<{ slug: string }>;
+            is_for__device_type: Array<{ slug: string }>;
+          }>;
+        }>(
+          "GET",
+          `/v7/application(${ids.fleet})?$select=is_stored_at__repository_url,is_public&$expand=application_type($select=slug),is_for__device_type($select=slug)`,
+        )
+      ).d[0];
+    await page.goto(url(`/fleets/${ids.fleet}/settings`));
+    const repository = page.getByRole("region", { name: "Repository" });
+    await repository.getByLabel("Repository URL").fill("https://github.com/acme/widget");
+    await repository.getByRole("button", { name: "Save" }).click();
+    await page.getByText("Repo url set").first().waitFor();
+    expect((await settings())?.is_stored_at__repository_url).toBe("https://github.com/acme/widget");
+    await repository.getByLabel("Repository URL").fill("");
+    await repository.getByRole("button", { name: "Save" }).click();
+    await expect.poll(async () => (await settings())?.is_stored_at__repository_url).toBeNull();
+
+    const visibility = page.getByRole("region", { name: "Public" });
+    await visibility.getByRole("switch").click();
+    await page.getByText("The fleet is now public").waitFor();
+    expect((await settings())?.is_public).toBe(true);
+
+    const type = page.getByRole("region", { name: "Fleet type" });
+    await type.getByLabel("Fleet type").click();
+    const options = await page.getByRole("option").allTextContents();
+    // Legacy types are listed last.
+    expect(options.slice(-2).map((text) => text.slice(0, 9))).toEqual(["Legacy v1", "Legacy v2"]);
+    await page.getByRole("option", { name: "Essentials" }).click();
+    await type.getByRole("button", { name: "Change" }).click();
+    await page.getByText("Fleet type changed successfully").waitFor();
+    expect((await settings())?.application_type[0]?.slug).toBe("essentials");
+
+    // Only device types of the fleet's CPU architecture (aarch64) are offered.
+    const deviceType = page.getByRole("region", { name: "Default device type" });
+    await deviceType.getByLabel("Default device type").click();
+    await page.getByRole("option", { name: "Raspberry Pi 5" }).waitFor();
+    expect(await page.getByRole("option", { name: "Raspberry Pi 3", exact: true }).count()).toBe(0);
+    expect(await page.getByRole("option", { name: "Intel NUC" }).count()).toBe(0);
+    await page.getByRole("option", { name: "Raspberry Pi 5" }).click();
+    await deviceType.getByRole("button", { name: "Change" }).click();
+    await page.getByText("Default device type changed").waitFor();
+    expect((await settings())?.is_for__device_type[0]?.slug).toBe("raspberrypi5");
+    await shot(page, "17-settings-changed");
+  });
+
   it("blocks adding devices once the free allowance of 10 is reached", async () => {
     for (let n = 0; n < 10; n++) {
       await call("POST", "/v7/device", {
