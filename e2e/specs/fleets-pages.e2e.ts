@@ -166,5 +166,10 @@ describe("fleet pages: blocks, apps, organization lists, free plan", () => {
       .getByText("10")
       .first()
       .waitFor();
+    await page.getByRole("button", { name: "Grid" }).click();
+    const card = page.getByRole("list", { name: "Fleets" }).getByRole("listitem", { name: "demo-fleet" });
+    await card.getByText("10 devices").waitFor();
+    await card.getByText("Configuring").waitFor();
+    await shot(page, "18-grid-with-devices");
   });
 });
