@@ -83,7 +83,8 @@ export function DeployPage() {
   const [mode, setMode] = useState<"existing" | "create">();
   const [fleetId, setFleetId] = useState<number>();
   const [orgId, setOrgId] = useState<number>();
-  const chosenOrg = orgId ?? administered[0]?.id;
+  // Only organizations the user administers can be chosen (an org-scoped list may name another).
+  const chosenOrg = administered.some((org) => org.id === orgId) ? orgId : administered[0]?.id;
   const names = useOrgApplicationNames(chosenOrg);
   const [name, setName] = useState<string>();
   const [deviceTypeSlug, setDeviceTypeSlug] = useState<string>();

@@ -49,7 +49,8 @@ export function CreateApplicationDialog(props: { kind: ApplicationClass; orgId?:
   const types = useApplicationTypes();
   const administered = (orgs.data ?? []).filter((org) => organizationCan(org.role, "application", "create"));
   const [orgId, setOrgId] = useState<number | undefined>(props.orgId);
-  const chosenOrg = orgId ?? administered[0]?.id;
+  // Only organizations the user administers can be chosen (an org-scoped list may name another).
+  const chosenOrg = administered.some((org) => org.id === orgId) ? orgId : administered[0]?.id;
   const names = useOrgApplicationNames(chosenOrg);
   const plan = useOrganizationPlan(chosenOrg);
   const taken = useMemo(
