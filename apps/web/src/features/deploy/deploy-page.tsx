@@ -202,70 +202,76 @@ export function DeployPage() {
                 </Typography>
               ) : null}
               {error ? <Alert severity="error">{error}</Alert> : null}
-              <RadioGroup
-                value={chosenMode}
-                onChange={(event) => setMode(event.target.value as "existing" | "create")}
-                row
-              >
-                <FormControlLabel
-                  value="existing"
-                  control={<Radio />}
-                  label={t("deploy.existing")}
-                  disabled={fleetRows.length === 0}
-                />
-                <FormControlLabel
-                  value="create"
-                  control={<Radio />}
-                  label={t("deploy.create")}
-                  disabled={administered.length === 0}
-                />
-              </RadioGroup>
-              {chosenMode === "existing" ? (
-                <TextField
-                  select
-                  label={t("deploy.fleet")}
-                  value={chosenFleet ?? ""}
-                  onChange={(event) => setFleetId(Number(event.target.value))}
-                >
-                  {fleetRows.map((fleet) => (
-                    <MenuItem key={fleet.id} value={fleet.id}>
-                      {fleet.app_name}
-                    </MenuItem>
-                  ))}
-                </TextField>
+              {!fleets.isSuccess || !orgs.isSuccess ? (
+                <CircularProgress size={20} aria-label={t("app.loading")} />
               ) : (
                 <>
-                  <TextField
-                    label={t("fleets.name_label.fleet")}
-                    value={name ?? ""}
-                    onChange={(event) => setName(event.target.value)}
-                    error={nameProblem !== undefined}
-                    helperText={nameProblem}
-                  />
-                  <TextField
-                    select
-                    label={t("fleets.device_type")}
-                    value={deviceType ? deviceTypeValue : ""}
-                    onChange={(event) => setDeviceTypeSlug(event.target.value)}
+                  <RadioGroup
+                    value={chosenMode}
+                    onChange={(event) => setMode(event.target.value as "existing" | "create")}
+                    row
                   >
-                    {typeChoices.map((type) => (
-                      <MenuItem key={type.slug} value={type.slug}>
-                        {type.name}
-                      </MenuItem>
-                    ))}
-                  </TextField>
-                  <TextField
-                    select
-                    label={t("fleets.organization")}
-                    value={chosenOrg ?? ""}
-                    onChange={(event) => setOrgId(Number(event.target.value))}
-                  >
-                    {administered.map((org) => (
-                      <MenuItem key={org.id} value={org.id}>
-                        {org.name}
-                      </MenuItem>
-                    ))}
-                  </TextField>
+                    <FormControlLabel
+                      value="existing"
+                      control={<Radio />}
+                      label={t("deploy.existing")}
+                      disabled={fleetRows.length === 0}
+                    />
+                    <FormControlLabel
+                      value="create"
+                      control={<Radio />}
+                      label={t("deploy.create")}
+                      disabled={administered.length === 0}
+                    />
+                  </RadioGroup>
+                  {chosenMode === "existing" ? (
+                    <TextField
+                      select
+                      label={t("deploy.fleet")}
+                      value={chosenFleet ?? ""}
+                      onChange={(event) => setFleetId(Number(event.target.value))}
+                    >
+                      {fleetRows.map((fleet) => (
+                        <MenuItem key={fleet.id} value={fleet.id}>
+                          {fleet.app_name}
+                        </MenuItem>
+                      ))}
+                    </TextField>
+                  ) : (
+                    <>
+                      <TextField
+                        label={t("fleets.name_label.fleet")}
+                        value={name ?? ""}
+                        onChange={(event) => setName(event.target.value)}
+                        error={nameProblem !== undefined}
+                        helperText={nameProblem}
+                      />
+                      <TextField
+                        select
+                        label={t("fleets.device_type")}
+                        value={deviceType ? deviceTypeValue : ""}
+                        onChange={(event) => setDeviceTypeSlug(event.target.value)}
+                      >
+                        {typeChoices.map((type) => (
+                          <MenuItem key={type.slug} value={type.slug}>
+                            {type.name}
+                          </MenuItem>
+                        ))}
+                      </TextField>
+                      <TextField
+                        select
+                        label={t("fleets.organization")}
+                        value={chosenOrg ?? ""}
+                        onChange={(event) => setOrgId(Number(event.target.value))}
+                      >
+                        {administered.map((org) => (
+                          <MenuItem key={org.id} value={org.id}>
+                            {org.name}
+                          </MenuItem>
+                        ))}
+                      </TextField>
+                    </>
+                  )}
                 </>
               )}
               <Alert severity="info" variant="outlined">
