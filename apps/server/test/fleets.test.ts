@@ -1,3 +1,4 @@
+import { isDiscontinuedDeviceType } from "@flotilla/domain";
 import { type BalenaSDK, getSdk } from "balena-sdk";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -448,5 +449,21 @@ describe("demo (issue #6)", () => {
       "raspberrypi4-64",
       "raspberrypi4-64",
     ]);
+  });
+});
+
+describe("device type catalogue (spec 2 §4, §8)", () => {
+  it("carries the available OS versions, multicontainer support and a discontinued type", async () => {
+    const contract = async (slug: string) =>
+      (
+        await t.db.query<{ contract: Record<string, unknown> }>(`SELECT contract FROM device_type WHERE slug = $1`, [
+          slug,
+        ])
+      ).rows[0]?.contract as { state?: string; data: Record<string, unknown> } | undefined;
+    expect((await contract("raspberrypi4-64"))?.data.osVersions).toEqual({ oldest: "2.83.10", newest: "6.0.13" });
+    expect((await contract("raspberry-pi"))?.data.supportsMulticontainer).toBe(false);
+    const artik = await contract("artik10");
+    expect(artik?.state).toBe("DISCONTINUED");
+    expect(isDiscontinuedDeviceType(artik)).toBe(true);
   });
 });
