@@ -16,6 +16,7 @@ import { createProofOfWork } from "./features/captcha/proof-of-work.ts";
 import { captchaRoutes } from "./features/captcha/routes.ts";
 import { dashboardServer } from "./features/dashboard/server.ts";
 import { dataApiRoutes } from "./features/data-api/routes.ts";
+import { deployRoutes } from "./features/deploy/routes.ts";
 import { healthRoutes } from "./features/health/routes.ts";
 import { invitationRoutes } from "./features/invitations/routes.ts";
 import { createMailer } from "./features/mail/mailer.ts";
@@ -71,6 +72,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(dataApiRoutes, ctx);
   await app.register(invitationRoutes, ctx);
   await app.register(organizationLogoRoutes, ctx);
+  await app.register(deployRoutes, ctx);
   return app;
 }
 

@@ -60,6 +60,8 @@ const schema = z.object({
   FLOTILLA_DEVICE_ACTIONS_HOST: z.string().min(1).optional(),
   FLOTILLA_WEB_DIST: z.string().min(1).optional(),
   FLOTILLA_STATUS_PAGE_URL: httpUrl.optional(),
+  FLOTILLA_REPOSITORY_API_URL: httpUrl.default("https://api.github.com"),
+  FLOTILLA_REPOSITORY_RAW_URL: httpUrl.default("https://raw.githubusercontent.com"),
   FLOTILLA_FEATURE_FLAGS: z
     .string()
     .regex(/^[a-zA-Z0-9_-]+(,[a-zA-Z0-9_-]+)*$/, "must be a comma-separated list of flag names")
@@ -96,6 +98,9 @@ export type Config = {
   webDist: string;
   /** A status page's JSON summary (statuspage.io `/api/v2/summary.json` shape) shown in the dashboard. */
   statusPageUrl: string | undefined;
+  /** Repository host for deploy-with-button: its API (default branch) and raw file URLs. */
+  repositoryApiUrl: string;
+  repositoryRawUrl: string;
   /** Feature flags (experiments) switched on for every dashboard. */
   featureFlags: string[];
   rateLimitPerMinute: number;
@@ -161,6 +166,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deviceActionsHost: e.FLOTILLA_DEVICE_ACTIONS_HOST,
     webDist: path.resolve(e.FLOTILLA_WEB_DIST ?? new URL("../../web/dist", import.meta.url).pathname),
     statusPageUrl: e.FLOTILLA_STATUS_PAGE_URL,
+    repositoryApiUrl: trimSlash(e.FLOTILLA_REPOSITORY_API_URL),
+    repositoryRawUrl: trimSlash(e.FLOTILLA_REPOSITORY_RAW_URL),
     featureFlags: e.FLOTILLA_FEATURE_FLAGS?.split(",") ?? [],
     rateLimitPerMinute: e.FLOTILLA_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,

@@ -80,6 +80,13 @@ export const errorCatalogue = {
   },
   organization_frozen: { status: 403, text: "The organization is frozen" },
   application_type_not_available: { status: 400, text: "This fleet type is not available: {type}" },
+  application_type_paid_only: { status: 402, text: "This fleet type needs a paid plan: {type}" },
+  discontinued_device_type: { status: 400, text: "Discontinued device type: {type}" },
+  // Deploy with button / from URL (spec 2 §8 texts).
+  deploy_url_required: { status: 400, text: "Deploy from URL needs a repository or tarball URL." },
+  deploy_repository_not_found: { status: 404, text: "Repository not found: {url}" },
+  deploy_contract_invalid: { status: 422, text: "The balena.yml contract in the repository is invalid" },
+  deploy_config_load_failed: { status: 502, text: "Error loading deploy configuration" },
   // Free plan (spec 2 §5 "Fleet changes", spec-decisions 13).
   free_plan_allowance_reached: { status: 402, text: "free plan allowance reached" },
   free_plan_allowance_exceeded: { status: 402, text: "provisioned more devices than free allowance" },
