@@ -152,16 +152,69 @@ describe("creating a fleet (spec 2 §5)", () => {
         application_type: essentials,
       });
       expect(created).toMatchObject({
-        status: 400,
-        code: "application_type_not_available",
-        text: "This fleet type is not available: essentials",
+        status: 402,
+        code: "application_type_paid_only",
+        text: "This fleet type needs a paid plan: essentials",
       });
       const fleet = await t.factories.fleet(acme, { name: "free-typed" });
       const changed = await v7(owner.token, "PATCH", `application(${fleet.id})`, { application_type: essentials });
-      expect(changed).toMatchObject({ status: 400, code: "application_type_not_available" });
+      expect(changed).toMatchObject({ status: 402, code: "application_type_paid_only" });
     } finally {
       await t.db.query("UPDATE application_type SET requires_payment = false WHERE id = $1", [essentials]);
     }
+  });
+
+  it("refuses a fleet type the device type cannot run: multicontainer, or an OS range no version meets", async () => {
+    const microservices = await typeId("application_type", "microservices");
+    const essentials = await typeId("application_type", "essentials");
+    const create = async (name: string, deviceType: string, applicationType: number) =>
+      v7(owner.token, "POST", "application", {
+        app_name: name,
+        organization: acme.id,
+        is_for__device_type: await typeId("device_type", deviceType),
+        application_type: applicationType,
+      });
+    expect(await create("multi-on-pi1", "raspberry-pi", microservices)).toMatchObject({
+      status: 400,
+      code: "application_type_not_available",
+      text: "This fleet type is not available: microservices",
+    });
+    expect((await create("essentials-on-pi1", "raspberry-pi", essentials)).status).toBe(201);
+    await t.db.query("UPDATE application_type SET needs__os_version_range = '>=9.0.0' WHERE id = $1", [essentials]);
+    try {
+      expect(await create("upcoming-type", "raspberrypi4-64", essentials)).toMatchObject({
+        status: 400,
+        code: "application_type_not_available",
+      });
+      const fleet = await t.factories.fleet(acme, { name: "os-typed" });
+      const changed = await v7(owner.token, "PATCH", `application(${fleet.id})`, { application_type: essentials });
+      expect(changed).toMatchObject({ status: 400, code: "application_type_not_available" });
+    } finally {
+      await t.db.query("UPDATE application_type SET needs__os_version_range = NULL WHERE id = $1", [essentials]);
+    }
+  });
+
+  it("refuses a discontinued device type for fleets and devices: Discontinued device type: {type}", async () => {
+    const artik = await typeId("device_type", "artik10");
+    const created = await v7(owner.token, "POST", "application", {
+      app_name: "artik-fleet",
+      organization: acme.id,
+      is_for__device_type: artik,
+    });
+    expect(created).toMatchObject({
+      status: 400,
+      code: "discontinued_device_type",
+      text: "Discontinued device type: artik10",
+    });
+    const fleet = await t.factories.fleet(acme, { name: "armv7-fleet", deviceType: "raspberrypi3" });
+    const changed = await v7(owner.token, "PATCH", `application(${fleet.id})`, { is_for__device_type: artik });
+    expect(changed).toMatchObject({ status: 400, code: "discontinued_device_type" });
+    const device = await v7(owner.token, "POST", "device", {
+      belongs_to__application: fleet.id,
+      is_of__device_type: artik,
+      device_name: "old-board",
+    });
+    expect(device).toMatchObject({ status: 400, text: "Discontinued device type: artik10" });
   });
 
   it("is for organization administrators only", async () => {

@@ -2,9 +2,12 @@ import crypto from "node:crypto";
 import {
   APPLICATION_CLASSES,
   type ApplicationClass,
+  type ApplicationType,
   FREE_PLAN_DEVICE_ALLOWANCE,
   fleetName,
+  fleetTypeState,
   freePlanDeviceBlock,
+  isDiscontinuedDeviceType,
 } from "@flotilla/domain";
 import { FlotillaError } from "../../errors.ts";
 import { parseInput } from "../../lib/validation.ts";
@@ -19,6 +22,7 @@ import {
   detachFromOrganization,
   deviceTypeArchitecture,
   type FleetFacts,
+  fleetDeviceTypeContract,
   fleetFacts,
   isNameTaken,
   isOrganizationAdministrator,
@@ -54,9 +58,11 @@ export const applicationHooks: ResourceHooks = {
     // A missing organization is refused by the create permission check too; say it plainly here.
     if (!organization) throw new FlotillaError("bad_request", '"organization" does not exist');
     if (organization.isFrozen) throw new FlotillaError("organization_frozen");
-    if (!(await deviceTypeArchitecture(tx, Number(body.is_for__device_type)))) {
+    const deviceType = await deviceTypeArchitecture(tx, Number(body.is_for__device_type));
+    if (!deviceType) {
       throw new FlotillaError("invalid_device_type", undefined, { params: { type: String(body.is_for__device_type) } });
     }
+    refuseDiscontinued(deviceType);
     if (await isNameTaken(tx, Number(body.organization), String(body.app_name))) {
       throw new FlotillaError("already_used", undefined, { params: { type: applicationClass } });
     }
@@ -65,9 +71,7 @@ export const applicationHooks: ResourceHooks = {
     } else {
       const type = await applicationTypeById(tx, Number(body.application_type));
       if (!type) throw new FlotillaError("bad_request", '"application_type" does not exist');
-      if (type.requiresPayment && !(await isPaidOrganization(tx, Number(body.organization)))) {
-        throw new FlotillaError("application_type_not_available", undefined, { params: { type: type.slug } });
-      }
+      await refuseUnavailableType(tx, type, deviceType.contract, Number(body.organization));
     }
     body.actor = await newActor(tx);
     body.uuid = crypto.randomBytes(16).toString("hex");
@@ -184,9 +188,7 @@ async function checkTypeChange(
   await requireAction(tx, { actor: actorId, globalRoles: [] }, "application.change-type", { fleet: id });
   const type = await applicationTypeById(tx, Number(body.application_type));
   if (!type) throw new FlotillaError("bad_request", '"application_type" does not exist');
-  if (type.requiresPayment && !(await isPaidOrganization(tx, fleet.organization))) {
-    throw new FlotillaError("application_type_not_available", undefined, { params: { type: type.slug } });
-  }
+  await refuseUnavailableType(tx, type, await fleetDeviceTypeContract(tx, id), fleet.organization);
   return type.isLegacy;
 }
 
@@ -196,7 +198,28 @@ async function checkDeviceTypeChange(tx: Tx, fleet: FleetFacts, body: Record<str
   if (!type) {
     throw new FlotillaError("invalid_device_type", undefined, { params: { type: String(body.is_for__device_type) } });
   }
+  refuseDiscontinued(type);
   if (type.architecture !== fleet.architecture) throw new FlotillaError("no_compatible_architecture");
+}
+
+/** Spec 2 §8 "Discontinued device type: {type}": no new fleet or device of such a type. */
+export function refuseDiscontinued(deviceType: { slug: string; contract: unknown }) {
+  if (isDiscontinuedDeviceType(deviceType.contract)) {
+    throw new FlotillaError("discontinued_device_type", undefined, { params: { type: deviceType.slug } });
+  }
+}
+
+/**
+ * A fleet type the create and change dialogs would not offer (spec 2 §4 "Fleet type options"):
+ * 402 `application_type_paid_only` on a free plan, 400 `application_type_not_available` otherwise.
+ */
+async function refuseUnavailableType(tx: Tx, type: ApplicationType, deviceTypeContract: unknown, organization: number) {
+  const isFree = !(await isPaidOrganization(tx, organization));
+  const state = fleetTypeState(type, deviceTypeContract, { isFree });
+  if (state === "paid_only")
+    throw new FlotillaError("application_type_paid_only", undefined, { params: { type: type.slug } });
+  if (state !== "ok")
+    throw new FlotillaError("application_type_not_available", undefined, { params: { type: type.slug } });
 }
 
 /**
@@ -214,6 +237,10 @@ export const deviceHooks: ResourceHooks = {
         : freePlanDeviceBlock(await organizationDeviceCount(tx, organization), FREE_PLAN_DEVICE_ALLOWANCE);
     if (blocked === "free plan allowance reached") throw new FlotillaError("free_plan_allowance_reached");
     if (blocked) throw new FlotillaError("free_plan_allowance_exceeded");
+    if (!missing(body.is_of__device_type)) {
+      const deviceType = await deviceTypeArchitecture(tx, Number(body.is_of__device_type));
+      if (deviceType) refuseDiscontinued(deviceType);
+    }
     // A device acts as itself (its API keys hang off its actor); a missing uuid is chosen here.
     body.actor = await newActor(tx);
     if (missing(body.uuid)) body.uuid = crypto.randomBytes(16).toString("hex");

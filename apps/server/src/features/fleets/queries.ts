@@ -1,4 +1,4 @@
-import type { ApplicationClass } from "@flotilla/domain";
+import type { ApplicationClass, ApplicationType } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
 
 /** The fleets' SQL (spec 2 §5): what the hooks need to know about fleets, types and organizations. */
@@ -64,12 +64,23 @@ export async function isOrganizationAdministrator(tx: Q, organization: number, a
 export async function applicationTypeById(
   tx: Q,
   id: number,
-): Promise<{ slug: string; isLegacy: boolean; requiresPayment: boolean } | undefined> {
-  const { rows } = await tx.query<{ slug: string; isLegacy: boolean; requiresPayment: boolean }>(
-    'SELECT slug, is_legacy AS "isLegacy", requires_payment AS "requiresPayment" FROM "application_type" WHERE id = $1',
+): Promise<(ApplicationType & { isLegacy: boolean; requiresPayment: boolean }) | undefined> {
+  const { rows } = await tx.query<ApplicationType & { isLegacy: boolean; requiresPayment: boolean }>(
+    `SELECT id, slug, name, description, is_legacy, requires_payment, supports_multicontainer, needs__os_version_range,
+            is_legacy AS "isLegacy", requires_payment AS "requiresPayment"
+       FROM "application_type" WHERE id = $1`,
     [id],
   );
   return rows[0];
+}
+
+/** The contract of a fleet's default device type (null when it has none). */
+export async function fleetDeviceTypeContract(tx: Q, fleet: number): Promise<unknown> {
+  const { rows } = await tx.query<{ contract: unknown }>(
+    `SELECT dt.contract FROM "application" a JOIN "device_type" dt ON dt.id = a.is_for__device_type WHERE a.id = $1`,
+    [fleet],
+  );
+  return rows[0]?.contract ?? null;
 }
 
 export async function applicationTypeIdBySlug(tx: Q, slug: string): Promise<number | undefined> {
@@ -80,9 +91,9 @@ export async function applicationTypeIdBySlug(tx: Q, slug: string): Promise<numb
 export async function deviceTypeArchitecture(
   tx: Q,
   id: number,
-): Promise<{ slug: string; architecture: number | null } | undefined> {
-  const { rows } = await tx.query<{ slug: string; architecture: number | null }>(
-    'SELECT slug, is_of__cpu_architecture AS "architecture" FROM "device_type" WHERE id = $1',
+): Promise<{ slug: string; architecture: number | null; contract: unknown } | undefined> {
+  const { rows } = await tx.query<{ slug: string; architecture: number | null; contract: unknown }>(
+    'SELECT slug, is_of__cpu_architecture AS "architecture", contract FROM "device_type" WHERE id = $1',
     [id],
   );
   return rows[0];
