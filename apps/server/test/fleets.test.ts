@@ -477,6 +477,37 @@ describe("free plan device allowance (spec 2 §5, spec-decisions 13)", () => {
     expect(JSON.parse(paid.text).d[0]).toEqual({ free_plan_device_allowance: null, has_frozen_free_devices: false });
     expect((await add()).status).toBe(201);
   });
+
+  it("freezes the devices beyond the first 10 by id on a free plan, and thaws them", async () => {
+    const org = await t.factories.organization({ name: "Chilly", admins: [owner.user] });
+    const fleet = await t.factories.fleet(org, { name: "chilly-fleet" });
+    const other = await t.factories.fleet(org, { name: "chilly-app", className: "app" });
+    const devices = [];
+    for (let i = 0; i < 11; i++) devices.push(await t.factories.device(i % 2 ? other : fleet));
+    devices.push(await t.factories.device(fleet));
+    const frozen = async () => {
+      const read = await v7(
+        owner.token,
+        "GET",
+        `device?$select=id,is_frozen&$filter=belongs_to__application/organization eq ${org.id}&$orderby=id asc`,
+      );
+      return (JSON.parse(read.text).d as { id: number; is_frozen: boolean }[]).map((d) => d.is_frozen);
+    };
+    expect(await frozen()).toEqual([...Array(10).fill(false), true, true]);
+    const filtered = await v7(
+      owner.token,
+      "GET",
+      `device?$select=id&$filter=is_frozen eq true and belongs_to__application/organization eq ${org.id}`,
+    );
+    expect(JSON.parse(filtered.text).d).toHaveLength(2);
+    await t.db.query("DELETE FROM device WHERE id = $1", [devices[0]?.id]);
+    expect(await frozen()).toEqual([...Array(10).fill(false), true]);
+    await t.db.query(
+      `INSERT INTO "subscription" (is_for__organization, is_for__plan) SELECT $1, id FROM "plan" WHERE billing_code <> 'free' LIMIT 1`,
+      [org.id],
+    );
+    expect(await frozen()).toEqual(Array(11).fill(false));
+  });
 });
 
 describe("demo (issue #6)", () => {

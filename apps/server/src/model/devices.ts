@@ -1,3 +1,4 @@
+import { FREE_PLAN_DEVICE_ALLOWANCE } from "@flotilla/domain";
 import {
   computed,
   createdAt,
@@ -11,6 +12,7 @@ import {
   resource,
   synonym,
 } from "./dsl.ts";
+import { paidPlan } from "./organizations.ts";
 
 /**
  * The device's overall status (spec 2 §4), one SQL expression so lists can filter, sort and
@@ -105,12 +107,15 @@ export const deviceResources = [
         "Boolean",
         (d) => `(${d}."api_heartbeat_state" IN ('online', 'timeout') OR ${d}."is_connected_to_vpn")`,
       ),
-      // Frozen with its organization (spec 3: a frozen organization's devices are frozen).
+      // Frozen with its organization (spec 3: a frozen organization's devices are frozen), and on a
+      // free plan every device beyond the first FREE_PLAN_DEVICE_ALLOWANCE by id (spec 2 §4,
+      // spec-decisions 13): it thaws when devices are removed or the plan is paid. The CASE asks
+      // the plan first so paid organizations never count, and the count stops at the allowance.
       computed(
         "is_frozen",
         "Boolean",
         (d) =>
-          `EXISTS (SELECT 1 FROM "application" AS fa JOIN "organization" AS fo ON fo."id" = fa."organization" WHERE fa."id" = ${d}."belongs_to__application" AND fo."is_frozen")`,
+          `EXISTS (SELECT 1 FROM "application" AS fa JOIN "organization" AS fo ON fo."id" = fa."organization" WHERE fa."id" = ${d}."belongs_to__application" AND (CASE WHEN fo."is_frozen" THEN true WHEN ${paidPlan("fo")} THEN false ELSE (SELECT count(*) FROM (SELECT 1 FROM "device" AS zd JOIN "application" AS za ON za."id" = zd."belongs_to__application" WHERE za."organization" = fo."id" AND zd."id" < ${d}."id" LIMIT ${FREE_PLAN_DEVICE_ALLOWANCE}) AS earlier) >= ${FREE_PLAN_DEVICE_ALLOWANCE} END))`,
       ),
     ],
     navigations: [

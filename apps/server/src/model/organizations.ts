@@ -14,7 +14,7 @@ const teamMembershipTeam = ref("is_member_of__team", "team", { writable: true, r
 const deviceCount = (o: string) =>
   `(SELECT count(*)::int FROM "device" AS od JOIN "application" AS oa ON oa."id" = od."belongs_to__application" WHERE oa."organization" = ${o}."id")`;
 /** An active subscription to a plan other than `free`. */
-const paidPlan = (o: string) =>
+export const paidPlan = (o: string) =>
   `EXISTS (SELECT 1 FROM "subscription" AS os JOIN "plan" AS op ON op."id" = os."is_for__plan" WHERE os."is_for__organization" = ${o}."id" AND os."starts_on__date" <= now() AND (os."ends_on__date" IS NULL OR os."ends_on__date" > now()) AND op."billing_code" IS DISTINCT FROM 'free')`;
 
 export const organizationResources = [
