@@ -294,6 +294,19 @@ describe("balena-sdk writes", () => {
       body: JSON.stringify({ actorType: "application", actorTypeId: theirs.fleet.id, roles: ["provisioning-api-key"] }),
     });
     expect(response.status).toBe(401);
+    for (const actorTypeId of [undefined, null]) {
+      const missing = await fetch(`${t.url}/api-key/v2/`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${await sdk.auth.getToken()}` },
+        body: JSON.stringify({ actorType: "application", actorTypeId, roles: ["provisioning-api-key"] }),
+      });
+      expect(missing.status).toBe(400);
+      expect(missing.headers.get("x-flotilla-error-code")).toBe("missing_provisioning_identifier");
+      expect(await missing.json()).toEqual({
+        code: "missing_provisioning_identifier",
+        message: "missing provisioning identifier",
+      });
+    }
   });
 
   it("adds, lists and removes SSH keys, refusing what is not a public key", async () => {

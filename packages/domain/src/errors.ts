@@ -82,6 +82,8 @@ export const errorCatalogue = {
   application_type_not_available: { status: 400, text: "This fleet type is not available: {type}" },
   application_type_paid_only: { status: 402, text: "This fleet type needs a paid plan: {type}" },
   discontinued_device_type: { status: 400, text: "Discontinued device type: {type}" },
+  // Provisioning keys (spec 1 §8 "missing provisioning identifier").
+  missing_provisioning_identifier: { status: 400, text: "missing provisioning identifier" },
   // Deploy with button / from URL (spec 2 §8 texts).
   deploy_url_required: { status: 400, text: "Deploy from URL needs a repository or tarball URL." },
   deploy_repository_not_found: { status: 404, text: "Repository not found: {url}" },

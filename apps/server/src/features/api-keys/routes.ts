@@ -89,6 +89,10 @@ export async function apiKeyRoutes(app: FastifyInstance, { db }: AppContext) {
   // balena-sdk `application.generateProvisioningKey`.
   app.post("/api-key/v2/", async (request, reply) => {
     const caller = requireAuth(request);
+    const fleetId = (request.body as { actorTypeId?: unknown } | null | undefined)?.actorTypeId;
+    if (fleetId === undefined || fleetId === null || fleetId === "") {
+      throw new FlotillaError("missing_provisioning_identifier");
+    }
     const body = parseInput(provisioningKeyBody, request.body);
     const { rows } = await db.query<{ actor: number }>('SELECT actor FROM "application" WHERE id = $1', [
       body.actorTypeId,
