@@ -17,6 +17,7 @@ import { captchaRoutes } from "./features/captcha/routes.ts";
 import { dashboardServer } from "./features/dashboard/server.ts";
 import { dataApiRoutes } from "./features/data-api/routes.ts";
 import { deployRoutes } from "./features/deploy/routes.ts";
+import { deviceRegisterRoutes } from "./features/devices/register.ts";
 import { healthRoutes } from "./features/health/routes.ts";
 import { invitationRoutes } from "./features/invitations/routes.ts";
 import { createMailer } from "./features/mail/mailer.ts";
@@ -73,6 +74,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(invitationRoutes, ctx);
   await app.register(organizationLogoRoutes, ctx);
   await app.register(deployRoutes, ctx);
+  await app.register(deviceRegisterRoutes, ctx);
   return app;
 }
 

@@ -1,0 +1,100 @@
+import crypto from "node:crypto";
+import { FREE_PLAN_DEVICE_ALLOWANCE, freePlanDeviceBlock } from "@flotilla/domain";
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import type { AppContext } from "../../context.ts";
+import { FlotillaError } from "../../errors.ts";
+import { requireAuth } from "../../lib/authenticate.ts";
+import { parseInput } from "../../lib/validation.ts";
+import { createApiKey } from "../api-keys/service.ts";
+import { refuseDiscontinued } from "../fleets/hooks.ts";
+import { newActor, organizationDeviceCount } from "../fleets/queries.ts";
+import { isPaidOrganization } from "../organizations/queries.ts";
+
+const registerBody = z.object({
+  user: z.number().int().nullish(),
+  application: z.number({ error: "must be a fleet id" }).int(),
+  uuid: z.string().regex(/^[0-9a-f]{32}$|^[0-9a-f]{62}$/, "must be 32 or 62 lowercase hex characters"),
+  device_type: z.string({ error: "is required" }).min(1, "is required").max(255),
+  api_key: z.string().min(16, "must be at least 16 characters").max(256).optional(),
+  supervisor_version: z.string().max(255).nullish(),
+  os_version: z.string().max(255).nullish(),
+  os_variant: z.string().max(255).nullish(),
+  mac_address: z.string().max(1000).nullish(),
+});
+
+const uuidTaken = () => new FlotillaError("conflict", '"uuid" must be unique.');
+
+/**
+ * Device registration (balena API contract, issue 7): `POST /device/register` with the fleet's
+ * provisioning key as bearer, body `{user?, application, uuid, device_type, api_key,
+ * supervisor_version, os_version, os_variant, mac_address}` → 201 `{id, uuid, api_key}`.
+ * 401 unless the key is a provisioning key of that fleet; 400 for an unknown, discontinued or
+ * architecture-incompatible device type; 402 beyond the free plan allowance; 409
+ * `"uuid" must be unique.` for a known uuid (the device then exchanges its key).
+ */
+export async function deviceRegisterRoutes(app: FastifyInstance, { db }: AppContext) {
+  app.post("/device/register", async (request, reply) => {
+    const caller = requireAuth(request);
+    const body = parseInput(registerBody, request.body);
+    const { rows: fleets } = await db.query<{ actor: number; organization: number; architecture: number | null }>(
+      `SELECT a.actor, a.organization, dt.is_of__cpu_architecture AS architecture
+         FROM "application" a LEFT JOIN "device_type" dt ON dt.id = a.is_for__device_type WHERE a.id = $1`,
+      [body.application],
+    );
+    const fleet = fleets[0];
+    if (!fleet || caller.apiKey?.role !== "provisioning-api-key" || caller.actor !== fleet.actor) {
+      throw new FlotillaError("unauthorized", "You are not allowed to register devices in this fleet.");
+    }
+    const { rows: types } = await db.query<{ id: number; slug: string; contract: unknown; architecture: number }>(
+      `SELECT dt.id, dt.slug, dt.contract, dt.is_of__cpu_architecture AS architecture
+         FROM "device_type_alias" al JOIN "device_type" dt ON dt.id = al.device_type WHERE al.is_referenced_by__alias = $1`,
+      [body.device_type],
+    );
+    const deviceType = types[0];
+    if (!deviceType) throw new FlotillaError("invalid_device_type", undefined, { params: { type: body.device_type } });
+    refuseDiscontinued(deviceType);
+    if (fleet.architecture !== null && deviceType.architecture !== fleet.architecture) {
+      throw new FlotillaError("no_compatible_architecture");
+    }
+    const apiKey = body.api_key ?? crypto.randomBytes(24).toString("hex");
+    const id = await db
+      .transaction(async (tx) => {
+        const { rows: existing } = await tx.query('SELECT 1 FROM "device" WHERE uuid = $1', [body.uuid]);
+        if (existing.length > 0) throw uuidTaken();
+        if (!(await isPaidOrganization(tx, fleet.organization))) {
+          const blocked = freePlanDeviceBlock(
+            await organizationDeviceCount(tx, fleet.organization),
+            FREE_PLAN_DEVICE_ALLOWANCE,
+          );
+          if (blocked === "free plan allowance reached") throw new FlotillaError("free_plan_allowance_reached");
+          if (blocked) throw new FlotillaError("free_plan_allowance_exceeded");
+        }
+        const actor = await newActor(tx);
+        const { rows } = await tx.query<{ id: number }>(
+          `INSERT INTO "device" (actor, uuid, device_name, belongs_to__application, is_of__device_type,
+            supervisor_version, os_version, os_variant, mac_address)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+          [
+            actor,
+            body.uuid,
+            body.uuid.slice(0, 7),
+            body.application,
+            deviceType.id,
+            body.supervisor_version ?? null,
+            body.os_version ?? null,
+            body.os_variant ?? null,
+            body.mac_address ?? null,
+          ],
+        );
+        return { id: Number(rows[0]?.id), actor: Number(actor) };
+      })
+      .catch((error: unknown) => {
+        if ((error as { code?: unknown })?.code === "23505") throw uuidTaken();
+        throw error;
+      });
+    await createApiKey(db.orm, { actor: id.actor, role: "device-api-key", key: apiKey });
+    reply.code(201);
+    return { id: id.id, uuid: body.uuid, api_key: apiKey };
+  });
+}
