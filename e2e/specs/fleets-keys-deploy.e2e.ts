@@ -153,8 +153,7 @@ describe("provisioning keys and deploy with a button", () => {
     expect(pending).toMatchObject({ fleetId: demoFleetId, tarballUrl });
   });
 
-  // Waits for the API's GET /deploy/v1/contract (apps/server), which is not in the tree yet.
-  it.skip("deploys a repository's configuration to a new fleet and goes to /fleets", async () => {
+  it("deploys a repository's configuration to a new fleet and goes to /fleets", async () => {
     await admin.goto(url(`/deploy?repoUrl=${encodeURIComponent("https://github.com/acme/widget")}`));
     await admin.getByText("Widget Kiosk").waitFor();
     await admin.getByText("A kiosk that shows widgets.").waitFor();
@@ -188,7 +187,7 @@ describe("provisioning keys and deploy with a button", () => {
     expect(pending).toMatchObject({ fleetId: id, repoUrl: "https://github.com/acme/widget" });
   });
 
-  it.skip("shows the spec's errors for a missing repository, an invalid contract and a missing URL", async () => {
+  it("shows the spec's errors for a missing repository, an invalid contract and a missing URL", async () => {
     await admin.goto(url(`/deploy?repoUrl=${encodeURIComponent("https://github.com/acme/missing")}`));
     await admin.getByText("Repository not found: https://github.com/acme/missing").waitFor();
     expect(await admin.getByRole("button", { name: "Deploy" }).isDisabled()).toBe(true);

@@ -1,4 +1,4 @@
-import { DEFAULT_DEVICE_TYPE, fleetNameProblem } from "@flotilla/domain";
+import { DEFAULT_DEVICE_TYPE, fleetNameProblem, fleetTypeState, sortFleetTypes } from "@flotilla/domain";
 import CloudDownloadOutlined from "@mui/icons-material/CloudDownloadOutlined";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
@@ -27,7 +27,6 @@ import {
   useMyOrganizations,
   useOrgApplicationNames,
 } from "../fleets/data.ts";
-import { fleetTypeState, sortFleetTypes } from "../fleets/fleet-types.ts";
 import { organizationCan } from "../orgs/access.ts";
 import { pineOf } from "../orgs/data.ts";
 import { useSubmission } from "../orgs/ui.tsx";

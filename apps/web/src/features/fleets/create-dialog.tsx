@@ -1,4 +1,11 @@
-import { DEFAULT_DEVICE_TYPE, fleetNameProblem } from "@flotilla/domain";
+import {
+  DEFAULT_DEVICE_TYPE,
+  FLEET_TYPE_PILL_KEYS,
+  fleetNameProblem,
+  fleetTypeState,
+  isDiscontinuedDeviceType,
+  sortFleetTypes,
+} from "@flotilla/domain";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
@@ -27,7 +34,6 @@ import {
   useOrganizationPlan,
 } from "./data.ts";
 import { FleetTypePill } from "./fleet-type-pill.tsx";
-import { FLEET_TYPE_PILL_KEYS, fleetTypeState, isDiscontinuedDeviceType, sortFleetTypes } from "./fleet-types.ts";
 import { suggestName } from "./name-suggestion.ts";
 
 export const classPath = (kind: ApplicationClass) =>

@@ -1,11 +1,10 @@
-import type { OrganizationRole } from "@flotilla/domain";
+import type { ApplicationType, OrganizationRole } from "@flotilla/domain";
 import { useQuery } from "@tanstack/react-query";
 import { useSdk } from "../../app-services.tsx";
 import type { StatusCounts } from "../fleet-access/data.ts";
 import type { ApplicationClass } from "../orgs/access.ts";
 import { pineOf } from "../orgs/data.ts";
 import { useSessionUser } from "../preferences/use-user.ts";
-import type { ApplicationType } from "./fleet-types.ts";
 
 /** The fleet list refreshes every 8 s (spec 2 §7, §9); the device type list every 60 s. */
 export const FLEET_LIST_POLL_MS = 8000;

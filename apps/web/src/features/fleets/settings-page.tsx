@@ -1,4 +1,4 @@
-import { DATE_FORMAT, fleetNameProblem } from "@flotilla/domain";
+import { DATE_FORMAT, FLEET_TYPE_PILL_KEYS, fleetNameProblem, fleetTypeState, sortFleetTypes } from "@flotilla/domain";
 import ExpandLess from "@mui/icons-material/ExpandLess";
 import ExpandMore from "@mui/icons-material/ExpandMore";
 import Alert from "@mui/material/Alert";
@@ -33,7 +33,6 @@ import {
   useOrganizationPlan,
 } from "./data.ts";
 import { FleetTypePill } from "./fleet-type-pill.tsx";
-import { FLEET_TYPE_PILL_KEYS, fleetTypeState, sortFleetTypes } from "./fleet-types.ts";
 import { shortCommit, useFleetReleases } from "./releases.ts";
 import { usePageFleet } from "./summary-page.tsx";
 import {
