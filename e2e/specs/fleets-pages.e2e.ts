@@ -145,16 +145,30 @@ describe("fleet pages: blocks, apps, organization lists, free plan", () => {
     await shot(page, "17-settings-changed");
   });
 
-  it("blocks adding devices once the free allowance of 10 is reached", async () => {
-    for (let n = 0; n < 10; n++) {
-      await call("POST", "/v7/device", {
-        belongs_to__application: ids.fleet,
-        is_of__device_type: ids.deviceType,
-        device_name: `device-${n}`,
-      });
-    }
+  it("nudges from 4 free-plan devices and blocks adding devices once the free allowance of 10 is reached", async () => {
+    const addDevices = async (from: number, to: number) => {
+      for (let n = from; n < to; n++) {
+        await call("POST", "/v7/device", {
+          belongs_to__application: ids.fleet,
+          is_of__device_type: ids.deviceType,
+          device_name: `device-${n}`,
+        });
+      }
+    };
+    await addDevices(0, 3);
     await page.goto(url(`/fleets/${ids.fleet}`));
+    await page
+      .getByRole("region", { name: "Device status" })
+      .getByRole("row", { name: /Total\s*3/ })
+      .waitFor();
+    expect(await page.getByText("devices on the free plan").count()).toBe(0);
+    await addDevices(3, 4);
+    await page.reload();
+    await page.getByText("This organization runs 4 devices on the free plan, which covers 10.").waitFor();
+    await addDevices(4, 10);
+    await page.reload();
     await page.getByText("Free plan allowance reached").waitFor();
+    expect(await page.getByText("devices on the free plan").count()).toBe(0);
     const status = page.getByRole("region", { name: "Device status" });
     await status.getByRole("row", { name: /Total\s*10/ }).waitFor();
     expect(await status.getByRole("link", { name: "Add device" }).getAttribute("aria-disabled")).toBe("true");

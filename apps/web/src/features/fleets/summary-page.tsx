@@ -1,4 +1,4 @@
-import { DATE_FORMAT, freePlanDeviceBlock } from "@flotilla/domain";
+import { DATE_FORMAT, FREE_PLAN_NUDGE_DEVICE_COUNT, freePlanDeviceBlock } from "@flotilla/domain";
 import AddOutlined from "@mui/icons-material/AddOutlined";
 import RocketLaunchOutlined from "@mui/icons-material/RocketLaunchOutlined";
 import Alert from "@mui/material/Alert";
@@ -66,7 +66,9 @@ export function useFreePlan(orgId: number | undefined) {
   const allowance = plan.data?.free_plan_device_allowance ?? null;
   const block =
     allowance === null || !plan.data ? undefined : freePlanDeviceBlock(plan.data.total_device_count, allowance);
-  return { plan: plan.data, block };
+  // Four or more devices on the free plan earn an upgrade nudge (decision 13), nothing more.
+  const nudge = allowance !== null && !block && (plan.data?.total_device_count ?? 0) >= FREE_PLAN_NUDGE_DEVICE_COUNT;
+  return { plan: plan.data, block, nudge };
 }
 
 function FleetCard({ fleet }: { fleet: Fleet }) {
@@ -323,6 +325,14 @@ export function FleetSummaryPage() {
       {free.block ? (
         <Alert severity="warning" sx={{ mb: 2 }}>
           {blockedText}
+        </Alert>
+      ) : null}
+      {free.nudge && free.plan ? (
+        <Alert severity="info" sx={{ mb: 2 }}>
+          {t("fleets.free_plan.nudge", {
+            count: free.plan.total_device_count,
+            allowance: free.plan.free_plan_device_allowance,
+          })}
         </Alert>
       ) : null}
       {free.plan?.has_frozen_free_devices ? <FrozenDevicesNotice fleetId={fleet.id} /> : null}
