@@ -1,6 +1,8 @@
+import crypto from "node:crypto";
 import fastifyCors from "@fastify/cors";
 import fastifyHelmet from "@fastify/helmet";
 import fastifyRateLimit from "@fastify/rate-limit";
+import fastifyWebsocket from "@fastify/websocket";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import pino from "pino";
 import type { Config } from "./config.ts";
@@ -18,11 +20,14 @@ import { dashboardServer } from "./features/dashboard/server.ts";
 import { dataApiRoutes } from "./features/data-api/routes.ts";
 import { deployRoutes } from "./features/deploy/routes.ts";
 import { deviceRegisterRoutes } from "./features/devices/register.ts";
+import { deviceRoutes } from "./features/devices/routes.ts";
+import { createDeviceServices } from "./features/devices/services.ts";
+import { supervisorRelayRoutes } from "./features/devices/supervisor-relay.ts";
 import { healthRoutes } from "./features/health/routes.ts";
 import { invitationRoutes } from "./features/invitations/routes.ts";
 import { createMailer } from "./features/mail/mailer.ts";
 import { organizationLogoRoutes } from "./features/organizations/logo.ts";
-import { registerAuthentication } from "./lib/authenticate.ts";
+import { bearerToken, registerAuthentication } from "./lib/authenticate.ts";
 import { ERROR_CODE_HEADER, registerErrorHandler } from "./lib/error-handler.ts";
 import { loadSecret } from "./lib/secret.ts";
 
@@ -31,6 +36,14 @@ const quietRequests = new LogController({ disableRequestLogging: true });
 
 /** Bounds on what a client may send (DESIGN §8). */
 const BODY_LIMIT = 1024 * 1024;
+const WEBSOCKET_MESSAGE_LIMIT = 1024 * 1024;
+
+/**
+ * Device calls are limited per device key, not per address: a site's devices share one address
+ * behind NAT, and a device polls, reports and streams logs on its own schedule.
+ */
+const DEVICE_ROUTE = /^\/(device\/v[23]\/|cloudlink\/)/;
+const DEVICE_RATE_LIMIT_PER_MINUTE = 1200;
 
 /** The API origin: every route authenticated unless marked public. */
 export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Promise<FastifyInstance> {
@@ -56,14 +69,26 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   });
   await app.register(fastifyRateLimit, {
     global: true,
-    max: ctx.config.rateLimitPerMinute,
+    max: (_request, key) => (key.startsWith("device:") ? DEVICE_RATE_LIMIT_PER_MINUTE : ctx.config.rateLimitPerMinute),
+    keyGenerator: (request) => {
+      const token = bearerToken(request);
+      if (token && DEVICE_ROUTE.test(request.url)) {
+        return `device:${crypto.createHash("sha256").update(token).digest("base64url").slice(0, 22)}`;
+      }
+      return request.ip;
+    },
+    // Room for every device of a large fleet plus the users.
+    cache: 50_000,
     timeWindow: "1 minute",
     errorResponseBuilder: (_request, context) =>
       new FlotillaError("too_many_requests", undefined, {
         headers: { "retry-after": String(Math.ceil(context.ttl / 1000)) },
       }),
   });
+  await app.register(fastifyWebsocket, { options: { maxPayload: WEBSOCKET_MESSAGE_LIMIT } });
   registerAuthentication(app, ctx);
+  // In-memory device state (batched reports, last-seen times) is written before the database closes.
+  app.addHook("onClose", () => ctx.devices.close());
   await app.register(healthRoutes, ctx);
   await app.register(authRoutes, ctx);
   await app.register(registerRoutes, ctx);
@@ -75,6 +100,8 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(organizationLogoRoutes, ctx);
   await app.register(deployRoutes, ctx);
   await app.register(deviceRegisterRoutes, ctx);
+  await app.register(deviceRoutes, ctx);
+  await app.register(supervisorRelayRoutes, ctx);
   return app;
 }
 
@@ -96,5 +123,6 @@ export async function buildContext(
     tokens: createSessionTokens(db.orm, secret),
     captcha: createProofOfWork(secret),
     mail: createMailer(config, db.orm, logger),
+    devices: await createDeviceServices(config, db, logger),
   };
 }

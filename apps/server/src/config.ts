@@ -56,7 +56,14 @@ const schema = z.object({
   FLOTILLA_EMAIL_VERIFICATION: z
     .enum(["required", "optional"], { error: "must be required or optional" })
     .default("required"),
-  FLOTILLA_DEVICE_URLS_BASE_DOMAIN: z.string().min(1).optional(),
+  FLOTILLA_DEVICE_URLS_BASE_DOMAIN: z
+    .string()
+    .regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i, "must be a domain name such as devices.example.com")
+    .default("devices.localhost"),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\/.+/, "must be a redis:// or rediss:// URL")
+    .optional(),
   FLOTILLA_DEVICE_ACTIONS_HOST: z.string().min(1).optional(),
   FLOTILLA_WEB_DIST: z.string().min(1).optional(),
   FLOTILLA_STATUS_PAGE_URL: httpUrl.optional(),
@@ -93,7 +100,10 @@ export type Config = {
   captcha: "pow" | "recaptcha" | "off";
   recaptcha: { siteKey: string; secretKey: string; verifyUrl: string } | undefined;
   emailVerification: "required" | "optional";
-  deviceUrlsBaseDomain: string | undefined;
+  /** A device's public URL is https://{uuid}.{deviceUrlsBaseDomain} (spec 2 §2 Device pages). */
+  deviceUrlsBaseDomain: string;
+  /** Shared heartbeat times and cross-instance cloudlink relays when several API instances run. */
+  redisUrl: string | undefined;
   deviceActionsHost: string | undefined;
   webDist: string;
   /** A status page's JSON summary (statuspage.io `/api/v2/summary.json` shape) shown in the dashboard. */
@@ -163,6 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : undefined,
     emailVerification: e.FLOTILLA_EMAIL_VERIFICATION,
     deviceUrlsBaseDomain: e.FLOTILLA_DEVICE_URLS_BASE_DOMAIN,
+    redisUrl: e.REDIS_URL,
     deviceActionsHost: e.FLOTILLA_DEVICE_ACTIONS_HOST,
     webDist: path.resolve(e.FLOTILLA_WEB_DIST ?? new URL("../../web/dist", import.meta.url).pathname),
     statusPageUrl: e.FLOTILLA_STATUS_PAGE_URL,

@@ -2,6 +2,7 @@ import type { Config } from "./config.ts";
 import type { Database } from "./db/index.ts";
 import type { SessionTokens } from "./features/auth/sessions.ts";
 import type { createProofOfWork } from "./features/captcha/proof-of-work.ts";
+import type { DeviceServices } from "./features/devices/services.ts";
 import type { Mailer } from "./features/mail/mailer.ts";
 
 /** What every feature's routes are built with: the configuration, the database and the token service. */
@@ -13,4 +14,6 @@ export type AppContext = {
   captcha: ReturnType<typeof createProofOfWork>;
   /** Outgoing mail: SMTP_URL, or the outbox table. */
   mail: Mailer;
+  /** The device path's per-instance state: target-state cache, heartbeat, reports, logs, cloudlink relay. */
+  devices: DeviceServices;
 };

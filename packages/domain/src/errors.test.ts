@@ -18,7 +18,10 @@ describe("error catalogue", () => {
   it("uses client error statuses for client errors only", () => {
     for (const [code, entry] of Object.entries(errorCatalogue)) {
       const isServerSide =
-        code === "internal_error" || code === "service_unavailable" || code === "deploy_config_load_failed";
+        code === "internal_error" ||
+        code === "service_unavailable" ||
+        code === "deploy_config_load_failed" ||
+        code === "device_relay_timeout";
       expect(entry.status >= 500, code).toBe(isServerSide);
     }
   });

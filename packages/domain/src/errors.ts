@@ -92,6 +92,25 @@ export const errorCatalogue = {
   // Free plan (spec 2 §5 "Fleet changes", spec-decisions 13).
   free_plan_allowance_reached: { status: 402, text: "free plan allowance reached" },
   free_plan_allowance_exceeded: { status: 402, text: "provisioned more devices than free allowance" },
+  // Devices (spec 2 §4, §5, §6, §8 keyed errors; docs/device-protocol.md).
+  device_not_found: { status: 404, text: "Device not found: {device}" },
+  device_must_be_online: { status: 400, text: "The device must be online for this action" },
+  device_already_inactive: { status: 400, text: "The device is already inactive" },
+  device_deactivation_paid_only: { status: 402, text: "Deactivation needs a paid plan" },
+  device_frozen: {
+    status: 403,
+    text: "The device is frozen: the organization has more devices than its plan allows",
+  },
+  device_move_target_forbidden: {
+    status: 403,
+    text: "Only developers, operators and organization administrators of the target fleet can move a device into it",
+  },
+  device_release_not_in_fleet: { status: 400, text: "Release not found: {release}" },
+  local_mode_supervisor_too_old: { status: 400, text: "Local mode needs supervisor 4 or later" },
+  local_mode_os_not_supported: { status: 400, text: "Local mode is not available on OS 1.x" },
+  local_mode_dev_variant_required: { status: 400, text: "Local mode needs a development OS variant" },
+  supervisor_locked: { status: 423, text: "Supervisor locked." },
+  device_relay_timeout: { status: 504, text: "The device did not answer in time" },
   internal_error: { status: 500, text: "Something went wrong, please try again later." },
   service_unavailable: { status: 503, text: "Service unavailable." },
 } as const satisfies Record<string, { status: number; text: string }>;

@@ -29,6 +29,15 @@ export const overallStatusSql = (d: string) => `CASE
   ELSE 'operational'
 END`;
 
+/**
+ * Frozen with its organization (spec 3: a frozen organization's devices are frozen), and on a
+ * free plan every device beyond the first FREE_PLAN_DEVICE_ALLOWANCE by id (spec 2 §4,
+ * spec-decisions 13): it thaws when devices are removed or the plan is paid. The CASE asks
+ * the plan first so paid organizations never count, and the count stops at the allowance.
+ */
+export const isFrozenSql = (d: string) =>
+  `EXISTS (SELECT 1 FROM "application" AS fa JOIN "organization" AS fo ON fo."id" = fa."organization" WHERE fa."id" = ${d}."belongs_to__application" AND (CASE WHEN fo."is_frozen" THEN true WHEN ${paidPlan("fo")} THEN false ELSE (SELECT count(*) FROM (SELECT 1 FROM "device" AS zd JOIN "application" AS za ON za."id" = zd."belongs_to__application" WHERE za."organization" = fo."id" AND zd."id" < ${d}."id" LIMIT ${FREE_PLAN_DEVICE_ALLOWANCE}) AS earlier) >= ${FREE_PLAN_DEVICE_ALLOWANCE} END))`;
+
 const installDevice = ref("device", "device", { writable: true, required: true });
 const imageInstallImage = ref("installs__image", "image", { writable: true, required: true });
 const serviceInstallService = ref("installs__service", "service", { writable: true, required: true });
@@ -50,7 +59,8 @@ export const deviceResources = [
       ref("is_of__device_type", "device_type", { writable: true, required: true }),
       ref("belongs_to__application", "application", { writable: true, required: true }),
       ref("belongs_to__user", "user"),
-      field("is_active", "Boolean"),
+      // Written by deactivation (spec 2 §4 Device switches); the device hooks check who and when.
+      editable("is_active", "Boolean"),
       field("api_heartbeat_state", "Text"),
       field("changed_api_heartbeat_state_on__date", "Date Time"),
       field("last_connectivity_event", "Date Time"),
@@ -107,16 +117,7 @@ export const deviceResources = [
         "Boolean",
         (d) => `(${d}."api_heartbeat_state" IN ('online', 'timeout') OR ${d}."is_connected_to_vpn")`,
       ),
-      // Frozen with its organization (spec 3: a frozen organization's devices are frozen), and on a
-      // free plan every device beyond the first FREE_PLAN_DEVICE_ALLOWANCE by id (spec 2 §4,
-      // spec-decisions 13): it thaws when devices are removed or the plan is paid. The CASE asks
-      // the plan first so paid organizations never count, and the count stops at the allowance.
-      computed(
-        "is_frozen",
-        "Boolean",
-        (d) =>
-          `EXISTS (SELECT 1 FROM "application" AS fa JOIN "organization" AS fo ON fo."id" = fa."organization" WHERE fa."id" = ${d}."belongs_to__application" AND (CASE WHEN fo."is_frozen" THEN true WHEN ${paidPlan("fo")} THEN false ELSE (SELECT count(*) FROM (SELECT 1 FROM "device" AS zd JOIN "application" AS za ON za."id" = zd."belongs_to__application" WHERE za."organization" = fo."id" AND zd."id" < ${d}."id" LIMIT ${FREE_PLAN_DEVICE_ALLOWANCE}) AS earlier) >= ${FREE_PLAN_DEVICE_ALLOWANCE} END))`,
-      ),
+      computed("is_frozen", "Boolean", isFrozenSql),
     ],
     navigations: [
       ...many(["device_tag", "device__has__tag_key"], "device_tag", "device"),

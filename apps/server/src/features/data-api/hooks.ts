@@ -1,6 +1,9 @@
 import type { AppContext } from "../../context.ts";
-import type { Hooks } from "../../odata/index.ts";
+import { model } from "../../model/index.ts";
+import type { Hooks, ResourceHooks } from "../../odata/index.ts";
 import { userHooks } from "../account/deletion.ts";
+import { withTargetStateInvalidation } from "../devices/invalidation.ts";
+import { deviceConfigVariableHooks, deviceSettingsHooks } from "../devices/settings-hooks.ts";
 import { applicationHooks, deviceHooks } from "../fleets/hooks.ts";
 import { teamApplicationAccessHooks, userApplicationMembershipHooks } from "../fleets/membership-hooks.ts";
 import { applicationInviteHooks, organizationInviteHooks } from "../invitations/service.ts";
@@ -16,13 +19,15 @@ import { sshKeyHooks } from "../ssh-keys/hooks.ts";
 
 /**
  * Every resource's hooks, from the feature folders, by canonical resource name. Invitations mail
- * their links, so the hooks are built with the mailer and the configuration.
+ * their links, so the hooks are built with the mailer and the configuration; writes that change
+ * a device's target state drop its cached copy (DESIGN §8).
  */
-export function createHooks(ctx: Pick<AppContext, "config" | "mail">): Hooks {
+export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">): Hooks {
   if (organizationHooks.afterDelete) throw new Error("hooks: organization afterDelete is defined twice");
-  return {
+  const hooks: Hooks = {
     application: applicationHooks,
-    device: deviceHooks,
+    device: merge(deviceHooks, deviceSettingsHooks),
+    device__has__config_var_name: deviceConfigVariableHooks,
     organization: {
       ...organizationHooks,
       afterDelete({ ids, afterCommit }) {
@@ -40,4 +45,13 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail">): Hooks {
     user__has__public_key: sshKeyHooks,
     user: userHooks,
   };
+  return withTargetStateInvalidation(model, hooks, (change) => ctx.devices.invalidate(change));
+}
+
+/** Two features' hooks of one resource; each stage may be defined by one of them only. */
+function merge(a: ResourceHooks, b: ResourceHooks): ResourceHooks {
+  for (const stage of Object.keys(b)) {
+    if (stage in a) throw new Error(`hooks: ${stage} is defined twice`);
+  }
+  return { ...a, ...b };
 }

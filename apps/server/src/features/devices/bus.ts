@@ -1,0 +1,69 @@
+import crypto from "node:crypto";
+import { Redis } from "ioredis";
+
+/**
+ * What API instances say to each other (DESIGN §4: relays and cache drops cross instances):
+ * Redis pub/sub when REDIS_URL is set, nothing to say when one instance runs alone. Each
+ * instance has an id; `toAll` messages reach every other instance, `toInstance` one of them.
+ */
+export type Bus = {
+  readonly instanceId: string;
+  /** Shared key-value store for heartbeat times; undefined without Redis. */
+  readonly redis: Redis | undefined;
+  toAll(topic: string, payload: unknown): Promise<void>;
+  toInstance(instanceId: string, topic: string, payload: unknown): Promise<void>;
+  on(topic: string, handler: (payload: unknown, from: string) => void): void;
+  close(): Promise<void>;
+};
+
+type Envelope = { topic: string; from: string; payload: unknown };
+
+const CHANNEL_ALL = "flotilla:all";
+const channelOf = (instanceId: string) => `flotilla:instance:${instanceId}`;
+
+export function createLocalBus(): Bus {
+  return {
+    instanceId: crypto.randomUUID(),
+    redis: undefined,
+    toAll: async () => undefined,
+    toInstance: async () => undefined,
+    on: () => undefined,
+    close: async () => undefined,
+  };
+}
+
+export async function createRedisBus(url: string): Promise<Bus> {
+  const instanceId = crypto.randomUUID();
+  const options = { maxRetriesPerRequest: 3, lazyConnect: true } as const;
+  const redis = new Redis(url, options);
+  const subscriber = new Redis(url, options);
+  await Promise.all([redis.connect(), subscriber.connect()]);
+  const handlers = new Map<string, ((payload: unknown, from: string) => void)[]>();
+  subscriber.on("message", (_channel: string, message: string) => {
+    let envelope: Envelope;
+    try {
+      envelope = JSON.parse(message) as Envelope;
+    } catch {
+      return;
+    }
+    if (envelope.from === instanceId) return;
+    for (const handler of handlers.get(envelope.topic) ?? []) handler(envelope.payload, envelope.from);
+  });
+  await subscriber.subscribe(CHANNEL_ALL, channelOf(instanceId));
+  const publish = async (channel: string, topic: string, payload: unknown) => {
+    await redis.publish(channel, JSON.stringify({ topic, from: instanceId, payload } satisfies Envelope));
+  };
+  return {
+    instanceId,
+    redis,
+    toAll: (topic, payload) => publish(CHANNEL_ALL, topic, payload),
+    toInstance: (id, topic, payload) => publish(channelOf(id), topic, payload),
+    on(topic, handler) {
+      handlers.set(topic, [...(handlers.get(topic) ?? []), handler]);
+    },
+    async close() {
+      subscriber.disconnect();
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

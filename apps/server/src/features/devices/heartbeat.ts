@@ -1,0 +1,180 @@
+import type { Redis } from "ioredis";
+import type { Queryable } from "../../db/index.ts";
+import { DEFAULT_POLL_INTERVAL_MS } from "./target-state.ts";
+
+/**
+ * Heartbeat (docs/device-protocol.md "Heartbeat", DESIGN §4): any device call makes the device
+ * `online`; 1.5 × its poll interval without a call makes it `timeout`, 15 s more `offline`.
+ * Calls cost no database write: last-seen times live in memory (in Redis when several API
+ * instances run), a sweep every second writes only the changes of `api_heartbeat_state`, and
+ * `last_connectivity_event` is written with each change and in batches for devices seen since.
+ */
+
+export type HeartbeatState = "online" | "timeout" | "offline";
+export type Clock = { now(): number };
+
+export const TIMEOUT_FACTOR = 1.5;
+export const OFFLINE_AFTER_TIMEOUT_MS = 15_000;
+
+type Seen = { seen: number; interval: number };
+type Tracked = Seen & { state: HeartbeatState | undefined };
+
+/** Where last-seen times and the written state are shared between instances. */
+type Store = {
+  touch(id: number, seen: Seen): void;
+  latest(ids: number[]): Promise<Map<number, Seen>>;
+  /** Records the state; true when this instance is the one to write it (it changed). */
+  claim(id: number, state: HeartbeatState, ttlMs: number): Promise<boolean>;
+};
+
+export function stateAfter(elapsedMs: number, intervalMs: number): HeartbeatState {
+  const timeoutAt = TIMEOUT_FACTOR * intervalMs;
+  if (elapsedMs < timeoutAt) return "online";
+  return elapsedMs < timeoutAt + OFFLINE_AFTER_TIMEOUT_MS ? "timeout" : "offline";
+}
+
+/** One instance alone: its own memory is the truth, every change it sees is its to write. */
+function memoryStore(): Store {
+  return { touch: () => undefined, latest: async () => new Map(), claim: async () => true };
+}
+
+function redisStore(redis: Redis): Store {
+  const seenKey = (id: number) => `flotilla:hb:seen:${id}`;
+  const stateKey = (id: number) => `flotilla:hb:state:${id}`;
+  return {
+    touch(id, { seen, interval }) {
+      const ttl = Math.ceil(TIMEOUT_FACTOR * interval + OFFLINE_AFTER_TIMEOUT_MS + 60_000);
+      // Fire and forget: a lost touch only delays a state change by one call.
+      redis.set(seenKey(id), `${seen}:${interval}`, "PX", ttl).catch(() => undefined);
+    },
+    async latest(ids) {
+      const found = new Map<number, Seen>();
+      if (ids.length === 0) return found;
+      const values = await redis.mget(ids.map(seenKey));
+      ids.forEach((id, index) => {
+        const [seen, interval] = (values[index] ?? "").split(":").map(Number);
+        if (seen && interval) found.set(id, { seen, interval });
+      });
+      return found;
+    },
+    async claim(id, state, ttlMs) {
+      const previous = await redis.set(stateKey(id), state, "PX", ttlMs, "GET");
+      return previous !== state;
+    },
+  };
+}
+
+type Db = Pick<Queryable, "query">;
+
+export function createHeartbeat(options: {
+  db: Db;
+  redis?: Redis | undefined;
+  clock?: Clock;
+  /** Sweep period; 0 leaves sweeping to explicit `sweep()` calls (tests). */
+  sweepMs?: number;
+  /** How often last-seen times of online devices are written. */
+  lastSeenFlushMs?: number;
+  onError?: (error: unknown) => void;
+}) {
+  const { db, clock = Date, onError = () => undefined } = options;
+  const tracked = new Map<number, Tracked>();
+  const store = options.redis ? redisStore(options.redis) : memoryStore();
+  /** Devices seen since the last batch of last-seen times. */
+  const seenSince = new Map<number, number>();
+  let sweeping: Promise<void> | undefined;
+
+  async function write(state: HeartbeatState, changes: { id: number; seen: number }[], at: number) {
+    if (changes.length === 0) return;
+    await db.query(
+      `UPDATE "device" d SET api_heartbeat_state = $1, changed_api_heartbeat_state_on__date = $2,
+              last_connectivity_event = v.seen
+         FROM jsonb_to_recordset($3::jsonb) AS v(id int, seen timestamptz)
+        WHERE d.id = v.id AND d.api_heartbeat_state <> $1`,
+      [
+        state,
+        new Date(at).toISOString(),
+        JSON.stringify(changes.map((c) => ({ id: c.id, seen: new Date(c.seen).toISOString() }))),
+      ],
+    );
+  }
+
+  async function sweepOnce() {
+    const now = clock.now();
+    const ids = [...tracked.keys()];
+    const shared = await store.latest(ids);
+    const changes: Record<HeartbeatState, { id: number; seen: number }[]> = { online: [], timeout: [], offline: [] };
+    for (const id of ids) {
+      const local = tracked.get(id);
+      if (!local) continue;
+      const other = shared.get(id);
+      if (other && other.seen > local.seen) Object.assign(local, other);
+      const state = stateAfter(now - local.seen, local.interval);
+      if (state === local.state) continue;
+      const ttl = Math.ceil(TIMEOUT_FACTOR * local.interval + OFFLINE_AFTER_TIMEOUT_MS + 60_000);
+      if (await store.claim(id, state, ttl)) changes[state].push({ id, seen: local.seen });
+      local.state = state;
+      // An offline device is forgotten until it calls again.
+      if (state === "offline") {
+        tracked.delete(id);
+        seenSince.delete(id);
+      }
+    }
+    for (const state of ["online", "timeout", "offline"] as const) await write(state, changes[state], now);
+  }
+
+  const sweep = async () => {
+    // One sweep at a time; a caller during a sweep waits for it.
+    if (!sweeping) sweeping = sweepOnce().finally(() => (sweeping = undefined));
+    await sweeping;
+  };
+
+  /** Writes the last-seen times of devices seen since the last batch. */
+  async function flushLastSeen() {
+    if (seenSince.size === 0) return;
+    const batch = [...seenSince].map(([id, seen]) => ({ id, seen: new Date(seen).toISOString() }));
+    seenSince.clear();
+    await db.query(
+      `UPDATE "device" d SET last_connectivity_event = v.seen
+         FROM jsonb_to_recordset($1::jsonb) AS v(id int, seen timestamptz)
+        WHERE d.id = v.id AND (d.last_connectivity_event IS NULL OR d.last_connectivity_event < v.seen)`,
+      [JSON.stringify(batch)],
+    );
+  }
+
+  const timers: NodeJS.Timeout[] = [];
+  if (options.sweepMs !== 0) {
+    timers.push(setInterval(() => sweep().catch(onError), options.sweepMs ?? 1000));
+  }
+  if (options.lastSeenFlushMs !== 0) {
+    timers.push(setInterval(() => flushLastSeen().catch(onError), options.lastSeenFlushMs ?? 60_000));
+  }
+  for (const timer of timers) timer.unref();
+
+  return {
+    /** A device call: the device is online from now on (written by the next sweep). */
+    seen(deviceId: number, pollIntervalMs?: number) {
+      const now = clock.now();
+      const local = tracked.get(deviceId);
+      const interval = pollIntervalMs ?? local?.interval ?? DEFAULT_POLL_INTERVAL_MS;
+      if (local) {
+        local.seen = now;
+        local.interval = interval;
+      } else {
+        tracked.set(deviceId, { seen: now, interval, state: undefined });
+      }
+      seenSince.set(deviceId, now);
+      store.touch(deviceId, { seen: now, interval });
+    },
+    sweep,
+    flushLastSeen,
+    /** The state this instance last saw (tests, diagnostics). */
+    stateOf: (deviceId: number) => tracked.get(deviceId)?.state,
+    async close() {
+      for (const timer of timers) clearInterval(timer);
+      await sweep().catch(onError);
+      await flushLastSeen().catch(onError);
+    },
+  };
+}
+
+export type Heartbeat = ReturnType<typeof createHeartbeat>;

@@ -1,0 +1,131 @@
+import type { Queryable } from "../../db/index.ts";
+
+/** SQL of the device feature: the device path reads and the batched writes. */
+
+type Db = Pick<Queryable, "query">;
+
+export type DeviceIdentity = { id: number; uuid: string; actor: number; fleet: number };
+
+/** The device acting through its own key (its actor). */
+export async function deviceByActor(db: Db, actor: number): Promise<DeviceIdentity | undefined> {
+  const { rows } = await db.query<DeviceIdentity>(
+    `SELECT id, uuid, actor, belongs_to__application AS fleet FROM "device" WHERE actor = $1`,
+    [actor],
+  );
+  return rows[0];
+}
+
+export async function deviceByUuid(db: Db, uuid: string): Promise<DeviceIdentity | undefined> {
+  const { rows } = await db.query<DeviceIdentity>(
+    `SELECT id, uuid, actor, belongs_to__application AS fleet FROM "device" WHERE uuid = $1`,
+    [uuid],
+  );
+  return rows[0];
+}
+
+export async function deviceById(db: Db, id: number): Promise<DeviceIdentity | undefined> {
+  const { rows } = await db.query<DeviceIdentity>(
+    `SELECT id, uuid, actor, belongs_to__application AS fleet FROM "device" WHERE id = $1`,
+    [id],
+  );
+  return rows[0];
+}
+
+export type TargetStateFacts = {
+  id: number;
+  uuid: string;
+  device_name: string;
+  fleet: number;
+  fleet_uuid: string;
+  app_name: string;
+  is_of__class: string;
+  release: number | null;
+};
+
+/** The device, its fleet, and the release it should run: pinned, else the fleet's, else its latest final one. */
+export async function targetStateFacts(db: Db, uuid: string): Promise<TargetStateFacts | undefined> {
+  const { rows } = await db.query<TargetStateFacts>(
+    `SELECT d.id, d.uuid, d.device_name, a.id AS fleet, a.uuid AS fleet_uuid, a.app_name, a.is_of__class,
+            COALESCE(d.is_pinned_on__release, a.should_be_running__release,
+              CASE WHEN a.should_track_latest_release THEN (
+                SELECT r.id FROM "release" r WHERE r.belongs_to__application = a.id AND r.status = 'success'
+                   AND r.is_final AND NOT r.is_invalidated ORDER BY r.created_at DESC, r.id DESC LIMIT 1) END) AS release
+       FROM "device" d JOIN "application" a ON a.id = d.belongs_to__application WHERE d.uuid = $1`,
+    [uuid],
+  );
+  return rows[0];
+}
+
+type Pair = { name: string; value: string };
+
+/** Fleet then device config variables: the device's win. */
+export async function configVariables(db: Db, fleet: number, device: number): Promise<Pair[]> {
+  const { rows } = await db.query<Pair>(
+    `SELECT name, value FROM (
+       SELECT name, value, 0 AS o FROM "application_config_variable" WHERE application = $1
+       UNION ALL SELECT name, value, 1 AS o FROM "device_config_variable" WHERE device = $2) v ORDER BY o, name`,
+    [fleet, device],
+  );
+  return rows;
+}
+
+/** Fleet then device environment variables: the device's win. */
+export async function environmentVariables(db: Db, fleet: number, device: number): Promise<Pair[]> {
+  const { rows } = await db.query<Pair>(
+    `SELECT name, value FROM (
+       SELECT name, value, 0 AS o FROM "application_environment_variable" WHERE application = $1
+       UNION ALL SELECT name, value, 1 AS o FROM "device_environment_variable" WHERE device = $2) v ORDER BY o, name`,
+    [fleet, device],
+  );
+  return rows;
+}
+
+export type ReleaseService = {
+  service_id: number;
+  service_name: string;
+  image_id: number;
+  image: string | null;
+  labels: Record<string, string> | null;
+  environment: Record<string, string> | null;
+  device_environment: Record<string, string> | null;
+};
+
+export async function releaseFacts(db: Db, release: number) {
+  const { rows } = await db.query<{ id: number; commit: string; composition: unknown }>(
+    `SELECT id, "commit", composition FROM "release" WHERE id = $1`,
+    [release],
+  );
+  return rows[0];
+}
+
+/**
+ * A release's services with their image, labels (service then image), environment (service then
+ * image) and the device's own service variables, each as a JSON object.
+ */
+export async function releaseServices(db: Db, release: number, device: number): Promise<ReleaseService[]> {
+  const { rows } = await db.query<ReleaseService>(
+    `SELECT s.id AS service_id, s.service_name, i.id AS image_id, i.is_stored_at__image_location AS image,
+            (SELECT jsonb_object_agg(l.k, l.v) FROM (
+               SELECT label_name AS k, value AS v FROM "service_label" WHERE service = s.id
+               UNION ALL SELECT label_name, value FROM "image_label" WHERE release_image = ri.id) l) AS labels,
+            (SELECT jsonb_object_agg(e.k, e.v ORDER BY e.o) FROM (
+               SELECT name AS k, value AS v, 0 AS o FROM "service_environment_variable" WHERE service = s.id
+               UNION ALL SELECT name, value, 1 FROM "image_environment_variable" WHERE release_image = ri.id) e) AS environment,
+            (SELECT jsonb_object_agg(dv.name, dv.value) FROM "device_service_environment_variable" dv
+               JOIN "service_install" si ON si.id = dv.service_install
+              WHERE si.device = $2 AND si.installs__service = s.id) AS device_environment
+       FROM "release_image" ri JOIN "image" i ON i.id = ri.image JOIN "service" s ON s.id = i.is_a_build_of__service
+      WHERE ri.is_part_of__release = $1 ORDER BY s.service_name`,
+    [release, device],
+  );
+  return rows;
+}
+
+/** A fleet's release by commit (current state reports name releases by commit). */
+export async function releaseByCommit(db: Db, fleet: number, commit: string) {
+  const { rows } = await db.query<{ id: number }>(
+    `SELECT id FROM "release" WHERE belongs_to__application = $1 AND "commit" = $2`,
+    [fleet, commit],
+  );
+  return rows[0]?.id;
+}

@@ -1,0 +1,170 @@
+import crypto from "node:crypto";
+import type { WebSocket } from "ws";
+import { FlotillaError } from "../../errors.ts";
+import type { Bus } from "./bus.ts";
+
+/**
+ * The cloudlink relay (docs/device-protocol.md "Cloudlink"): requests to a device go over its
+ * websocket and wait for the answer with the same id, at most 30 s. With several API instances
+ * the instance that holds the socket is found in Redis and answers through pub/sub.
+ */
+
+export const RELAY_TIMEOUT_MS = 30_000;
+/** Answers waited for on one socket at a time: a device cannot be flooded with requests. */
+const MAX_PENDING_PER_DEVICE = 100;
+
+export const RELAY_ACTIONS = [
+  "blink",
+  "restart",
+  "reboot",
+  "shutdown",
+  "purge",
+  "update",
+  "device",
+  "start-service",
+  "stop-service",
+  "restart-service",
+] as const;
+export type RelayAction = (typeof RELAY_ACTIONS)[number];
+
+export type RelayAnswer = { status: number; body: unknown };
+
+type Pending = { resolve(answer: RelayAnswer): void; reject(error: FlotillaError): void; timer: NodeJS.Timeout };
+type Connection = { socket: WebSocket; pending: Map<string, Pending> };
+
+type RemoteRequest = { id: string; deviceId: number; action: RelayAction; data: unknown; replyTo: string };
+type RemoteAnswer = { id: string; answer?: RelayAnswer; error?: string };
+
+const ownerKey = (deviceId: number) => `flotilla:cloudlink:${deviceId}`;
+/** Owner records outlive a lost instance by at most this long; the socket's pings refresh it. */
+const OWNER_TTL_MS = 90_000;
+
+const mustBeOnline = () => new FlotillaError("device_must_be_online");
+
+export function createRelay(bus: Bus) {
+  const connections = new Map<number, Connection>();
+  /** Requests this instance relayed to another instance, by id. */
+  const remote = new Map<string, Pending>();
+
+  function waitFor(registry: Map<string, Pending>, id: string): Promise<RelayAnswer> {
+    return new Promise<RelayAnswer>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        registry.delete(id);
+        reject(new FlotillaError("device_relay_timeout"));
+      }, RELAY_TIMEOUT_MS);
+      timer.unref();
+      registry.set(id, {
+        resolve: (answer) => {
+          clearTimeout(timer);
+          registry.delete(id);
+          resolve(answer);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          registry.delete(id);
+          reject(error);
+        },
+        timer,
+      });
+    });
+  }
+
+  function sendLocal(connection: Connection, action: RelayAction, data: unknown): Promise<RelayAnswer> {
+    if (connection.pending.size >= MAX_PENDING_PER_DEVICE) {
+      return Promise.reject(new FlotillaError("too_many_requests"));
+    }
+    const id = crypto.randomUUID();
+    const answer = waitFor(connection.pending, id);
+    connection.socket.send(JSON.stringify({ type: "request", id, action, data }), (error) => {
+      if (error) connection.pending.get(id)?.reject(mustBeOnline());
+    });
+    return answer;
+  }
+
+  bus.on("relay.request", (payload) => {
+    const request = payload as RemoteRequest;
+    const connection = connections.get(request.deviceId);
+    const reply = (answer: RemoteAnswer) =>
+      void bus.toInstance(request.replyTo, "relay.answer", answer).catch(() => undefined);
+    if (!connection) return reply({ id: request.id, error: "device_must_be_online" });
+    sendLocal(connection, request.action, request.data).then(
+      (answer) => reply({ id: request.id, answer }),
+      (error: FlotillaError) => reply({ id: request.id, error: error.code ?? "device_must_be_online" }),
+    );
+  });
+  bus.on("relay.answer", (payload) => {
+    const { id, answer, error } = payload as RemoteAnswer;
+    const pending = remote.get(id);
+    if (!pending) return;
+    if (answer) pending.resolve(answer);
+    else
+      pending.reject(
+        new FlotillaError(error === "device_relay_timeout" ? "device_relay_timeout" : "device_must_be_online"),
+      );
+  });
+
+  const recordOwner = (deviceId: number) =>
+    bus.redis?.set(ownerKey(deviceId), bus.instanceId, "PX", OWNER_TTL_MS).catch(() => undefined);
+
+  return {
+    /** A device's new cloudlink socket; an older one of the same device is closed. */
+    attach(deviceId: number, socket: WebSocket) {
+      const previous = connections.get(deviceId);
+      const connection: Connection = { socket, pending: new Map() };
+      connections.set(deviceId, connection);
+      if (previous) previous.socket.close(4000, "replaced by a newer connection");
+      void recordOwner(deviceId);
+      socket.on("message", (raw, isBinary) => {
+        if (isBinary) return;
+        let message: { type?: unknown; id?: unknown; status?: unknown; body?: unknown };
+        try {
+          message = JSON.parse(raw.toString());
+        } catch {
+          return;
+        }
+        if (message?.type !== "response" || typeof message.id !== "string") return;
+        const status =
+          typeof message.status === "number" && message.status >= 100 && message.status < 600 ? message.status : 502;
+        connection.pending.get(message.id)?.resolve({ status, body: message.body ?? null });
+      });
+      return {
+        /** The socket is alive (a pong): keep the owner record. */
+        refresh: () => void recordOwner(deviceId),
+        /** The socket closed: true when it was the device's current one (the device is now off cloudlink). */
+        async detach(): Promise<boolean> {
+          for (const pending of connection.pending.values()) pending.reject(mustBeOnline());
+          if (connections.get(deviceId) !== connection) return false;
+          connections.delete(deviceId);
+          if (!bus.redis) return true;
+          // Another instance may hold a newer socket of this device by now.
+          const owner = await bus.redis.get(ownerKey(deviceId)).catch(() => null);
+          if (owner && owner !== bus.instanceId) return false;
+          await bus.redis.del(ownerKey(deviceId)).catch(() => undefined);
+          return true;
+        },
+      };
+    },
+
+    /** Sends an action to the device wherever its socket is; 400 device_must_be_online without one. */
+    async request(deviceId: number, action: RelayAction, data: unknown): Promise<RelayAnswer> {
+      const connection = connections.get(deviceId);
+      if (connection) return sendLocal(connection, action, data);
+      const owner = await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
+      if (!owner || owner === bus.instanceId) throw mustBeOnline();
+      const id = crypto.randomUUID();
+      const answer = waitFor(remote, id);
+      const request: RemoteRequest = { id, deviceId, action, data, replyTo: bus.instanceId };
+      await bus.toInstance(owner, "relay.request", request);
+      return answer;
+    },
+
+    isConnectedHere: (deviceId: number) => connections.has(deviceId),
+
+    close() {
+      for (const { socket } of connections.values()) socket.close(1001, "server shutting down");
+      connections.clear();
+    },
+  };
+}
+
+export type Relay = ReturnType<typeof createRelay>;

@@ -1,0 +1,153 @@
+import type { Readable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
+import { createGunzip } from "node:zlib";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { AppContext } from "../../context.ts";
+import { FlotillaError } from "../../errors.ts";
+import { requireAuth } from "../../lib/authenticate.ts";
+import { parseInput } from "../../lib/validation.ts";
+import { mayDo } from "../data-api/actions.ts";
+import { createDeviceIdentities } from "./device-auth.ts";
+import { parseLogLine } from "./device-logs.ts";
+import { deviceByUuid } from "./queries.ts";
+import { STATE_REPORT_BODY_LIMIT, stateReportBody } from "./state-report.ts";
+
+/** A log line longer than this (JSON, before the message is cut) is dropped whole. */
+const MAX_RAW_LOG_LINE = 256 * 1024;
+const CLOUDLINK_PING_MS = 20_000;
+
+const deviceNotFound = (uuid: string) => new FlotillaError("device_not_found", undefined, { params: { device: uuid } });
+
+/**
+ * The device-facing API (docs/device-protocol.md): target state, current state, log stream and
+ * cloudlink. Thin handlers over the device services of the context.
+ */
+export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
+  const { db, devices } = ctx;
+  const identities = createDeviceIdentities(db);
+
+  /** Target state; users who may read the device get it too (balena-sdk getSupervisorTargetState). */
+  const targetState = async (request: FastifyRequest<{ Params: { uuid: string } }>, reply: FastifyReply) => {
+    const { uuid } = request.params;
+    const device = await identities.maybe(request);
+    if (device) {
+      if (device.uuid !== uuid) throw new FlotillaError("unauthorized");
+    } else {
+      const caller = requireAuth(request);
+      const target = caller.user ? await deviceByUuid(db, uuid) : undefined;
+      if (!target || !(await mayDo(db, caller, "device.read", { device: target.id }))) throw deviceNotFound(uuid);
+    }
+    const state = await devices.targetStates.get(uuid);
+    if (!state) throw deviceNotFound(uuid);
+    if (device) devices.heartbeat.seen(device.id, state.pollIntervalMs);
+    reply.header("etag", state.etag).header("cache-control", "no-cache");
+    const ifNoneMatch = request.headers["if-none-match"];
+    if (ifNoneMatch?.split(",").some((tag) => tag.trim() === state.etag)) return reply.code(304).send();
+    return reply.type("application/json; charset=utf-8").send(state.body);
+  };
+  app.get<{ Params: { uuid: string } }>("/device/v3/:uuid/state", targetState);
+  app.get<{ Params: { uuid: string } }>("/device/v2/:uuid/state", targetState);
+
+  app.patch("/device/v3/state", { bodyLimit: STATE_REPORT_BODY_LIMIT }, async (request, reply) => {
+    const device = await identities.of(request);
+    const body = parseInput(stateReportBody, request.body);
+    const [uuid, report] = Object.entries(body)[0] ?? [];
+    if (uuid !== device.uuid || !report) throw new FlotillaError("unauthorized");
+    devices.heartbeat.seen(device.id);
+    await devices.reports.record(device, report);
+    return reply.code(200).send();
+  });
+
+  await app.register(async (scope) => {
+    // The log stream is read as it arrives; Fastify's body parsing (and its size limit) stay out of it.
+    scope.addContentTypeParser("application/x-ndjson", (_request, payload, done) => done(null, payload));
+    scope.post<{ Params: { uuid: string } }>("/device/v2/:uuid/log-stream", async (request, reply) => {
+      const device = await identities.of(request);
+      if (device.uuid !== request.params.uuid) throw new FlotillaError("unauthorized");
+      if (!request.headers["content-type"]?.startsWith("application/x-ndjson")) {
+        throw new FlotillaError("unsupported_media_type");
+      }
+      devices.heartbeat.seen(device.id);
+      const raw = request.body as Readable;
+      const stream = request.headers["content-encoding"] === "gzip" ? raw.pipe(createGunzip()) : raw;
+      const decoder = new StringDecoder("utf8");
+      let partial = "";
+      let skipping = false;
+      const take = (text: string) => {
+        const now = Date.now();
+        const pieces = (partial + text).split("\n");
+        partial = pieces.pop() ?? "";
+        const lines = [];
+        for (const piece of pieces) {
+          if (skipping) {
+            skipping = false;
+            continue;
+          }
+          if (piece.trim() === "") continue;
+          try {
+            const line = parseLogLine(JSON.parse(piece), now);
+            if (line) lines.push(line);
+          } catch {
+            // Not JSON: dropped, the stream goes on.
+          }
+        }
+        // A line without its end grows no further than the bound: the rest of it is dropped.
+        if (partial.length > MAX_RAW_LOG_LINE) {
+          partial = "";
+          skipping = true;
+        }
+        devices.logs.append(device.id, lines);
+        devices.heartbeat.seen(device.id);
+      };
+      try {
+        for await (const chunk of stream) take(decoder.write(chunk as Buffer));
+        take(`${decoder.end()}\n`);
+      } catch {
+        throw new FlotillaError("bad_request", "The log stream could not be read");
+      }
+      return reply.code(201).send();
+    });
+  });
+
+  app.get("/cloudlink/v1/connect", { websocket: true }, async (socket, request) => {
+    const device = await identities.maybe(request).catch(() => undefined);
+    if (!device) {
+      socket.close(4001, "a device key is required");
+      return;
+    }
+    const link = devices.relay.attach(device.id, socket);
+    devices.heartbeat.seen(device.id);
+    let alive = true;
+    let opened = setVpnState(ctx, device.id, true);
+    socket.on("pong", () => {
+      alive = true;
+      link.refresh();
+    });
+    const pinger = setInterval(() => {
+      if (!alive) {
+        socket.terminate();
+        return;
+      }
+      alive = false;
+      socket.ping();
+    }, CLOUDLINK_PING_MS);
+    pinger.unref();
+    socket.on("close", () => {
+      clearInterval(pinger);
+      // After the connect is written, so the close is the last word.
+      opened = opened
+        .then(() => link.detach())
+        .then((wasCurrent) => (wasCurrent ? setVpnState(ctx, device.id, false) : undefined))
+        .catch((error: unknown) => request.log.error({ err: error }, "cloudlink: close not recorded"));
+    });
+    await opened.catch((error: unknown) => request.log.error({ err: error }, "cloudlink: connect not recorded"));
+  });
+}
+
+/** `is_connected_to_vpn` and `last_vpn_event` follow the cloudlink socket (written on change only). */
+async function setVpnState(ctx: AppContext, deviceId: number, connected: boolean) {
+  await ctx.db.query(`UPDATE "device" SET is_connected_to_vpn = $2, last_vpn_event = now() WHERE id = $1`, [
+    deviceId,
+    connected,
+  ]);
+}

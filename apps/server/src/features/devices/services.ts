@@ -1,0 +1,61 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { Config } from "../../config.ts";
+import type { Database } from "../../db/index.ts";
+import { type Bus, createLocalBus, createRedisBus } from "./bus.ts";
+import { createDeviceLogs } from "./device-logs.ts";
+import { createHeartbeat } from "./heartbeat.ts";
+import { createRelay } from "./relay.ts";
+import { createStateReports } from "./state-report.ts";
+import { createTargetStates, type Invalidation } from "./target-state.ts";
+
+/**
+ * The device path's in-memory services, one set per API instance: target-state cache,
+ * heartbeat, batched state reports, log rings, the cloudlink relay, and the bus that links
+ * instances (Redis when REDIS_URL is set).
+ */
+export async function createDeviceServices(
+  config: Pick<Config, "redisUrl">,
+  db: Database,
+  logger: FastifyBaseLogger,
+  options: { clock?: { now(): number }; sweepMs?: number; flushMs?: number } = {},
+) {
+  const bus: Bus = config.redisUrl ? await createRedisBus(config.redisUrl) : createLocalBus();
+  const onError = (error: unknown) => logger.error({ err: error }, "device services: background write failed");
+  const targetStates = createTargetStates(db);
+  const heartbeat = createHeartbeat({
+    db,
+    redis: bus.redis,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.sweepMs !== undefined ? { sweepMs: options.sweepMs } : {}),
+    onError,
+  });
+  const reports = createStateReports({
+    db,
+    ...(options.flushMs !== undefined ? { flushMs: options.flushMs } : {}),
+    onError,
+  });
+  const relay = createRelay(bus);
+  const logs = createDeviceLogs();
+  bus.on("target-state.invalidate", (payload) => targetStates.invalidate(payload as Invalidation));
+  return {
+    bus,
+    targetStates,
+    heartbeat,
+    reports,
+    relay,
+    logs,
+    /** After a committed write: drop the cached target states it affects, on every instance. */
+    invalidate(change: Invalidation) {
+      targetStates.invalidate(change);
+      bus.toAll("target-state.invalidate", change).catch(onError);
+    },
+    /** Writes what is still in memory; call before the database closes. */
+    async close() {
+      relay.close();
+      await Promise.all([reports.close(), heartbeat.close()]);
+      await bus.close();
+    },
+  };
+}
+
+export type DeviceServices = Awaited<ReturnType<typeof createDeviceServices>>;

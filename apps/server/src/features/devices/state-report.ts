@@ -1,0 +1,207 @@
+import { z } from "zod";
+import type { Queryable } from "../../db/index.ts";
+import { releaseByCommit } from "./queries.ts";
+
+/**
+ * Current state reports (docs/device-protocol.md "Current state"): the latest report of each
+ * device is kept in memory and only the fields that changed since the last write reach the
+ * database, in batches (DESIGN §8): one UPDATE per set of changed columns every flush.
+ */
+
+export const STATE_REPORT_BODY_LIMIT = 64 * 1024;
+export const DEFAULT_FLUSH_MS = 5000;
+
+const text = (max: number) => z.string().max(max);
+const megabytes = z.number().min(0).max(1e9);
+const percent = z.number().min(0).max(100);
+const UPDATE_STATUSES = [
+  "idle",
+  "downloading",
+  "downloaded",
+  "applying changes",
+  "done",
+  "aborted",
+  "rejected",
+] as const;
+
+/** At most `max` keys: a record is as unbounded as an array otherwise. */
+const boundedRecord = <T extends z.ZodType>(value: T, max: number) =>
+  z.record(z.string().max(200), value).refine((r) => Object.keys(r).length <= max, `at most ${max} entries`);
+
+const serviceReport = z.object({
+  image: text(500).nullish(),
+  status: text(100).nullish(),
+  download_progress: percent.nullish(),
+});
+
+const appReport = z.object({
+  release_uuid: text(100).nullish(),
+  releases: boundedRecord(
+    z.object({ update_status: text(50).nullish(), services: boundedRecord(serviceReport, 100).optional() }),
+    10,
+  ).optional(),
+});
+
+export const deviceReport = z.object({
+  status: text(100).nullish(),
+  os_version: text(255).nullish(),
+  os_variant: text(50).nullish(),
+  supervisor_version: text(50).nullish(),
+  ip_address: text(1000).nullish(),
+  mac_address: text(1000).nullish(),
+  api_port: z.number().int().min(0).max(65535).nullish(),
+  cpu_usage: percent.nullish(),
+  cpu_temp: z.number().min(-100).max(200).nullish(),
+  cpu_id: text(255).nullish(),
+  memory_usage: megabytes.nullish(),
+  memory_total: megabytes.nullish(),
+  storage_usage: megabytes.nullish(),
+  storage_total: megabytes.nullish(),
+  storage_block_device: text(255).nullish(),
+  is_undervolted: z.boolean().nullish(),
+  provisioning_progress: percent.nullish(),
+  provisioning_state: text(255).nullish(),
+  download_progress: percent.nullish(),
+  update_status: z.enum(UPDATE_STATUSES).nullish(),
+  apps: boundedRecord(appReport, 10).optional(),
+});
+
+export const stateReportBody = boundedRecord(deviceReport, 1);
+export type DeviceReport = z.infer<typeof deviceReport>;
+
+/** Device columns a report writes, with their SQL type for the batch statement. */
+const COLUMNS = {
+  status: "text",
+  os_version: "text",
+  os_variant: "text",
+  supervisor_version: "text",
+  ip_address: "text",
+  mac_address: "text",
+  api_port: "int",
+  cpu_usage: "int",
+  cpu_temp: "int",
+  cpu_id: "text",
+  memory_usage: "int",
+  memory_total: "int",
+  storage_usage: "int",
+  storage_total: "int",
+  storage_block_device: "text",
+  is_undervolted: "boolean",
+  provisioning_progress: "int",
+  provisioning_state: "text",
+  download_progress: "int",
+  update_status: "text",
+  last_update_status_event: "timestamptz",
+  is_running__release: "int",
+} as const;
+type Column = keyof typeof COLUMNS;
+type Value = string | number | boolean | null;
+
+const INTEGER_COLUMNS = new Set<string>(Object.entries(COLUMNS).flatMap(([c, t]) => (t === "int" ? [c] : [])));
+
+/** What a report means for the device's columns (undefined: not reported, left as it is). */
+function columnsOf(report: DeviceReport): Partial<Record<Column, Value>> {
+  const values: Partial<Record<Column, Value>> = {};
+  for (const column of Object.keys(COLUMNS) as Column[]) {
+    if (!(column in report)) continue;
+    let value = report[column as keyof DeviceReport] as Value | undefined;
+    if (value === undefined) continue;
+    if (typeof value === "number" && INTEGER_COLUMNS.has(column)) value = Math.round(value);
+    values[column] = value;
+  }
+  // `idle` is no update at all; an operational device clears its provisioning fields.
+  if (values.update_status === "idle") values.update_status = null;
+  if (values.provisioning_state === "") values.provisioning_state = null;
+  return values;
+}
+
+type Db = Pick<Queryable, "query">;
+
+export function createStateReports(options: {
+  db: Db;
+  flushMs?: number;
+  now?: () => number;
+  onError?: (error: unknown) => void;
+}) {
+  const { db, now = Date.now, onError = () => undefined } = options;
+  const written = new Map<number, Partial<Record<Column, Value>>>();
+  const pending = new Map<number, Partial<Record<Column, Value>>>();
+  /** `fleet:commit` → release id (null: no such release), bounded. */
+  const releases = new Map<string, number | null>();
+  let flushing: Promise<void> | undefined;
+
+  async function runningRelease(fleet: number, report: DeviceReport): Promise<number | null | undefined> {
+    const commit = Object.values(report.apps ?? {}).find((app) => app.release_uuid)?.release_uuid;
+    if (!commit) return undefined;
+    const key = `${fleet}:${commit}`;
+    if (!releases.has(key)) {
+      if (releases.size >= 10_000) releases.clear();
+      releases.set(key, (await releaseByCommit(db, fleet, commit)) ?? null);
+    }
+    return releases.get(key) ?? undefined;
+  }
+
+  async function flushOnce() {
+    if (pending.size === 0) return;
+    const batch = [...pending];
+    pending.clear();
+    // One statement per set of changed columns: metrics-only reports share one.
+    const groups = new Map<string, { columns: Column[]; rows: Record<string, Value>[] }>();
+    for (const [id, values] of batch) {
+      const columns = (Object.keys(values) as Column[]).sort();
+      const key = columns.join(",");
+      const group = groups.get(key) ?? { columns, rows: [] };
+      group.rows.push({ id, ...values });
+      groups.set(key, group);
+    }
+    for (const { columns, rows } of groups.values()) {
+      const set = columns.map((c) => `"${c}" = v."${c}"`).join(", ");
+      const types = ["id int", ...columns.map((c) => `"${c}" ${COLUMNS[c]}`)].join(", ");
+      await db.query(
+        `UPDATE "device" d SET ${set} FROM jsonb_to_recordset($1::jsonb) AS v(${types}) WHERE d.id = v.id`,
+        [JSON.stringify(rows)],
+      );
+    }
+  }
+
+  const flush = async () => {
+    while (flushing) await flushing;
+    flushing = flushOnce().finally(() => (flushing = undefined));
+    await flushing;
+  };
+
+  const timer =
+    options.flushMs === 0 ? undefined : setInterval(() => flush().catch(onError), options.flushMs ?? DEFAULT_FLUSH_MS);
+  timer?.unref();
+
+  return {
+    /** Keeps the report; the changed fields are written by the next flush. */
+    async record(device: { id: number; fleet: number }, report: DeviceReport) {
+      const values = columnsOf(report);
+      const running = await runningRelease(device.fleet, report);
+      if (running !== undefined) values.is_running__release = running;
+      const last = written.get(device.id) ?? {};
+      const changes = pending.get(device.id) ?? {};
+      for (const [column, value] of Object.entries(values) as [Column, Value][]) {
+        if (last[column] === value) continue;
+        changes[column] = value;
+        last[column] = value;
+      }
+      if ("update_status" in changes) changes.last_update_status_event = new Date(now()).toISOString();
+      written.set(device.id, last);
+      if (Object.keys(changes).length > 0) pending.set(device.id, changes);
+    },
+    /** Forgets what was written for a device (e.g. it was moved or deleted). */
+    forget(deviceId: number) {
+      written.delete(deviceId);
+    },
+    flush,
+    pendingCount: () => pending.size,
+    async close() {
+      if (timer) clearInterval(timer);
+      await flush();
+    },
+  };
+}
+
+export type StateReports = ReturnType<typeof createStateReports>;

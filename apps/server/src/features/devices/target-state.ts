@@ -1,0 +1,149 @@
+import crypto from "node:crypto";
+import type { Queryable } from "../../db/index.ts";
+import {
+  configVariables,
+  environmentVariables,
+  releaseFacts,
+  releaseServices,
+  type TargetStateFacts,
+  targetStateFacts,
+} from "./queries.ts";
+
+/**
+ * Target state (docs/device-protocol.md "Target state"): what a device should run, cached per
+ * device with its ETag so a poll that finds nothing new costs no database read (DESIGN §8).
+ * Writes that change a target state bump a change number for the device, its fleet, or
+ * everything (releases, images); an entry computed before the last change is recomputed.
+ */
+
+export const DEFAULT_POLL_INTERVAL_MS = 60_000;
+const POLL_INTERVAL_VARS = ["BALENA_SUPERVISOR_POLL_INTERVAL", "RESIN_SUPERVISOR_POLL_INTERVAL"];
+/** Bound on cached devices; the oldest entries go first. */
+const MAX_ENTRIES = 100_000;
+
+export type TargetState = {
+  deviceId: number;
+  fleet: number;
+  etag: string;
+  body: string;
+  pollIntervalMs: number;
+};
+
+export type Invalidation = { devices?: number[]; fleets?: number[]; all?: boolean };
+
+type Entry = TargetState & { computedAt: number };
+
+type Db = Pick<Queryable, "query">;
+
+export function createTargetStates(db: Db) {
+  let sequence = 0;
+  let everythingChangedAt = 0;
+  const fleetChangedAt = new Map<number, number>();
+  const deviceChangedAt = new Map<number, number>();
+  const entries = new Map<string, Entry>();
+
+  const isFresh = (entry: Entry) =>
+    everythingChangedAt <= entry.computedAt &&
+    (fleetChangedAt.get(entry.fleet) ?? 0) <= entry.computedAt &&
+    (deviceChangedAt.get(entry.deviceId) ?? 0) <= entry.computedAt;
+
+  return {
+    /** The device's target state, from the cache when nothing changed since; undefined for an unknown uuid. */
+    async get(uuid: string): Promise<TargetState | undefined> {
+      const cached = entries.get(uuid);
+      if (cached && isFresh(cached)) return cached;
+      // Changes numbered after this point (even during the reads below) make the entry stale.
+      const computedAt = sequence;
+      const built = await buildTargetState(db, uuid);
+      if (!built) {
+        entries.delete(uuid);
+        return undefined;
+      }
+      const entry = { ...built, computedAt };
+      entries.delete(uuid);
+      if (entries.size >= MAX_ENTRIES) {
+        const oldest = entries.keys().next().value;
+        if (oldest !== undefined) entries.delete(oldest);
+      }
+      entries.set(uuid, entry);
+      return entry;
+    },
+
+    invalidate({ devices = [], fleets = [], all = false }: Invalidation) {
+      sequence += 1;
+      if (all) everythingChangedAt = sequence;
+      for (const fleet of fleets) fleetChangedAt.set(fleet, sequence);
+      for (const device of devices) deviceChangedAt.set(device, sequence);
+    },
+  };
+}
+
+export type TargetStates = ReturnType<typeof createTargetStates>;
+
+/** The poll interval a config asks for (ms); the default when unset or not a sane number. */
+export function pollIntervalOf(config: Record<string, string>): number {
+  for (const name of POLL_INTERVAL_VARS) {
+    const value = Number(config[name]);
+    if (config[name] !== undefined && Number.isFinite(value) && value >= 1000) return value;
+  }
+  return DEFAULT_POLL_INTERVAL_MS;
+}
+
+async function buildTargetState(db: Db, uuid: string): Promise<TargetState | undefined> {
+  const facts = await targetStateFacts(db, uuid);
+  if (!facts) return undefined;
+  const config: Record<string, string> = { BALENA_SUPERVISOR_POLL_INTERVAL: String(DEFAULT_POLL_INTERVAL_MS) };
+  for (const { name, value } of await configVariables(db, facts.fleet, facts.id)) config[name] = value;
+  const state = {
+    [facts.uuid]: {
+      name: facts.device_name,
+      config,
+      apps: {
+        [facts.fleet_uuid]: {
+          id: facts.fleet,
+          name: facts.app_name,
+          class: facts.is_of__class,
+          releases: facts.release === null ? {} : await releasesOf(db, facts),
+        },
+      },
+    },
+  };
+  const body = JSON.stringify(state);
+  return {
+    deviceId: facts.id,
+    fleet: facts.fleet,
+    body,
+    etag: `"${crypto.createHash("sha256").update(body).digest("base64url").slice(0, 32)}"`,
+    pollIntervalMs: pollIntervalOf(config),
+  };
+}
+
+type Composition = { services?: Record<string, unknown>; volumes?: unknown; networks?: unknown };
+
+async function releasesOf(db: Db, facts: TargetStateFacts) {
+  const release = facts.release === null ? undefined : await releaseFacts(db, facts.release);
+  if (!release) return {};
+  const composition = (release.composition ?? {}) as Composition;
+  const fleetEnvironment: Record<string, string> = {};
+  for (const { name, value } of await environmentVariables(db, facts.fleet, facts.id)) fleetEnvironment[name] = value;
+  const services: Record<string, unknown> = {};
+  for (const service of await releaseServices(db, release.id, facts.id)) {
+    services[service.service_name] = {
+      id: service.service_id,
+      image_id: service.image_id,
+      image: service.image ?? "",
+      environment: { ...fleetEnvironment, ...service.environment, ...service.device_environment },
+      labels: service.labels ?? {},
+      running: true,
+      composition: composition.services?.[service.service_name] ?? {},
+    };
+  }
+  return {
+    [release.commit]: {
+      id: release.id,
+      services,
+      volumes: composition.volumes ?? {},
+      networks: composition.networks ?? {},
+    },
+  };
+}
