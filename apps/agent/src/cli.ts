@@ -1,0 +1,254 @@
+import path from "node:path";
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import { APP_VERSION } from "@flotilla/domain";
+import { DeviceRuntime } from "./device.ts";
+import { ApiError, createHttp, describe } from "./protocol/http.ts";
+import { registerDevice } from "./protocol/register.ts";
+import { DEFAULT_UPDATE_LOCK, REAL_SUPERVISOR_VERSION, RealHost } from "./real/host.ts";
+import { readNetwork, readOsVersion } from "./real/metrics.ts";
+import { startSimulator } from "./sim/simulator.ts";
+import { DEFAULT_STATE_FILE, readIdentity, UsageError, writeIdentity } from "./state-file.ts";
+
+export const USAGE = `Usage: flotilla-agent <command> [options]
+
+Commands:
+  register   register this device with a fleet's provisioning key
+               --api URL                 the Flotilla API, e.g. http://localhost:3000 (required)
+               --provisioning-key KEY    a provisioning key of the fleet (required)
+               --fleet ID                the fleet's numeric id (required)
+               --device-type SLUG        default raspberrypi4-64
+               --state FILE              where the identity is kept (default ./${DEFAULT_STATE_FILE}, mode 0600)
+  run        keep this device connected: target state, state reports, logs, cloudlink
+               --state FILE              the identity written by register (default ./${DEFAULT_STATE_FILE})
+               --allow-reboot            let reboot and shutdown actions reboot/power off this host
+               --report-interval-ms MS   state report interval (default 10000)
+  simulate   run N simulated devices in this process
+               --api URL --provisioning-key KEY --fleet ID   as for register (required)
+               --count N                 number of devices, 1-10000 (required)
+               --interval-ms MS          state report interval of each device (default 10000)
+               --device-type SLUG        default raspberrypi4-64
+               --state-dir DIR           keep the devices' identities here so a restart reuses them
+               --update-lock-ratio R     share of devices holding an update lock, 0-1 (default 0)
+
+Options:
+  --version  print the version
+  --help     print this help
+
+Exit codes: 0 done, 1 the API refused or could not be reached, 2 bad usage.`;
+
+type Out = { out: (text: string) => void; err: (text: string) => void };
+
+function parse(args: string[], options: NonNullable<ParseArgsConfig["options"]>) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Record<
+      string,
+      string | boolean | undefined
+    >;
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/\. To specify a positional.*$/s, ""));
+  }
+}
+
+function required(values: Record<string, string | boolean | undefined>, name: string): string {
+  const value = values[name];
+  if (typeof value !== "string" || value === "") throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function apiUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--api must be an http(s) URL, got "${value}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UsageError(`--api must be an http(s) URL, got "${value}"`);
+  }
+  return url.toString().replace(/\/$/, "");
+}
+
+function integer(value: string | boolean | undefined, name: string, min: number, max: number, fallback?: number) {
+  if (value === undefined && fallback !== undefined) return fallback;
+  const number = Number(value);
+  if (typeof value !== "string" || !/^\d+$/.test(value) || number < min || number > max) {
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got "${String(value ?? "")}"`);
+  }
+  return number;
+}
+
+const fleetOptions = {
+  api: { type: "string" },
+  "provisioning-key": { type: "string" },
+  fleet: { type: "string" },
+  "device-type": { type: "string" },
+} as const;
+
+async function register(args: string[], io: Out) {
+  const values = parse(args, { ...fleetOptions, state: { type: "string" } });
+  const url = apiUrl(required(values, "api"));
+  const provisioningKey = required(values, "provisioning-key");
+  const fleetId = integer(required(values, "fleet"), "fleet", 1, 2 ** 31 - 1);
+  const stateFile = path.resolve((values.state as string | undefined) ?? DEFAULT_STATE_FILE);
+  const deviceType = (values["device-type"] as string | undefined) ?? "raspberrypi4-64";
+  const previous = readIdentity(stateFile);
+  if (previous && (previous.apiUrl !== url || previous.fleetId !== fleetId)) {
+    throw new UsageError(
+      `${stateFile} holds a device of fleet ${previous.fleetId} at ${previous.apiUrl}; use another --state file`,
+    );
+  }
+  const http = createHttp({ connections: 2 });
+  try {
+    const network = readNetwork();
+    // Registering again keeps the uuid and key: the API answers 409 and the key exchange follows.
+    const identity = await registerDevice(http, {
+      apiUrl: url,
+      provisioningKey,
+      fleetId,
+      deviceType,
+      ...(previous ? { uuid: previous.uuid, deviceKey: previous.deviceKey, deviceId: previous.deviceId } : {}),
+      supervisorVersion: REAL_SUPERVISOR_VERSION,
+      ...(readOsVersion() ? { osVersion: readOsVersion() as string } : {}),
+      ...(network.mac_address ? { macAddress: network.mac_address } : {}),
+    });
+    writeIdentity(stateFile, identity);
+    io.out(
+      `registered device ${identity.uuid} (id ${identity.deviceId}) in fleet ${fleetId}; identity in ${stateFile}`,
+    );
+  } finally {
+    await http.close();
+  }
+}
+
+function waitForSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const done = (signal: string) => {
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+      resolve(signal);
+    };
+    const onInt = () => done("SIGINT");
+    const onTerm = () => done("SIGTERM");
+    process.once("SIGINT", onInt);
+    process.once("SIGTERM", onTerm);
+  });
+}
+
+async function run(args: string[], io: Out) {
+  const values = parse(args, {
+    state: { type: "string" },
+    "allow-reboot": { type: "boolean" },
+    "report-interval-ms": { type: "string" },
+  });
+  const stateFile = path.resolve((values.state as string | undefined) ?? DEFAULT_STATE_FILE);
+  const identity = readIdentity(stateFile);
+  if (!identity) throw new UsageError(`no device identity in ${stateFile}: run flotilla-agent register first`);
+  const interval = integer(values["report-interval-ms"], "report-interval-ms", 1000, 3_600_000, 10_000);
+  const http = createHttp({ connections: 4 });
+  const host = new RealHost({ allowReboot: values["allow-reboot"] === true, print: io.out });
+  const lastProblem = new Map<string, string>();
+  const device = new DeviceRuntime({
+    http,
+    identity,
+    host,
+    reportIntervalMs: interval,
+    onProblem: (kind, message) => {
+      // Say each problem once until it changes, not on every retry.
+      if (lastProblem.get(kind) === message) return;
+      lastProblem.set(kind, message);
+      io.err(`flotilla-agent: ${kind}: ${message}`);
+    },
+  });
+  device.start();
+  io.out(
+    `device ${identity.uuid} running against ${identity.apiUrl} (reports every ${interval / 1000} s` +
+      `${values["allow-reboot"] ? ", reboot allowed" : ""}; update lock file ${DEFAULT_UPDATE_LOCK})`,
+  );
+  const signal = await waitForSignal();
+  io.out(`${signal}: stopping`);
+  await device.shutdown();
+  await http.close();
+}
+
+async function simulate(args: string[], io: Out) {
+  const values = parse(args, {
+    ...fleetOptions,
+    count: { type: "string" },
+    "interval-ms": { type: "string" },
+    "state-dir": { type: "string" },
+    "update-lock-ratio": { type: "string" },
+  });
+  const url = apiUrl(required(values, "api"));
+  const provisioningKey = required(values, "provisioning-key");
+  const fleetId = integer(required(values, "fleet"), "fleet", 1, 2 ** 31 - 1);
+  const count = integer(required(values, "count"), "count", 1, 10_000);
+  const intervalMs = integer(values["interval-ms"], "interval-ms", 500, 3_600_000, 10_000);
+  const ratioText = values["update-lock-ratio"] as string | undefined;
+  const updateLockRatio = ratioText === undefined ? 0 : Number(ratioText);
+  if (!Number.isFinite(updateLockRatio) || updateLockRatio < 0 || updateLockRatio > 1) {
+    throw new UsageError(`--update-lock-ratio must be a number from 0 to 1, got "${ratioText}"`);
+  }
+  const controller = new AbortController();
+  io.out(`registering ${count} simulated device(s) in fleet ${fleetId} at ${url} …`);
+  const simulator = await startSimulator({
+    apiUrl: url,
+    provisioningKey,
+    fleetId,
+    count,
+    intervalMs,
+    deviceType: (values["device-type"] as string | undefined) ?? "raspberrypi4-64",
+    ...(values["state-dir"] ? { stateDir: path.resolve(values["state-dir"] as string) } : {}),
+    updateLockRatio,
+    signal: controller.signal,
+    log: io.err,
+  });
+  io.out(`${count} simulated device(s) running; Ctrl-C stops them`);
+  for (const device of simulator.devices.slice(0, 20)) io.out(`  ${device.uuid} (id ${device.deviceId})`);
+  if (simulator.devices.length > 20) io.out(`  … and ${simulator.devices.length - 20} more`);
+  const signal = await waitForSignal();
+  io.out(`${signal}: stopping the simulated devices`);
+  await simulator.stop();
+  const s = simulator.stats;
+  io.out(`${s.reports} reports, ${s.polls} polls (${s.notModified} unchanged), ${s.actions} actions answered`);
+}
+
+/** Runs the command line; answers the exit code. Expected failures print one line, no stack. */
+export async function main(argv: string[], io: Out): Promise<number> {
+  const [command, ...args] = argv;
+  try {
+    switch (command) {
+      case "--version":
+        io.out(APP_VERSION);
+        return 0;
+      case undefined:
+      case "--help":
+      case "help":
+        io.out(USAGE);
+        return 0;
+      case "register":
+        await register(args, io);
+        return 0;
+      case "run":
+        await run(args, io);
+        return 0;
+      case "simulate":
+        await simulate(args, io);
+        return 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`flotilla-agent: ${error.message}`);
+      if (error.exitCode === 2) io.err('Run "flotilla-agent --help" for the commands and options.');
+      return error.exitCode;
+    }
+    if (error instanceof ApiError) {
+      io.err(`flotilla-agent: ${error.message}`);
+      return 1;
+    }
+    io.err(`flotilla-agent: unexpected failure: ${describe(error)}`);
+    if (error instanceof Error && error.stack) io.err(error.stack);
+    return 1;
+  }
+}

@@ -1,0 +1,234 @@
+import { type ActionAnswer, CloudlinkClient } from "./protocol/cloudlink.ts";
+import { describe, type Http } from "./protocol/http.ts";
+import { type LogLine, LogStream } from "./protocol/log-stream.ts";
+import type { Identity } from "./protocol/register.ts";
+import { type CurrentState, StateReporter } from "./protocol/state-report.ts";
+import { pollIntervalOf, type TargetState, TargetStateClient } from "./protocol/target-state.ts";
+import { type Clock, jittered, type Random, systemClock } from "./protocol/timing.ts";
+
+/** What runs on the device: the real host or a simulated one. */
+export type DeviceHost = {
+  /** The fields of the next state report (the reporter sends only what changed). */
+  currentState(now: number): CurrentState;
+  /** A new target state arrived (200, not 304). */
+  targetChanged?(state: TargetState): void;
+  /** A cloudlink action; the device runtime is there for reboots, polls and logs. */
+  handle(action: string, data: Record<string, unknown>, device: DeviceRuntime): Promise<ActionAnswer> | ActionAnswer;
+  /** Before each regular report (a simulated device moves on a tick here). */
+  beforeReport?(device: DeviceRuntime): void;
+  /** The delay to the next report, when the host wants it sooner than the interval. */
+  nextReportInMs?(intervalMs: number): number;
+};
+
+/** Counters shared by all devices of a process (the benchmark and the simulator read them). */
+export type DeviceStats = {
+  reports: number;
+  reportErrors: number;
+  lateReports: number;
+  polls: number;
+  notModified: number;
+  pollErrors: number;
+  cloudlinkConnects: number;
+  cloudlinkDrops: number;
+  actions: number;
+  logLines: number;
+};
+
+export const newStats = (): DeviceStats => ({
+  reports: 0,
+  reportErrors: 0,
+  lateReports: 0,
+  polls: 0,
+  notModified: 0,
+  pollErrors: 0,
+  cloudlinkConnects: 0,
+  cloudlinkDrops: 0,
+  actions: 0,
+  logLines: 0,
+});
+
+export type DeviceRuntimeOptions = {
+  http: Http;
+  identity: Identity;
+  host: DeviceHost;
+  reportIntervalMs: number;
+  clock?: Clock;
+  random?: Random;
+  stats?: DeviceStats;
+  /** Where problems go (the simulator folds them per kind, real mode prints them). */
+  onProblem?: (kind: "report" | "poll" | "logs" | "cloudlink", message: string) => void;
+  /** Log streams of simulated devices end sooner so 1,000 devices do not hold 1,000 requests. */
+  logIdleMs?: number;
+  /** A report starting this much after it was due counts as late. */
+  lateAfterMs?: number;
+};
+
+/**
+ * One device speaking the protocol: target-state polls (ETag, config interval ± 10 %), state
+ * reports every `reportIntervalMs`, the log stream and the cloudlink socket. Real and simulated
+ * devices share it; only the host differs.
+ */
+export class DeviceRuntime {
+  readonly identity: Identity;
+  readonly logs: LogStream;
+  readonly cloudlink: CloudlinkClient;
+  readonly targetClient: TargetStateClient;
+  readonly reporter: StateReporter;
+  readonly stats: DeviceStats;
+  private readonly clock: Clock;
+  private readonly random: Random;
+  private pollTimer: unknown = null;
+  private reportTimer: unknown = null;
+  private reportDueAt = 0;
+  private reporting = false;
+  private reportAgain = false;
+  private polling = false;
+  online = false;
+
+  constructor(private readonly options: DeviceRuntimeOptions) {
+    this.identity = options.identity;
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    this.stats = options.stats ?? newStats();
+    const { http, identity } = options;
+    this.targetClient = new TargetStateClient(http, identity.apiUrl, identity.uuid, identity.deviceKey);
+    this.reporter = new StateReporter(http, identity.apiUrl, identity.uuid, identity.deviceKey);
+    this.logs = new LogStream({
+      http,
+      apiUrl: identity.apiUrl,
+      uuid: identity.uuid,
+      deviceKey: identity.deviceKey,
+      clock: this.clock,
+      idleMs: options.logIdleMs ?? 30_000,
+      onError: (message) => options.onProblem?.("logs", message),
+    });
+    this.cloudlink = new CloudlinkClient({
+      apiUrl: identity.apiUrl,
+      deviceKey: identity.deviceKey,
+      clock: this.clock,
+      random: this.random,
+      handler: (action, data) => {
+        this.stats.actions += 1;
+        return options.host.handle(action, data, this);
+      },
+      onConnected: () => {
+        this.stats.cloudlinkConnects += 1;
+      },
+      onDisconnected: (reason) => {
+        this.stats.cloudlinkDrops += 1;
+        options.onProblem?.("cloudlink", reason);
+      },
+    });
+  }
+
+  get target(): TargetState | null {
+    return this.targetClient.state;
+  }
+
+  /** Connects and starts the loops; the first poll and report go out at once or after `firstReportInMs`. */
+  start(options: { firstReportInMs?: number } = {}) {
+    if (this.online) return;
+    this.online = true;
+    this.cloudlink.start();
+    this.schedulePoll(0);
+    this.scheduleReport(options.firstReportInMs ?? 0);
+  }
+
+  /** Closes the socket and stops polling and reporting (reboot, shutdown, the end). */
+  stop() {
+    this.online = false;
+    this.cloudlink.stop();
+    if (this.pollTimer !== null) this.clock.clearTimeout(this.pollTimer);
+    if (this.reportTimer !== null) this.clock.clearTimeout(this.reportTimer);
+    this.pollTimer = null;
+    this.reportTimer = null;
+  }
+
+  async shutdown() {
+    this.stop();
+    await this.logs.stop();
+  }
+
+  log(line: Omit<LogLine, "timestamp"> & { timestamp?: number }) {
+    this.stats.logLines += 1;
+    this.logs.push({ ...line, timestamp: line.timestamp ?? this.clock.now() });
+  }
+
+  /** Polls the target state now (the `update` action). */
+  pollNow() {
+    this.schedulePoll(0);
+  }
+
+  /** Reports now (a status change), keeping the cadence of the next regular report. */
+  reportNow() {
+    if (!this.online) return;
+    void this.report(false);
+  }
+
+  private schedulePoll(ms: number) {
+    if (this.pollTimer !== null) this.clock.clearTimeout(this.pollTimer);
+    this.pollTimer = this.clock.setTimeout(() => {
+      this.pollTimer = null;
+      void this.poll();
+    }, ms);
+  }
+
+  private async poll() {
+    if (!this.online || this.polling) return;
+    this.polling = true;
+    try {
+      const { state, changed } = await this.targetClient.fetch();
+      this.stats.polls += 1;
+      if (!changed) this.stats.notModified += 1;
+      else if (state) this.options.host.targetChanged?.(state);
+    } catch (error) {
+      this.stats.pollErrors += 1;
+      this.options.onProblem?.("poll", describe(error));
+    } finally {
+      this.polling = false;
+    }
+    if (this.online && this.pollTimer === null) {
+      this.schedulePoll(jittered(pollIntervalOf(this.targetClient.state), this.random));
+    }
+  }
+
+  private scheduleReport(ms: number) {
+    if (this.reportTimer !== null) this.clock.clearTimeout(this.reportTimer);
+    this.reportDueAt = this.clock.now() + ms;
+    this.reportTimer = this.clock.setTimeout(() => {
+      this.reportTimer = null;
+      void this.report(true);
+    }, ms);
+  }
+
+  private async report(regular: boolean) {
+    if (regular) {
+      const interval = this.options.reportIntervalMs;
+      const late = this.clock.now() - this.reportDueAt;
+      if (late > (this.options.lateAfterMs ?? Math.min(1000, interval / 10))) this.stats.lateReports += 1;
+      // ± 10 % keeps the reports of many devices from bunching up.
+      if (this.online)
+        this.scheduleReport(this.options.host.nextReportInMs?.(interval) ?? jittered(interval, this.random));
+    }
+    if (!this.online) return;
+    if (regular) this.options.host.beforeReport?.(this);
+    if (this.reporting) {
+      this.reportAgain = true;
+      return;
+    }
+    this.reporting = true;
+    try {
+      const sent = await this.reporter.report(this.options.host.currentState(this.clock.now()));
+      if (Object.keys(sent).length > 0) this.stats.reports += 1;
+    } catch (error) {
+      this.stats.reportErrors += 1;
+      this.options.onProblem?.("report", describe(error));
+    } finally {
+      this.reporting = false;
+    }
+    if (this.reportAgain) {
+      this.reportAgain = false;
+      void this.report(false);
+    }
+  }
+}

@@ -1,0 +1,146 @@
+import type { DeviceHost, DeviceRuntime } from "../device.ts";
+import { type ActionAnswer, failure, locked, ok } from "../protocol/cloudlink.ts";
+import type { CurrentState } from "../protocol/state-report.ts";
+import type { TargetState } from "../protocol/target-state.ts";
+import type { Clock } from "../protocol/timing.ts";
+import { FAST_TICK_MS, type SimulatedDevice } from "./model.ts";
+
+export type SimulatedHostOptions = {
+  model: SimulatedDevice;
+  clock: Clock;
+  /** How long a reboot keeps the device away (default 5–10 s). */
+  rebootMs?: () => number;
+  /** Chance per report that the cloudlink socket drops (a flaky network). */
+  disconnectChance?: number;
+};
+
+const serviceIds = new Map<string, number>();
+const serviceId = (name: string) => {
+  let id = serviceIds.get(name);
+  if (id === undefined) {
+    id = serviceIds.size + 1;
+    serviceIds.set(name, id);
+  }
+  return id;
+};
+
+/**
+ * A simulated device behind the protocol runtime: ticks its model on each report, writes its
+ * services' log lines, drops its socket now and then and answers every action, reboot and
+ * shutdown included.
+ */
+export class SimulatedHost implements DeviceHost {
+  readonly model: SimulatedDevice;
+  private readonly clock: Clock;
+  blinks = 0;
+
+  constructor(private readonly options: SimulatedHostOptions) {
+    this.model = options.model;
+    this.clock = options.clock;
+  }
+
+  currentState(): CurrentState {
+    return this.model.report();
+  }
+
+  /** Before each regular report the model moves on and the services log. */
+  beforeReport(device: DeviceRuntime) {
+    for (const line of this.model.tick()) {
+      device.log({
+        message: line.message,
+        isSystem: line.isSystem ?? false,
+        ...(line.service ? { serviceId: serviceId(line.service) } : {}),
+      });
+    }
+    const chance = this.options.disconnectChance ?? 0;
+    if (chance > 0 && device.cloudlink.connected && this.model.random() < chance) device.cloudlink.drop();
+  }
+
+  targetChanged(state: TargetState) {
+    this.model.targetChanged(state);
+  }
+
+  nextReportInMs(intervalMs: number): number {
+    return this.model.busy ? Math.min(intervalMs, FAST_TICK_MS) : intervalMs;
+  }
+
+  handle(action: string, data: Record<string, unknown>, device: DeviceRuntime): ActionAnswer {
+    const force = data.force === true;
+    const isLocked = this.model.updateLock && !force;
+    switch (action) {
+      case "blink":
+        this.blinks += 1;
+        device.log({ message: "Blinking", isSystem: true });
+        return ok();
+      case "restart":
+      case "purge":
+        if (isLocked) return locked();
+        device.log({ message: action === "restart" ? "Restarting services" : "Purging data", isSystem: true });
+        this.model.stoppedServices.clear();
+        return ok();
+      case "reboot":
+        if (isLocked) return locked();
+        this.reboot(device);
+        return ok();
+      case "shutdown":
+        if (isLocked) return locked();
+        this.shutdown(device);
+        return ok();
+      case "update":
+        if (isLocked) return locked();
+        if (force) this.model.forceUpdate = true;
+        device.pollNow();
+        return ok();
+      case "device":
+        return { status: 200, body: this.model.supervisorState() };
+      case "start-service":
+      case "stop-service":
+      case "restart-service": {
+        if (isLocked) return locked();
+        const name = typeof data.serviceName === "string" ? data.serviceName : null;
+        const services = name ? [name] : this.model.services;
+        if (name && !this.model.services.includes(name)) return failure(404, `Service not found: ${name}`);
+        for (const service of services) {
+          if (action === "stop-service") this.model.stoppedServices.add(service);
+          else this.model.stoppedServices.delete(service);
+          device.log({ message: `${action.replace("-service", "")}ed service ${service}`, isSystem: true });
+        }
+        device.reportNow();
+        return ok();
+      }
+      default:
+        return failure(400, `Unsupported action: ${action}`);
+    }
+  }
+
+  private reboot(device: DeviceRuntime) {
+    const rebootMs = this.options.rebootMs?.() ?? 5000 + Math.floor(this.model.random() * 5000);
+    device.log({ message: "Rebooting", isSystem: true });
+    this.model.reboot(this.clock.now(), rebootMs);
+    // The answer goes out first, then the Rebooting report, then the device is gone.
+    this.clock.setTimeout(() => {
+      device.reportNow();
+      this.clock.setTimeout(() => {
+        device.stop();
+        this.model.phase = "rebooting";
+        this.clock.setTimeout(() => {
+          this.model.bootUp();
+          device.log({ message: "Device booted", isSystem: true });
+          device.start();
+        }, rebootMs);
+      }, 300);
+    }, 50);
+  }
+
+  private shutdown(device: DeviceRuntime) {
+    device.log({ message: "Shutting down", isSystem: true });
+    this.model.shutDown();
+    this.clock.setTimeout(() => {
+      device.reportNow();
+      this.clock.setTimeout(() => {
+        device.stop();
+        this.model.phase = "off";
+      }, 300);
+    }, 50);
+  }
+}

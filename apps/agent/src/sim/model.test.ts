@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import type { TargetState } from "../protocol/target-state.ts";
+import { seeded } from "../testing/fake-clock.ts";
+import { CPU, drift, SimulatedDevice, TEMP } from "./model.ts";
+
+const target = (commit: string, services = ["main", "worker"]): TargetState => ({
+  name: "dev",
+  config: {},
+  apps: {
+    fleetuuid: {
+      id: 1,
+      name: "fleet",
+      class: "fleet",
+      releases: { [commit]: { id: 1, services: Object.fromEntries(services.map((s, i) => [s, { id: i + 1 }])) } },
+    },
+  },
+});
+
+const status = (device: SimulatedDevice) => {
+  const r = device.report();
+  return [r.provisioning_state, r.provisioning_progress, r.status, r.update_status, r.download_progress];
+};
+
+describe("metrics drift", () => {
+  it("stays within bounds over a long run and wanders", () => {
+    const random = seeded(11);
+    let cpu = 50;
+    let temp = 50;
+    const seen = new Set<number>();
+    for (let i = 0; i < 5000; i++) {
+      cpu = drift(cpu, CPU, random);
+      temp = drift(temp, TEMP, random);
+      expect(cpu).toBeGreaterThanOrEqual(CPU.min);
+      expect(cpu).toBeLessThanOrEqual(CPU.max);
+      expect(temp).toBeGreaterThanOrEqual(TEMP.min);
+      expect(temp).toBeLessThanOrEqual(TEMP.max);
+      seen.add(Math.round(cpu / 10));
+    }
+    expect(seen.size).toBeGreaterThan(3);
+  });
+
+  it("a simulated device's reported metrics stay plausible", () => {
+    const device = new SimulatedDevice({ uuid: "a".repeat(32), random: seeded(5), provisioned: true });
+    for (let i = 0; i < 5000; i++) {
+      device.tick();
+      const r = device.report();
+      expect(r.cpu_usage).toBeGreaterThanOrEqual(1);
+      expect(r.cpu_usage).toBeLessThanOrEqual(100);
+      expect(r.cpu_temp).toBeGreaterThanOrEqual(30);
+      expect(r.cpu_temp).toBeLessThanOrEqual(85);
+      expect(r.memory_usage).toBeLessThanOrEqual(r.memory_total as number);
+      expect(r.memory_usage).toBeGreaterThan(0);
+      expect(r.storage_usage).toBeLessThanOrEqual(r.storage_total as number);
+    }
+  });
+});
+
+describe("simulated device states", () => {
+  it("provisions: configuring with progress → post-provisioning → operational", () => {
+    const device = new SimulatedDevice({ uuid: "b".repeat(32), random: seeded(1) });
+    const seen = [status(device)];
+    for (let i = 0; i < 6; i++) {
+      device.tick();
+      seen.push(status(device));
+    }
+    expect(seen).toEqual([
+      ["Configuring", 10, "Idle", "idle", null],
+      ["Configuring", 35, "Idle", "idle", null],
+      ["Configuring", 60, "Idle", "idle", null],
+      ["Configuring", 85, "Idle", "idle", null],
+      ["Post-Provisioning", 95, "Idle", "idle", null],
+      ["", null, "Idle", "idle", null],
+      ["", null, "Idle", "idle", null],
+    ]);
+    expect(device.phase).toBe("operational");
+  });
+
+  it("updates to a new target release with download progress, then runs it", () => {
+    const device = new SimulatedDevice({ uuid: "c".repeat(32), random: seeded(2), provisioned: true });
+    device.targetChanged(target("1111111aaaa"));
+    const progress: (number | null | undefined)[] = [];
+    const statuses: string[] = [];
+    for (let i = 0; i < 12 && device.currentCommit === null; i++) {
+      device.tick();
+      const r = device.report();
+      progress.push(r.download_progress);
+      statuses.push(`${r.status}/${r.update_status}`);
+    }
+    expect(device.currentCommit).toBe("1111111aaaa");
+    expect(statuses[0]).toBe("Downloading/downloading");
+    expect(statuses).toContain("Installing/downloaded");
+    expect(statuses).toContain("Starting/applying changes");
+    expect(statuses.at(-1)).toBe("Idle/done");
+    const numbers = progress.filter((p): p is number => typeof p === "number");
+    expect(numbers[0]).toBe(0);
+    expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
+    expect(numbers.at(-1)).toBe(100);
+    expect(progress.at(-1)).toBeNull();
+    const report = device.report();
+    expect(report.apps?.fleetuuid?.release_uuid).toBe("1111111aaaa");
+    expect(Object.keys(report.apps?.fleetuuid?.releases["1111111aaaa"]?.services ?? {})).toEqual(["main", "worker"]);
+    expect(device.supervisorState()).toMatchObject({ commit: "1111111aaaa", update_pending: false });
+  });
+
+  it("holds a downloaded update while the update lock is held, until forced", () => {
+    const device = new SimulatedDevice({
+      uuid: "d".repeat(32),
+      random: seeded(3),
+      provisioned: true,
+      updateLock: true,
+    });
+    device.targetChanged(target("2222222bbbb"));
+    for (let i = 0; i < 20; i++) device.tick();
+    expect(device.currentCommit).toBeNull();
+    expect(device.report().update_status).toBe("downloaded");
+    expect(device.supervisorState()).toMatchObject({ update_pending: true, update_downloaded: true });
+    expect(device.busy).toBe(false);
+    device.forceUpdate = true;
+    for (let i = 0; i < 3; i++) device.tick();
+    expect(device.currentCommit).toBe("2222222bbbb");
+  });
+
+  it("is silent while rebooting or off", () => {
+    const device = new SimulatedDevice({ uuid: "e".repeat(32), random: seeded(4), provisioned: true });
+    device.phase = "off";
+    const before = device.report();
+    expect(device.tick()).toEqual([]);
+    expect(device.report()).toEqual(before);
+  });
+});

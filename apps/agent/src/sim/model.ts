@@ -1,0 +1,300 @@
+import type { AppReport, CurrentState } from "../protocol/state-report.ts";
+import { type TargetState, targetRelease } from "../protocol/target-state.ts";
+import type { Random } from "../protocol/timing.ts";
+
+export const SUPERVISOR_VERSION = "16.7.0";
+export const OS_VERSION = "balenaOS 6.1.0";
+
+/** A bounded random walk pulled back towards `mean`: metrics that drift but stay plausible. */
+export function drift(
+  value: number,
+  options: { mean: number; min: number; max: number; step: number },
+  random: Random,
+) {
+  const pull = (options.mean - value) * 0.1;
+  const next = value + pull + (random() * 2 - 1) * options.step;
+  return Math.min(options.max, Math.max(options.min, next));
+}
+
+export const CPU = { mean: 22, min: 1, max: 100, step: 8 };
+export const TEMP = { mean: 52, min: 30, max: 85, step: 1.5 };
+
+export type Phase = "configuring" | "post-provisioning" | "operational" | "rebooting" | "off";
+
+/** Steps of provisioning: progress per step; a step lasts one fast tick. */
+const CONFIGURING_STEPS = [10, 35, 60, 85];
+export const FAST_TICK_MS = 3000;
+
+const SERVICE_LINES = [
+  "GET /health 200 2ms",
+  "sensor reading: temperature=%t humidity=%h",
+  "published 12 measurements to broker",
+  "connected to mqtt://broker:1883",
+  "cache hit ratio 0.%r",
+  "worker heartbeat ok",
+  "POST /api/readings 201 14ms",
+  "rotated log file",
+];
+
+export type SimulatedDeviceOptions = {
+  uuid: string;
+  random: Random;
+  /** Registered before (a restart of the simulator): skips provisioning. */
+  provisioned?: boolean;
+  updateLock?: boolean;
+  index?: number;
+};
+
+/**
+ * The state of one simulated device, advanced by `tick()`: provisioning (configuring →
+ * post-provisioning → operational), drifting metrics, updates with download progress when the
+ * target release changes (held at "downloaded" while an update lock is held, unless forced),
+ * reboots and shutdowns. Pure: the runtime around it does the talking.
+ */
+export class SimulatedDevice {
+  phase: Phase;
+  private step = 0;
+  status = "Idle";
+  cpu: number;
+  temp: number;
+  readonly memoryTotal: number;
+  memoryUsed: number;
+  readonly storageTotal: number;
+  storageUsed: number;
+  readonly ipAddress: string;
+  readonly macAddress: string;
+  appUuid: string | null = null;
+  currentCommit: string | null = null;
+  targetCommit: string | null = null;
+  targetServices: string[] = [];
+  downloadProgress: number | null = null;
+  updateStatus = "idle";
+  updateLock: boolean;
+  forceUpdate = false;
+  rebootUntil = 0;
+  stoppedServices = new Set<string>();
+  readonly random: Random;
+
+  constructor(options: SimulatedDeviceOptions) {
+    this.random = options.random;
+    const r = this.random;
+    this.phase = options.provisioned ? "operational" : "configuring";
+    this.updateLock = options.updateLock ?? false;
+    this.cpu = 10 + r() * 30;
+    this.temp = 42 + r() * 15;
+    this.memoryTotal = r() < 0.5 ? 3794 : 7812;
+    this.memoryUsed = this.memoryTotal * (0.2 + r() * 0.3);
+    this.storageTotal = r() < 0.5 ? 29_542 : 59_300;
+    this.storageUsed = this.storageTotal * (0.1 + r() * 0.3);
+    const index = options.index ?? Math.floor(r() * 60_000);
+    this.ipAddress = `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${(index & 255) + 1}`;
+    this.macAddress = `02:${options.uuid.slice(0, 10).replace(/(..)(?!$)/g, "$1:")}`;
+  }
+
+  get services(): string[] {
+    return this.targetServices.length > 0 ? this.targetServices : ["main"];
+  }
+
+  /** Whether the device needs quick successive reports (provisioning, updating). */
+  get busy(): boolean {
+    return (
+      this.phase === "configuring" ||
+      this.phase === "post-provisioning" ||
+      (this.targetCommit !== null &&
+        this.targetCommit !== this.currentCommit &&
+        !(this.updateStatus === "downloaded" && this.updateLock && !this.forceUpdate))
+    );
+  }
+
+  targetChanged(state: TargetState) {
+    const { appUuid, commit, release } = targetRelease(state);
+    this.appUuid = appUuid;
+    this.targetCommit = commit;
+    this.targetServices = Object.keys(release?.services ?? {});
+  }
+
+  /** Advances one tick; answers log lines the services wrote meanwhile. */
+  tick(): { message: string; service?: string; isSystem?: boolean }[] {
+    const r = this.random;
+    const lines: { message: string; service?: string; isSystem?: boolean }[] = [];
+    if (this.phase === "off" || this.phase === "rebooting") return lines;
+    this.cpu = drift(this.cpu, CPU, r);
+    // Temperature follows the load a little.
+    this.temp = drift(this.temp, { ...TEMP, mean: TEMP.mean + (this.cpu - CPU.mean) * 0.2 }, r);
+    this.memoryUsed = drift(
+      this.memoryUsed,
+      {
+        mean: this.memoryTotal * 0.45,
+        min: this.memoryTotal * 0.1,
+        max: this.memoryTotal * 0.95,
+        step: this.memoryTotal * 0.02,
+      },
+      r,
+    );
+    // Storage creeps up (logs, data) and is cleaned now and then.
+    this.storageUsed = Math.min(this.storageTotal * 0.95, this.storageUsed + r() * 5);
+    if (r() < 0.002) this.storageUsed = Math.max(this.storageTotal * 0.05, this.storageUsed * 0.8);
+
+    if (this.phase === "configuring") {
+      this.step += 1;
+      if (this.step >= CONFIGURING_STEPS.length) {
+        this.phase = "post-provisioning";
+        lines.push({ message: "Device provisioned, applying post-provisioning configuration", isSystem: true });
+      }
+      return lines;
+    }
+    if (this.phase === "post-provisioning") {
+      this.phase = "operational";
+      this.step = 0;
+      lines.push({ message: "Supervisor started", isSystem: true });
+      return lines;
+    }
+    this.advanceUpdate(lines);
+    if (this.currentCommit !== null || this.targetCommit === null) {
+      for (const service of this.services) {
+        if (this.stoppedServices.has(service) || r() > 0.35) continue;
+        lines.push({ message: this.serviceLine(), service });
+      }
+    }
+    return lines;
+  }
+
+  private serviceLine() {
+    const r = this.random;
+    const template = SERVICE_LINES[Math.floor(r() * SERVICE_LINES.length)] ?? "ok";
+    return template
+      .replace("%t", (18 + r() * 8).toFixed(1))
+      .replace("%h", String(Math.round(35 + r() * 30)))
+      .replace("%r", String(Math.round(r() * 99)).padStart(2, "0"));
+  }
+
+  private advanceUpdate(lines: { message: string; service?: string; isSystem?: boolean }[]) {
+    if (this.targetCommit === null || this.targetCommit === this.currentCommit) return;
+    const r = this.random;
+    switch (this.updateStatus) {
+      case "idle":
+      case "done":
+      case "aborted":
+      case "rejected":
+        this.updateStatus = "downloading";
+        this.status = "Downloading";
+        this.downloadProgress = 0;
+        lines.push({ message: `Downloading release ${this.targetCommit.slice(0, 7)}`, isSystem: true });
+        return;
+      case "downloading":
+        this.downloadProgress = Math.min(100, (this.downloadProgress ?? 0) + 20 + Math.round(r() * 20));
+        if (this.downloadProgress >= 100) {
+          this.updateStatus = "downloaded";
+          this.status = "Installing";
+        }
+        return;
+      case "downloaded":
+        if (this.updateLock && !this.forceUpdate) {
+          if (this.status !== "Idle") lines.push({ message: "Updates are locked, waiting", isSystem: true });
+          this.status = "Idle";
+          return;
+        }
+        this.updateStatus = "applying changes";
+        this.status = "Starting";
+        lines.push({ message: "Applying changes", isSystem: true });
+        return;
+      default:
+        this.updateStatus = "done";
+        this.status = "Idle";
+        this.downloadProgress = null;
+        this.currentCommit = this.targetCommit;
+        this.forceUpdate = false;
+        this.stoppedServices.clear();
+        lines.push({ message: `Release ${this.targetCommit.slice(0, 7)} is running`, isSystem: true });
+    }
+  }
+
+  /** Reboot: reports Rebooting, then is gone for `forMs`. */
+  reboot(now: number, forMs: number) {
+    this.status = "Rebooting";
+    this.rebootUntil = now + forMs;
+  }
+
+  /** After the reboot: back with a fresh boot's load. */
+  bootUp() {
+    this.phase = this.phase === "rebooting" ? "operational" : this.phase;
+    this.status = "Idle";
+    this.cpu = 35;
+    this.stoppedServices.clear();
+  }
+
+  shutDown() {
+    this.status = "Shutting down";
+  }
+
+  report(): CurrentState {
+    const provisioning = this.phase === "configuring" || this.phase === "post-provisioning";
+    const state: CurrentState = {
+      status: this.status,
+      os_version: OS_VERSION,
+      os_variant: "prod",
+      supervisor_version: SUPERVISOR_VERSION,
+      ip_address: this.ipAddress,
+      mac_address: this.macAddress,
+      api_port: 48484,
+      cpu_usage: Math.round(this.cpu),
+      cpu_temp: Math.round(this.temp),
+      memory_usage: Math.round(this.memoryUsed),
+      memory_total: this.memoryTotal,
+      storage_usage: Math.round(this.storageUsed),
+      storage_total: this.storageTotal,
+      storage_block_device: "/dev/mmcblk0p6",
+      is_undervolted: false,
+      provisioning_state: this.phase === "configuring" ? "Configuring" : provisioning ? "Post-Provisioning" : "",
+      provisioning_progress: provisioning ? (CONFIGURING_STEPS[this.step] ?? 95) : null,
+      download_progress: this.downloadProgress,
+      update_status: this.updateStatus,
+    };
+    const apps = this.appsReport();
+    if (apps) state.apps = apps;
+    return state;
+  }
+
+  private appsReport(): Record<string, AppReport> | null {
+    if (!this.appUuid) return null;
+    const commit = this.targetCommit ?? this.currentCommit;
+    if (!commit) return { [this.appUuid]: { release_uuid: null, releases: {} } };
+    const services: AppReport["releases"][string]["services"] = {};
+    const updating = this.targetCommit !== this.currentCommit;
+    for (const name of this.services) {
+      services[name] = {
+        image: `${name}:${commit.slice(0, 7)}`,
+        status: updating
+          ? this.updateStatus === "downloading"
+            ? "Downloading"
+            : "Installing"
+          : this.stoppedServices.has(name)
+            ? "exited"
+            : "Running",
+        download_progress: updating ? this.downloadProgress : null,
+      };
+    }
+    return {
+      [this.appUuid]: {
+        release_uuid: this.currentCommit,
+        releases: { [commit]: { update_status: this.updateStatus, services } },
+      },
+    };
+  }
+
+  /** What the `device` action answers (the supervisor's state). */
+  supervisorState() {
+    return {
+      api_port: 48484,
+      ip_address: this.ipAddress,
+      commit: this.currentCommit,
+      status: this.status,
+      download_progress: this.downloadProgress,
+      os_version: OS_VERSION,
+      supervisor_version: SUPERVISOR_VERSION,
+      update_pending: this.targetCommit !== null && this.targetCommit !== this.currentCommit,
+      update_failed: false,
+      update_downloaded: this.updateStatus === "downloaded",
+    };
+  }
+}

@@ -1,0 +1,169 @@
+import path from "node:path";
+import { DeviceRuntime, type DeviceStats, newStats } from "../device.ts";
+import { ApiError, createHttp, type Http } from "../protocol/http.ts";
+import { type Identity, registerDevice } from "../protocol/register.ts";
+import { systemClock } from "../protocol/timing.ts";
+import { readSimulatedIdentities, writeJsonPrivate } from "../state-file.ts";
+import { SimulatedHost } from "./host.ts";
+import { OS_VERSION, SimulatedDevice, SUPERVISOR_VERSION } from "./model.ts";
+
+/**
+ * Where simulated devices stand. The device protocol carries no location (balena derives it
+ * from the public IP on the server side), so these are for whoever runs the simulator to set as
+ * the devices' custom location (the demo does it through the data API).
+ */
+export const SIMULATED_LOCATIONS = [
+  { city: "Amsterdam", latitude: 52.3676, longitude: 4.9041 },
+  { city: "Athens", latitude: 37.9838, longitude: 23.7275 },
+  { city: "Berlin", latitude: 52.52, longitude: 13.405 },
+  { city: "Lisbon", latitude: 38.7223, longitude: -9.1393 },
+  { city: "New York", latitude: 40.7128, longitude: -74.006 },
+  { city: "Seattle", latitude: 47.6062, longitude: -122.3321 },
+  { city: "São Paulo", latitude: -23.5505, longitude: -46.6333 },
+  { city: "Tokyo", latitude: 35.6762, longitude: 139.6503 },
+] as const;
+
+export type SimulatorOptions = {
+  apiUrl: string;
+  provisioningKey: string;
+  fleetId: number;
+  count: number;
+  /** The state report interval of each device (ms). */
+  intervalMs?: number;
+  deviceType?: string;
+  /** Keeps the devices' identities (`simulated-devices.json`) so a restart brings the same devices back. */
+  stateDir?: string;
+  signal?: AbortSignal;
+  /** Share of devices that hold an update lock (actions other than blink/device answer 423 unless forced). */
+  updateLockRatio?: number;
+  /** Chance per report that a device's cloudlink socket drops (default 0.002). */
+  disconnectChance?: number;
+  /** Registrations in flight at once. */
+  registerConcurrency?: number;
+  /** Where the simulator tells about problems (folded: one line per kind per 10 s). */
+  log?: (message: string) => void;
+  random?: () => number;
+  http?: Http;
+};
+
+export type SimulatedDeviceHandle = {
+  uuid: string;
+  deviceId: number;
+  location: (typeof SIMULATED_LOCATIONS)[number];
+  host: SimulatedHost;
+  runtime: DeviceRuntime;
+};
+
+export type Simulator = {
+  devices: SimulatedDeviceHandle[];
+  stats: DeviceStats;
+  /** Stops every device, ends the log streams and closes the sockets. */
+  stop(): Promise<void>;
+};
+
+/** Runs `count` simulated devices in this process; resolves once all are registered and started. */
+export async function startSimulator(options: SimulatorOptions): Promise<Simulator> {
+  if (!Number.isInteger(options.count) || options.count < 1) throw new ApiError("count must be at least 1", 0);
+  const random = options.random ?? Math.random;
+  const intervalMs = options.intervalMs ?? 10_000;
+  const deviceType = options.deviceType ?? "raspberrypi4-64";
+  const http = options.http ?? createHttp({ connections: Math.min(64, Math.max(4, Math.ceil(options.count / 16))) });
+  const ownHttp = !options.http;
+  const stats = newStats();
+  const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
+  const lastProblem = new Map<string, number>();
+  const problems = new Map<string, number>();
+  const onProblem = (kind: string, message: string) => {
+    const now = Date.now();
+    problems.set(kind, (problems.get(kind) ?? 0) + 1);
+    if (now - (lastProblem.get(kind) ?? 0) < 10_000) return;
+    lastProblem.set(kind, now);
+    const more = (problems.get(kind) ?? 1) - 1;
+    problems.set(kind, 0);
+    log(`simulator: ${kind}: ${message}${more > 0 ? ` (and ${more} more since the last notice)` : ""}`);
+  };
+
+  const stateFile = options.stateDir ? path.join(options.stateDir, "simulated-devices.json") : null;
+  const known = stateFile
+    ? readSimulatedIdentities(stateFile).filter(
+        (identity) => identity.apiUrl === options.apiUrl && identity.fleetId === options.fleetId,
+      )
+    : [];
+  const identities: { identity: Identity; provisioned: boolean }[] = known
+    .slice(0, options.count)
+    .map((identity) => ({ identity, provisioned: true }));
+
+  const missing = options.count - identities.length;
+  let failure: unknown = null;
+  let nextIndex = 0;
+  const registerOne = async () => {
+    while (nextIndex < missing && failure === null && !options.signal?.aborted) {
+      nextIndex += 1;
+      try {
+        const identity = await registerDevice(http, {
+          apiUrl: options.apiUrl,
+          provisioningKey: options.provisioningKey,
+          fleetId: options.fleetId,
+          deviceType,
+          supervisorVersion: SUPERVISOR_VERSION,
+          osVersion: OS_VERSION,
+          osVariant: "prod",
+        });
+        identities.push({ identity, provisioned: false });
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(missing, options.registerConcurrency ?? 16) }, registerOne));
+  if (stateFile)
+    writeJsonPrivate(stateFile, {
+      devices: [...known, ...identities.filter((i) => !i.provisioned).map((i) => i.identity)],
+    });
+  if (failure !== null) {
+    if (ownHttp) await http.close();
+    throw failure;
+  }
+
+  const devices = identities.map(({ identity, provisioned }, index): SimulatedDeviceHandle => {
+    const model = new SimulatedDevice({
+      uuid: identity.uuid,
+      random,
+      provisioned,
+      index,
+      updateLock: random() < (options.updateLockRatio ?? 0),
+    });
+    const host = new SimulatedHost({ model, clock: systemClock, disconnectChance: options.disconnectChance ?? 0.002 });
+    const runtime = new DeviceRuntime({
+      http,
+      identity,
+      host,
+      reportIntervalMs: intervalMs,
+      random,
+      stats,
+      onProblem,
+      logIdleMs: 1500,
+    });
+    const location = SIMULATED_LOCATIONS[index % SIMULATED_LOCATIONS.length] ?? SIMULATED_LOCATIONS[0];
+    return { uuid: identity.uuid, deviceId: identity.deviceId, location, host, runtime };
+  });
+  // Spread the first reports so 1,000 devices do not report in the same tick; new devices show
+  // up within seconds (they are provisioning), known ones anywhere within one interval.
+  devices.forEach((device, index) => {
+    const spread = identities[index]?.provisioned ? intervalMs : Math.min(intervalMs, 3000);
+    device.runtime.start({ firstReportInMs: Math.floor(random() * spread) });
+  });
+
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    options.signal?.removeEventListener("abort", onAbort);
+    await Promise.all(devices.map((device) => device.runtime.shutdown()));
+    if (ownHttp) await http.close();
+  };
+  const onAbort = () => void stop();
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  if (options.signal?.aborted) await stop();
+  return { devices, stats, stop };
+}

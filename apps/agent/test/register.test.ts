@@ -1,0 +1,164 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../src/cli.ts";
+import { ApiError, createHttp } from "../src/protocol/http.ts";
+import { registerDevice } from "../src/protocol/register.ts";
+import { apiWithFleet, type TestApp } from "./support.ts";
+
+/** Registration against the real API: POST /device/register and the 409 key exchange. */
+let t: TestApp;
+let fleet: { id: number };
+let provisioningKey: string;
+const http = createHttp({ connections: 2 });
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-agent-test-"));
+
+beforeAll(async () => {
+  ({ t, fleet, provisioningKey } = await apiWithFleet());
+});
+afterAll(async () => {
+  await http.close();
+  await t.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function deviceKeysOf(deviceId: number) {
+  const { rows } = await t.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM api_key k JOIN device d ON d.actor = k.is_of__actor WHERE d.id = $1`,
+    [deviceId],
+  );
+  return rows[0]?.n;
+}
+
+describe("registration", () => {
+  it("registers with a device key the device chose (32 random bytes, hex)", async () => {
+    const identity = await registerDevice(http, {
+      apiUrl: t.url,
+      provisioningKey,
+      fleetId: fleet.id,
+      deviceType: "raspberrypi4-64",
+      osVersion: "Debian 12",
+    });
+    expect(identity).toMatchObject({ apiUrl: t.url, fleetId: fleet.id, deviceType: "raspberrypi4-64" });
+    expect(identity.uuid).toMatch(/^[0-9a-f]{32}$/);
+    expect(identity.deviceKey).toMatch(/^[0-9a-f]{64}$/);
+    const { rows } = await t.db.query<{ id: number; os_version: string }>(
+      "SELECT id, os_version FROM device WHERE uuid = $1",
+      [identity.uuid],
+    );
+    expect(rows[0]).toEqual({ id: identity.deviceId, os_version: "Debian 12" });
+  });
+
+  it("a known uuid (409) is followed by the key exchange with the provisioning key", async () => {
+    const first = await registerDevice(http, {
+      apiUrl: t.url,
+      provisioningKey,
+      fleetId: fleet.id,
+      deviceType: "raspberrypi4-64",
+    });
+    // The device registers again with the uuid and id of its state file (and its old key).
+    const again = await registerDevice(http, {
+      apiUrl: t.url,
+      provisioningKey,
+      fleetId: fleet.id,
+      deviceType: "raspberrypi4-64",
+      uuid: first.uuid,
+      deviceKey: first.deviceKey,
+      deviceId: first.deviceId,
+    });
+    expect(again).toMatchObject({ uuid: first.uuid, deviceId: first.deviceId });
+    expect(again.deviceKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(again.deviceKey).not.toBe(first.deviceKey);
+    expect(await deviceKeysOf(first.deviceId)).toBe(2);
+  });
+
+  // The contract's look-up (GET /v7/device?$filter=uuid eq '…' with the device key, then the
+  // provisioning key) answers 401 for both kinds of key today: a 409 without a known id fails with
+  // a clear error until the data API lets those keys read that device.
+  it.todo("a 409 without a known device id looks the device up through /v7/device");
+
+  it("names the problem for a bad provisioning key or device type", async () => {
+    const base = { apiUrl: t.url, fleetId: fleet.id, deviceType: "raspberrypi4-64" };
+    const refused = await registerDevice(http, { ...base, provisioningKey: "nope" }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).status).toBe(401);
+    expect((refused as ApiError).message).toMatch(/^registration failed: 401/);
+    const badType = await registerDevice(http, { ...base, provisioningKey, deviceType: "toaster" }).catch(
+      (e: unknown) => e,
+    );
+    expect((badType as ApiError).message).toMatch(/registration failed: 400 .*toaster.*\(invalid_device_type\)/);
+    const unreachable = await registerDevice(http, { ...base, provisioningKey, apiUrl: "http://127.0.0.1:9" }).catch(
+      (e: unknown) => e,
+    );
+    expect((unreachable as ApiError).message).toMatch(/^cannot reach http:\/\/127.0.0.1:9: .*ECONNREFUSED/);
+  });
+});
+
+describe("flotilla-agent register", () => {
+  const cli = async (...argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await main(argv, { out: (s) => out.push(s), err: (s) => err.push(s) });
+    return { code, out: out.join("\n"), err: err.join("\n") };
+  };
+
+  it("writes the identity to the state file (0600) and registers again through the key exchange", async () => {
+    const state = path.join(dir, "agent.json");
+    const args = ["register", "--api", t.url, "--provisioning-key", provisioningKey, "--fleet", String(fleet.id)];
+    const first = await cli(...args, "--state", state);
+    expect(first).toMatchObject({ code: 0, err: "" });
+    expect(fs.statSync(state).mode & 0o777).toBe(0o600);
+    const identity = JSON.parse(fs.readFileSync(state, "utf8"));
+    expect(identity).toEqual({
+      uuid: expect.stringMatching(/^[0-9a-f]{32}$/),
+      deviceKey: expect.stringMatching(/^[0-9a-f]{64}$/),
+      deviceId: expect.any(Number),
+      apiUrl: t.url,
+      fleetId: fleet.id,
+      deviceType: "raspberrypi4-64",
+    });
+    expect(first.out).toContain(`registered device ${identity.uuid}`);
+    const second = await cli(...args, "--state", state);
+    expect(second).toMatchObject({ code: 0, err: "" });
+    expect(JSON.parse(fs.readFileSync(state, "utf8"))).toEqual({ ...identity, deviceKey: expect.any(String) });
+  });
+
+  it("bad flags and refusals: one clear line, exit 2 or 1, no stack", async () => {
+    expect(await cli("register", "--api", t.url)).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("--provisioning-key is required"),
+    });
+    expect(await cli("register", "--api", "ftp://x", "--provisioning-key", "k", "--fleet", "1")).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('--api must be an http(s) URL, got "ftp://x"'),
+    });
+    expect(await cli("register", "--api", t.url, "--provisioning-key", "k", "--fleet", "abc")).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('--fleet must be a whole number from 1 to 2147483647, got "abc"'),
+    });
+    expect(await cli("register", "--bogus")).toMatchObject({ code: 2, err: expect.stringContaining("--bogus") });
+    expect(await cli("fly")).toMatchObject({ code: 2, err: expect.stringContaining('unknown command "fly"') });
+    const refused = await cli(
+      "register",
+      ...[
+        "--api",
+        t.url,
+        "--provisioning-key",
+        "wrong",
+        "--fleet",
+        String(fleet.id),
+        "--state",
+        path.join(dir, "x.json"),
+      ],
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/^flotilla-agent: registration failed: 401/);
+    expect(refused.err).not.toContain("    at ");
+    expect(fs.existsSync(path.join(dir, "x.json"))).toBe(false);
+    expect(await cli("run", "--state", path.join(dir, "missing.json"))).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("run flotilla-agent register first"),
+    });
+  });
+});
