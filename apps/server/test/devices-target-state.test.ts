@@ -11,7 +11,12 @@ let other: TestDevice;
 
 type State = Record<string, { name: string; config: Record<string, string>; apps: Record<string, AppState> }>;
 type AppState = { id: number; name: string; class: string; releases: Record<string, ReleaseState> };
-type ReleaseState = { id: number; services: Record<string, Record<string, unknown>>; volumes: unknown; networks: unknown };
+type ReleaseState = {
+  id: number;
+  services: Record<string, Record<string, unknown>>;
+  volumes: unknown;
+  networks: unknown;
+};
 
 const poll = (d: TestDevice, etag?: string) =>
   call(t, "GET", `/device/v3/${d.uuid}/state`, d.key, undefined, etag ? { "if-none-match": etag } : {});

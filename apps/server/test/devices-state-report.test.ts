@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestApp, type TestApp } from "./harness.ts";
+import { call, provisioningKeyFor, registerDevice, type TestDevice } from "./support/devices.ts";
+
+/** Current state reports (docs/device-protocol.md "Current state"): validation and batched writes. */
+let t: TestApp;
+let fleet: Awaited<ReturnType<TestApp["factories"]["fleet"]>>;
+let device: TestDevice;
+let other: TestDevice;
+
+const report = (d: TestDevice, body: Record<string, unknown>) => call(t, "PATCH", "/device/v3/state", d.key, body);
+
+async function columns(id: number) {
+  const { rows } = await t.db.query<Record<string, unknown>>(
+    `SELECT status, os_version, supervisor_version, ip_address, cpu_usage, cpu_temp, memory_usage, memory_total,
+            storage_usage, is_undervolted, provisioning_state, provisioning_progress, update_status,
+            last_update_status_event, is_running__release, api_heartbeat_state, last_connectivity_event
+       FROM device WHERE id = $1`,
+    [id],
+  );
+  return rows[0] ?? {};
+}
+
+beforeAll(async () => {
+  t = await createTestApp();
+  const owner = await t.factories.user();
+  const org = await t.factories.organization({ name: "Reports", admins: [owner.user] });
+  fleet = await t.factories.fleet(org, { name: "report-fleet" });
+  const key = await provisioningKeyFor(t, owner.token, fleet.id);
+  device = await registerDevice(t, key, fleet);
+  other = await registerDevice(t, key, fleet);
+});
+afterAll(() => t.close());
+
+describe("PATCH /device/v3/state", () => {
+  it("keeps the report in memory and writes it with the next flush", async () => {
+    const release = await t.factories.release(fleet);
+    const answer = await report(device, {
+      [device.uuid]: {
+        status: "Idle",
+        os_version: "balenaOS 6.0.13",
+        supervisor_version: "16.1.0",
+        ip_address: "192.168.1.20 10.0.0.2",
+        cpu_usage: 12.4,
+        cpu_temp: 48.6,
+        memory_usage: 512,
+        memory_total: 4096,
+        storage_usage: 1200,
+        is_undervolted: false,
+        provisioning_state: "",
+        provisioning_progress: null,
+        update_status: "idle",
+        apps: { [fleet.uuid]: { release_uuid: release.commit, releases: {} } },
+        unknown_field: "ignored",
+      },
+    });
+    expect(answer.status).toBe(200);
+    expect(await columns(device.id)).toMatchObject({ status: null, cpu_usage: null });
+    expect(t.ctx.devices.reports.pendingCount()).toBe(1);
+    await t.ctx.devices.reports.flush();
+    expect(await columns(device.id)).toMatchObject({
+      status: "Idle",
+      os_version: "balenaOS 6.0.13",
+      supervisor_version: "16.1.0",
+      ip_address: "192.168.1.20 10.0.0.2",
+      cpu_usage: 12,
+      cpu_temp: 49,
+      memory_usage: 512,
+      memory_total: 4096,
+      storage_usage: 1200,
+      provisioning_state: null,
+      provisioning_progress: null,
+      update_status: null,
+      is_running__release: release.id,
+    });
+  });
+
+  it("writes only what changed since", async () => {
+    const same = { status: "Idle", cpu_usage: 12.4, memory_usage: 512 };
+    await report(device, { [device.uuid]: same });
+    expect(t.ctx.devices.reports.pendingCount()).toBe(0);
+    await report(device, { [device.uuid]: { ...same, cpu_usage: 80, update_status: "downloading" } });
+    expect(t.ctx.devices.reports.pendingCount()).toBe(1);
+    await t.ctx.devices.reports.flush();
+    const after = await columns(device.id);
+    expect(after).toMatchObject({ cpu_usage: 80, update_status: "downloading", status: "Idle" });
+    expect(after.last_update_status_event).not.toBeNull();
+  });
+
+  it("counts as a heartbeat", async () => {
+    await report(other, { [other.uuid]: { status: "Idle" } });
+    await t.ctx.devices.heartbeat.sweep();
+    const after = await columns(other.id);
+    expect(after.api_heartbeat_state).toBe("online");
+    expect(after.last_connectivity_event).not.toBeNull();
+  });
+
+  it("refuses other devices' reports, bad values and oversized bodies", async () => {
+    expect((await report(device, { [other.uuid]: { status: "Idle" } })).status).toBe(401);
+    expect((await report(device, { [device.uuid]: { cpu_usage: 250 } })).status).toBe(400);
+    expect((await report(device, { [device.uuid]: { update_status: "exploding" } })).status).toBe(400);
+    expect((await report(device, { [device.uuid]: {}, [other.uuid]: {} })).status).toBe(400);
+    expect((await report(device, [1, 2])).status).toBe(400);
+    const big = { [device.uuid]: { status: "x".repeat(70 * 1024) } };
+    expect((await report(device, big)).status).toBe(413);
+    expect((await call(t, "PATCH", "/device/v3/state", undefined, { [device.uuid]: {} })).status).toBe(401);
+  });
+
+  it("writes what is left in memory when the server stops", async () => {
+    await t.ctx.devices.reports.flush();
+    await report(device, { [device.uuid]: { status: "Rebooting" } });
+    expect(t.ctx.devices.reports.pendingCount()).toBe(1);
+    await t.ctx.devices.reports.close();
+    expect((await columns(device.id)).status).toBe("Rebooting");
+  });
+});
