@@ -8,7 +8,7 @@ let fleet: Awaited<ReturnType<TestApp["factories"]["fleet"]>>;
 let device: TestDevice;
 let other: TestDevice;
 
-const report = (d: TestDevice, body: Record<string, unknown>) => call(t, "PATCH", "/device/v3/state", d.key, body);
+const report = (d: TestDevice, body: unknown) => call(t, "PATCH", "/device/v3/state", d.key, body);
 
 async function columns(id: number) {
   const { rows } = await t.db.query<Record<string, unknown>>(
