@@ -28,13 +28,17 @@ export async function apiWithFleet(
 }
 
 /** Polls `check` until it answers a truthy value (or fails after `timeoutMs`). */
-export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 15_000, stepMs = 100): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T> | T,
+  timeoutMs = 15_000,
+  stepMs = 100,
+): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const value = await check();
-      if (value) return value;
+      if (value) return value as NonNullable<T>;
       last = value;
     } catch (error) {
       last = error;
