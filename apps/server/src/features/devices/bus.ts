@@ -10,6 +10,8 @@ export type Bus = {
   readonly instanceId: string;
   /** Shared key-value store for heartbeat times; undefined without Redis. */
   readonly redis: Redis | undefined;
+  /** Prefix of every Redis key and channel: instances of one database share it, others never collide. */
+  readonly prefix: string;
   toAll(topic: string, payload: unknown): Promise<void>;
   toInstance(instanceId: string, topic: string, payload: unknown): Promise<void>;
   on(topic: string, handler: (payload: unknown, from: string) => void): void;
@@ -18,13 +20,11 @@ export type Bus = {
 
 type Envelope = { topic: string; from: string; payload: unknown };
 
-const CHANNEL_ALL = "flotilla:all";
-const channelOf = (instanceId: string) => `flotilla:instance:${instanceId}`;
-
 export function createLocalBus(): Bus {
   return {
     instanceId: crypto.randomUUID(),
     redis: undefined,
+    prefix: "flotilla:",
     toAll: async () => undefined,
     toInstance: async () => undefined,
     on: () => undefined,
@@ -32,8 +32,10 @@ export function createLocalBus(): Bus {
   };
 }
 
-export async function createRedisBus(url: string): Promise<Bus> {
+export async function createRedisBus(url: string, prefix: string): Promise<Bus> {
   const instanceId = crypto.randomUUID();
+  const channelAll = `${prefix}all`;
+  const channelOf = (id: string) => `${prefix}instance:${id}`;
   const options = { maxRetriesPerRequest: 3, lazyConnect: true } as const;
   const redis = new Redis(url, options);
   const subscriber = new Redis(url, options);
@@ -49,14 +51,15 @@ export async function createRedisBus(url: string): Promise<Bus> {
     if (envelope.from === instanceId) return;
     for (const handler of handlers.get(envelope.topic) ?? []) handler(envelope.payload, envelope.from);
   });
-  await subscriber.subscribe(CHANNEL_ALL, channelOf(instanceId));
+  await subscriber.subscribe(channelAll, channelOf(instanceId));
   const publish = async (channel: string, topic: string, payload: unknown) => {
     await redis.publish(channel, JSON.stringify({ topic, from: instanceId, payload } satisfies Envelope));
   };
   return {
     instanceId,
     redis,
-    toAll: (topic, payload) => publish(CHANNEL_ALL, topic, payload),
+    prefix,
+    toAll: (topic, payload) => publish(channelAll, topic, payload),
     toInstance: (id, topic, payload) => publish(channelOf(id), topic, payload),
     on(topic, handler) {
       handlers.set(topic, [...(handlers.get(topic) ?? []), handler]);

@@ -38,9 +38,9 @@ function memoryStore(): Store {
   return { touch: () => undefined, latest: async () => new Map(), claim: async () => true };
 }
 
-function redisStore(redis: Redis): Store {
-  const seenKey = (id: number) => `flotilla:hb:seen:${id}`;
-  const stateKey = (id: number) => `flotilla:hb:state:${id}`;
+function redisStore(redis: Redis, prefix: string): Store {
+  const seenKey = (id: number) => `${prefix}hb:seen:${id}`;
+  const stateKey = (id: number) => `${prefix}hb:state:${id}`;
   return {
     touch(id, { seen, interval }) {
       const ttl = Math.ceil(TIMEOUT_FACTOR * interval + OFFLINE_AFTER_TIMEOUT_MS + 60_000);
@@ -69,6 +69,8 @@ type Db = Pick<Queryable, "query">;
 export function createHeartbeat(options: {
   db: Db;
   redis?: Redis | undefined;
+  /** Prefix of the Redis keys (see bus.ts). */
+  prefix?: string;
   clock?: Clock;
   /** Sweep period; 0 leaves sweeping to explicit `sweep()` calls (tests). */
   sweepMs?: number;
@@ -78,7 +80,7 @@ export function createHeartbeat(options: {
 }) {
   const { db, clock = Date, onError = () => undefined } = options;
   const tracked = new Map<number, Tracked>();
-  const store = options.redis ? redisStore(options.redis) : memoryStore();
+  const store = options.redis ? redisStore(options.redis, options.prefix ?? "flotilla:") : memoryStore();
   /** Devices seen since the last batch of last-seen times. */
   const seenSince = new Map<number, number>();
   let sweeping: Promise<void> | undefined;

@@ -35,13 +35,13 @@ type Connection = { socket: WebSocket; pending: Map<string, Pending> };
 type RemoteRequest = { id: string; deviceId: number; action: RelayAction; data: unknown; replyTo: string };
 type RemoteAnswer = { id: string; answer?: RelayAnswer; error?: string };
 
-const ownerKey = (deviceId: number) => `flotilla:cloudlink:${deviceId}`;
 /** Owner records outlive a lost instance by at most this long; the socket's pings refresh it. */
 const OWNER_TTL_MS = 90_000;
 
 const mustBeOnline = () => new FlotillaError("device_must_be_online");
 
 export function createRelay(bus: Bus) {
+  const ownerKey = (deviceId: number) => `${bus.prefix}cloudlink:${deviceId}`;
   const connections = new Map<number, Connection>();
   /** Requests this instance relayed to another instance, by id. */
   const remote = new Map<string, Pending>();

@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config.ts";
 import type { Database } from "../../db/index.ts";
@@ -14,17 +15,21 @@ import { createTargetStates, type Invalidation } from "./target-state.ts";
  * instances (Redis when REDIS_URL is set).
  */
 export async function createDeviceServices(
-  config: Pick<Config, "redisUrl">,
+  config: Pick<Config, "redisUrl" | "databaseUrl" | "dataDir">,
   db: Database,
   logger: FastifyBaseLogger,
   options: { clock?: { now(): number }; sweepMs?: number; flushMs?: number } = {},
 ) {
-  const bus: Bus = config.redisUrl ? await createRedisBus(config.redisUrl) : createLocalBus();
+  // Instances share Redis keys exactly when they share the database (device ids are the database's).
+  const database = config.databaseUrl ?? config.dataDir;
+  const prefix = `flotilla:${crypto.createHash("sha256").update(database).digest("hex").slice(0, 12)}:`;
+  const bus: Bus = config.redisUrl ? await createRedisBus(config.redisUrl, prefix) : createLocalBus();
   const onError = (error: unknown) => logger.error({ err: error }, "device services: background write failed");
   const targetStates = createTargetStates(db);
   const heartbeat = createHeartbeat({
     db,
     redis: bus.redis,
+    prefix: bus.prefix,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.sweepMs !== undefined ? { sweepMs: options.sweepMs } : {}),
     onError,
