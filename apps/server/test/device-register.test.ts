@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashApiKey } from "../src/features/api-keys/service.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 
 /** Device registration (balena API contract, issue 7): POST /device/register with a provisioning key. */
@@ -96,5 +97,70 @@ describe("POST /device/register", () => {
     });
     expect((await register(provisioningKey, { ...base, uuid: "short" })).status).toBe(400);
     expect((await register(provisioningKey, { uuid: uuid() })).status).toBe(400);
+  });
+});
+
+describe("registration edge cases", () => {
+  const base = () => ({ application: fleet.id, device_type: "raspberrypi3", uuid: uuid() });
+
+  it("refuses an expired or revoked provisioning key", async () => {
+    const expiring = await provisioningKeyFor(fleet.id);
+    expect((await register(expiring, base())).status).toBe(201);
+    await t.db.query(`UPDATE api_key SET expiry_date = now() - interval '1 minute' WHERE key_hash = $1`, [
+      hashApiKey(expiring),
+    ]);
+    expect((await register(expiring, base())).status).toBe(401);
+    const revoked = await provisioningKeyFor(fleet.id);
+    await t.db.query("DELETE FROM api_key WHERE key_hash = $1", [hashApiKey(revoked)]);
+    expect((await register(revoked, base())).status).toBe(401);
+  });
+
+  it("lets a device whose uuid is taken look itself up and exchange its key", async () => {
+    const body = base();
+    const first = await register(provisioningKey, { ...body, api_key: crypto.randomBytes(16).toString("hex") });
+    expect(first.status).toBe(201);
+    const { id } = JSON.parse(first.text) as { id: number };
+    const lostKey = crypto.randomBytes(16).toString("hex");
+    const again = await register(provisioningKey, { ...body, api_key: lostKey });
+    expect(again).toMatchObject({ status: 409, text: '"uuid" must be unique.' });
+
+    const lookUp = async (token: string) => {
+      const filter = encodeURIComponent(`uuid eq '${body.uuid}'`);
+      const response = await fetch(`${t.url}/v7/device?$select=id&$filter=${filter}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      if (response.status !== 200) return response.status;
+      return ((await response.json()) as { d: { id: number }[] }).d;
+    };
+    // The device's key is unknown to the API; the provisioning key finds the fleet's device.
+    expect(await lookUp(lostKey)).toBe(401);
+    expect(await lookUp(provisioningKey)).toEqual([{ id }]);
+
+    const exchange = async (token: string, apiKey: string) =>
+      fetch(`${t.url}/api-key/device/${id}/device-key`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: JSON.stringify({ apiKey }),
+      });
+    const exchanged = await exchange(provisioningKey, lostKey);
+    expect(exchanged.status).toBe(200);
+    expect(await exchanged.json()).toBe(lostKey);
+    // Repeated (its first answer lost): the same answer, not an error.
+    expect((await exchange(provisioningKey, lostKey)).status).toBe(200);
+    // The device now reads its own row and its target state with that key.
+    expect(await lookUp(lostKey)).toEqual([{ id }]);
+    const state = await fetch(`${t.url}/device/v3/${body.uuid}/state`, {
+      headers: { authorization: `Bearer ${lostKey}` },
+    });
+    expect(state.status).toBe(200);
+    // A key someone else holds is a conflict; another fleet's provisioning key is refused.
+    expect((await exchange(provisioningKey, provisioningKey)).status).toBe(409);
+    const owner = await t.factories.user();
+    const otherOrg = await t.factories.organization({ name: "Elsewhere", admins: [owner.user] });
+    const otherFleet = await t.factories.fleet(otherOrg, { name: "elsewhere-fleet" });
+    ownerToken = owner.token;
+    const foreignKey = await provisioningKeyFor(otherFleet.id);
+    expect((await exchange(foreignKey, crypto.randomBytes(16).toString("hex"))).status).toBe(401);
+    expect(await lookUp(foreignKey)).toEqual([]);
   });
 });

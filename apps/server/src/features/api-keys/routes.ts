@@ -6,7 +6,7 @@ import type { Database } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireAuth, requireFreshAuth, requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
-import { createApiKey } from "./service.ts";
+import { createApiKey, findApiKey } from "./service.ts";
 
 /**
  * An expiry in the future, or null for "never" (spec 1 §5: name and expiry are required; the
@@ -131,12 +131,22 @@ export async function apiKeyRoutes(app: FastifyInstance, { db }: AppContext) {
       throw new FlotillaError("unauthorized", "You are not allowed to create keys for this device.");
     }
     reply.type(JSON_TYPE);
-    return JSON.stringify(
-      await createApiKey(db.orm, {
-        actor: device.actor,
-        role: "device-api-key",
-        ...(body.apiKey ? { key: body.apiKey } : {}),
-      }),
-    );
+    if (body.apiKey) {
+      // A device repeating its exchange (its first answer was lost) gets the same answer; a key
+      // held by anyone else is a conflict, never a database error.
+      const held = await findApiKey(db.orm, body.apiKey);
+      if (held?.is_of__actor === device.actor && held.role === "device-api-key") return JSON.stringify(body.apiKey);
+      if (held) throw new FlotillaError("conflict", "This key is already in use.");
+    }
+    const key = await createApiKey(db.orm, {
+      actor: device.actor,
+      role: "device-api-key",
+      ...(body.apiKey ? { key: body.apiKey } : {}),
+    }).catch((error: unknown) => {
+      if ((error as { code?: unknown })?.code === "23505")
+        throw new FlotillaError("conflict", "This key is already in use.");
+      throw error;
+    });
+    return JSON.stringify(key);
   });
 }

@@ -167,6 +167,22 @@ export function permissionsForUser(globalRoles: readonly string[] = []): string[
   return strings;
 }
 
+/**
+ * What a fleet's or a device's own key may read under /v7 (docs/device-protocol.md
+ * "Registration"): a device its own row, a provisioning key its fleet and the fleet's devices,
+ * so a device whose uuid is taken can find its id for the key exchange. Nothing else.
+ */
+export function permissionsForKey(role: string | undefined): string[] {
+  if (role === "device-api-key") return ["resin.device.read?actor eq @__ACTOR_ID"];
+  if (role === "provisioning-api-key") {
+    return [
+      "resin.application.read?actor eq @__ACTOR_ID",
+      "resin.device.read?belongs_to__application/any(a:a/actor eq @__ACTOR_ID)",
+    ];
+  }
+  return [];
+}
+
 /** Roles on a fleet that allow a custom action (device.ssh, device.supervisor-proxy-write, …). */
 export function fleetRolesFor(
   permission: string,

@@ -6,7 +6,7 @@ import { model } from "../../model/index.ts";
 import { createPermissions, handleODataRequest } from "../../odata/index.ts";
 import { resendVerificationEmail } from "../account/service.ts";
 import { createHooks } from "./hooks.ts";
-import { permissionsForUser } from "./permissions.ts";
+import { permissionsForKey, permissionsForUser } from "./permissions.ts";
 
 /** The data API at /v7 (DESIGN §3): every resource of the model, filtered by the caller's rights. */
 /** `PATCH /v7/user(1)` or `/v7/user(id=1)`: the user addressed by key. */
@@ -20,8 +20,7 @@ export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
     url: "/v7/*",
     handler: async (request, reply) => {
       const caller = requireAuth(request);
-      // Fleets' and devices' own keys get their rights with the device API; none here yet.
-      const strings = caller.user ? permissionsForUser(caller.globalRoles) : [];
+      const strings = caller.user ? permissionsForUser(caller.globalRoles) : permissionsForKey(caller.apiKey?.role);
       const permissions = createPermissions({ model, permissions: strings, actorId: caller.actor });
       let body = request.body;
       // balena-sdk `auth.requestVerificationEmail` PATCHes this write-only field of the user.
