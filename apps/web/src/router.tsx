@@ -21,6 +21,7 @@ import { Toaster } from "./components/toaster.tsx";
 import { loggedOutOnlyGuard, signedInGuard, twoFactorGuard, verifiedGuard } from "./features/auth/guards.ts";
 import { getSessionState } from "./features/auth/session.ts";
 import { deploySearch } from "./features/deploy/deploy.ts";
+import { deviceAbilities, loadDevice } from "./features/devices/data.ts";
 import { type Fleet, fleetAbilities, loadFleet } from "./features/fleet-access/data.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
 import { requireNumericId } from "./lib/route-id.ts";
@@ -46,10 +47,13 @@ export type CrumbKey =
   | "nav.teams"
   | "nav.settings"
   | "nav.api_keys"
-  | "nav.deploy";
+  | "nav.deploy"
+  | "nav.devices"
+  | "nav.actions"
+  | "nav.location";
 
 /** A breadcrumb named after the object a route shows (organization, member, team, fleet). */
-export type CrumbObject = "org" | "member" | "team" | "fleet";
+export type CrumbObject = "org" | "member" | "team" | "fleet" | "device";
 
 declare module "@tanstack/react-router" {
   interface Register {
@@ -319,6 +323,7 @@ const fleetPages = () => import("./features/fleet-access/fleet-pages.tsx");
 const fleetSummary = () => import("./features/fleets/summary-page.tsx");
 const fleetSettings = () => import("./features/fleets/settings-page.tsx");
 const fleetApiKeys = () => import("./features/fleets/api-keys-page.tsx");
+const fleetDevices = () => import("./features/devices/devices-page.tsx");
 
 const orgsIndexRoute = createRoute({
   getParentRoute: () => orgsRoute,
@@ -539,6 +544,14 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
       ? [
           createRoute({
             getParentRoute: () => base,
+            path: "devices",
+            staticData: { crumb: "nav.devices" },
+            validateSearch: (search: Record<string, unknown>): { filter?: string } =>
+              typeof search.filter === "string" && search.filter !== "" ? { filter: search.filter } : {},
+            component: page(fleetDevices, "FleetDevicesPage"),
+          }),
+          createRoute({
+            getParentRoute: () => base,
             path: "api-keys",
             staticData: { crumb: "nav.api_keys" },
             beforeLoad: gated((abilities) => abilities.apiKeys),
@@ -548,6 +561,69 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
       : []),
   ]);
 }
+
+/**
+ * `/devices/{uuid}` (spec 2 §2): a missing device goes to `/` ("Device not found: {uuid}"), a
+ * frozen one to its fleet; summary, actions, settings (hidden for observers) and location.
+ */
+const deviceRoute = createRoute({
+  getParentRoute: () => verifiedRoute,
+  path: "/devices/$uuid",
+  staticData: { crumbObject: "device" },
+  beforeLoad: async ({ params, context }) => {
+    let device: Awaited<ReturnType<typeof loadDevice>>;
+    try {
+      device = await loadDevice(context.queryClient, context.sdk, params.uuid);
+    } catch {
+      return;
+    }
+    if (!device) {
+      showToast("error", `Device not found: ${params.uuid}`);
+      throw redirect({ to: "/", replace: true });
+    }
+    const fleetId = device.belongs_to__application[0]?.id;
+    if (device.is_frozen && fleetId !== undefined) {
+      throw redirect({ href: `/fleets/${fleetId}`, replace: true });
+    }
+  },
+});
+const devicePages = {
+  summary: () => import("./features/devices/summary-page.tsx"),
+  actions: () => import("./features/devices/actions-page.tsx"),
+  settings: () => import("./features/devices/settings-page.tsx"),
+  location: () => import("./features/devices/location-page.tsx"),
+};
+const deviceChildren = [
+  createRoute({
+    getParentRoute: () => deviceRoute,
+    path: "/",
+    component: page(devicePages.summary, "DeviceSummaryPage"),
+  }),
+  createRoute({
+    getParentRoute: () => deviceRoute,
+    path: "actions",
+    staticData: { crumb: "nav.actions" },
+    component: page(devicePages.actions, "DeviceActionsPage"),
+  }),
+  createRoute({
+    getParentRoute: () => deviceRoute,
+    path: "settings",
+    staticData: { crumb: "nav.settings" },
+    beforeLoad: async ({ params, context }) => {
+      const device = await loadDevice(context.queryClient, context.sdk, params.uuid).catch(() => undefined);
+      if (device && !deviceAbilities(device.belongs_to__application[0]?.user_access_roles).settings) {
+        throw redirect({ to: "/", replace: true });
+      }
+    },
+    component: page(devicePages.settings, "DeviceSettingsPage"),
+  }),
+  createRoute({
+    getParentRoute: () => deviceRoute,
+    path: "location",
+    staticData: { crumb: "nav.location" },
+    component: page(devicePages.location, "DeviceLocationPage"),
+  }),
+];
 
 /** `/deploy` (spec 2 §2): deploy with a button; reads tarballUrl, repoUrl, configUrl, defaultDeviceType. */
 const deployRoute = createRoute({
@@ -632,6 +708,7 @@ export const routeTree = rootRoute.addChildren([
       organizationInvitationRoute,
       fleetInvitationRoute,
       deployRoute,
+      deviceRoute.addChildren(deviceChildren),
     ]),
   ]),
 ]);

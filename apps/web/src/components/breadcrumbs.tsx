@@ -5,6 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useMatches } from "@tanstack/react-router";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../app-services.tsx";
+import { deviceQuery } from "../features/devices/data.ts";
 import { useFleet } from "../features/fleet-access/data.ts";
 import { pineOf, useOrganization, useTeams } from "../features/orgs/data.ts";
 import type { CrumbKey, CrumbObject } from "../router.tsx";
@@ -24,6 +25,7 @@ function ObjectName({ kind, params }: { kind: CrumbObject; params: Record<string
   const org = useOrganization(kind === "org" ? orgId : 0, kind === "org");
   const teams = useTeams(kind === "team" ? orgId : 0, kind === "team");
   const fleet = useFleet(Number(params.fleetId ?? 0), kind === "fleet");
+  const device = useQuery({ ...deviceQuery(sdk, params.uuid ?? ""), enabled: kind === "device" });
   const member = useQuery({
     queryKey: ["orgs", orgId, "member-name", params.memberId],
     enabled: kind === "member",
@@ -41,7 +43,9 @@ function ObjectName({ kind, params }: { kind: CrumbObject; params: Record<string
         ? teams.data?.find((team) => team.id === Number(params.teamId))?.name
         : kind === "fleet"
           ? fleet.data?.app_name
-          : member.data?.user[0]?.username;
+          : kind === "device"
+            ? device.data?.device_name
+            : member.data?.user[0]?.username;
   return <>{name ?? "…"}</>;
 }
 

@@ -5,15 +5,17 @@ const labels = (entries: Array<{ label: string }>) => entries.map((entry) => ent
 
 describe("fleet, app and block side menus", () => {
   const full = { displayApps: false, fleetSettings: true, fleetApiKeys: true, fleetMembers: true };
-  it("offers provisioning keys on fleets only, and only with api_key.read", () => {
+  it("offers devices and provisioning keys on fleets only, keys only with api_key.read", () => {
     expect(labels(contextMenu("/fleets/1", { fleetId: "1" }, full))).toEqual([
       "nav.summary",
+      "nav.devices",
       "nav.settings",
       "nav.api_keys",
       "nav.members",
       "nav.teams",
     ]);
     expect(labels(contextMenu("/blocks/1", { fleetId: "1" }, full))).not.toContain("nav.api_keys");
+    expect(labels(contextMenu("/blocks/1", { fleetId: "1" }, full))).not.toContain("nav.devices");
     expect(labels(contextMenu("/fleets/1", { fleetId: "1" }, { ...full, fleetApiKeys: false }))).not.toContain(
       "nav.api_keys",
     );
@@ -26,6 +28,23 @@ describe("fleet, app and block side menus", () => {
     expect(labels(contextMenu("/apps/1", { fleetId: "1" }, { ...full, fleetMembers: false }))).toEqual([
       "nav.summary",
       "nav.settings",
+    ]);
+  });
+});
+
+describe("device side menu", () => {
+  const base = { displayApps: false, fleetSettings: true };
+  it("has summary, actions, settings and location, settings only for those who may change the device", () => {
+    expect(labels(contextMenu("/devices/abc", { uuid: "abc" }, { ...base, deviceSettings: true }))).toEqual([
+      "nav.summary",
+      "nav.actions",
+      "nav.settings",
+      "nav.location",
+    ]);
+    expect(labels(contextMenu("/devices/abc/actions", { uuid: "abc" }, { ...base, deviceSettings: false }))).toEqual([
+      "nav.summary",
+      "nav.actions",
+      "nav.location",
     ]);
   });
 });

@@ -1,4 +1,7 @@
+import { useQuery } from "@tanstack/react-query";
 import { useParams, useRouterState } from "@tanstack/react-router";
+import { useSdk } from "../app-services.tsx";
+import { deviceAbilities, deviceQuery } from "../features/devices/data.ts";
 import { fleetAbilities, useFleet } from "../features/fleet-access/data.ts";
 
 export type NavLabel =
@@ -10,9 +13,24 @@ export type NavLabel =
   | "nav.members"
   | "nav.teams"
   | "nav.settings"
-  | "nav.api_keys";
-export type MenuIcon = "fleets" | "apps" | "blocks" | "orgs" | "summary" | "members" | "teams" | "settings" | "keys";
-export type MenuContext = "home" | "organization" | "member" | "team" | "fleet" | "app" | "block";
+  | "nav.api_keys"
+  | "nav.devices"
+  | "nav.actions"
+  | "nav.location";
+export type MenuIcon =
+  | "fleets"
+  | "apps"
+  | "blocks"
+  | "orgs"
+  | "summary"
+  | "members"
+  | "teams"
+  | "settings"
+  | "keys"
+  | "devices"
+  | "actions"
+  | "location";
+export type MenuContext = "home" | "organization" | "member" | "team" | "fleet" | "app" | "block" | "device";
 
 export interface MenuEntry {
   to: string;
@@ -25,14 +43,21 @@ export interface MenuEntry {
 /**
  * The side menu of a context (spec 1 §2.5): Home; organization (summary, fleets, apps, blocks,
  * members, teams); member (summary, fleets, apps, blocks, teams); team (summary, fleets, apps,
- * blocks, members); fleet/app/block (summary, settings unless observer, api-keys for fleets with
- * api_key.read, members, teams). Apps
+ * blocks, members); fleet/app/block (summary, devices for fleets, settings unless observer,
+ * api-keys for fleets with api_key.read, members, teams); device (summary, actions, settings
+ * unless observer, location — variables and diagnostics come with their issues). Apps
  * entries only with the apps display on. Billing and credits come with the billing issue.
  */
 export function contextMenu(
   pathname: string,
-  params: { orgId?: string; memberId?: string; teamId?: string; fleetId?: string },
-  options: { displayApps: boolean; fleetSettings: boolean; fleetApiKeys?: boolean; fleetMembers?: boolean },
+  params: { orgId?: string; memberId?: string; teamId?: string; fleetId?: string; uuid?: string },
+  options: {
+    displayApps: boolean;
+    fleetSettings: boolean;
+    fleetApiKeys?: boolean;
+    fleetMembers?: boolean;
+    deviceSettings?: boolean;
+  },
 ): MenuEntry[] & { context: MenuContext } {
   const withContext = (context: MenuContext, entries: MenuEntry[]) => Object.assign(entries, { context });
   const apps = (base: string): MenuEntry[] =>
@@ -68,6 +93,15 @@ export function contextMenu(
       { to: `${base}/teams`, label: "nav.teams", icon: "teams" },
     ]);
   }
+  if (params.uuid && pathname.startsWith("/devices/")) {
+    const base = `/devices/${params.uuid}`;
+    return withContext("device", [
+      { to: base, label: "nav.summary", icon: "summary", exact: true },
+      { to: `${base}/actions`, label: "nav.actions", icon: "actions" },
+      ...(options.deviceSettings ? [{ to: `${base}/settings`, label: "nav.settings", icon: "settings" } as const] : []),
+      { to: `${base}/location`, label: "nav.location", icon: "location" },
+    ]);
+  }
   if (params.fleetId) {
     const prefix = /^\/(fleets|apps|blocks)\//.exec(pathname)?.[1] ?? "fleets";
     const base = `/${prefix}/${params.fleetId}`;
@@ -76,6 +110,7 @@ export function contextMenu(
     const people = context !== "app" || options.fleetMembers !== false;
     return withContext(context, [
       { to: base, label: "nav.summary", icon: "summary", exact: true },
+      ...(context === "fleet" ? [{ to: `${base}/devices`, label: "nav.devices", icon: "devices" } as const] : []),
       ...(options.fleetSettings ? [{ to: `${base}/settings`, label: "nav.settings", icon: "settings" } as const] : []),
       ...(context === "fleet" && options.fleetApiKeys
         ? [{ to: `${base}/api-keys`, label: "nav.api_keys", icon: "keys" } as const]
@@ -102,12 +137,16 @@ export function useContextMenu(displayApps: boolean) {
     memberId?: string;
     teamId?: string;
     fleetId?: string;
+    uuid?: string;
   };
   const pathname = useRouterState({ select: (state) => state.location.pathname });
   const fleetId = params.fleetId && /^\d+$/.test(params.fleetId) ? Number(params.fleetId) : undefined;
   const fleet = useFleet(fleetId ?? 0, fleetId !== undefined);
   const abilities = fleetAbilities(fleet.data ?? undefined);
+  const sdk = useSdk();
+  const device = useQuery({ ...deviceQuery(sdk, params.uuid ?? ""), enabled: params.uuid !== undefined });
   return contextMenu(pathname, params, {
+    deviceSettings: deviceAbilities(device.data?.belongs_to__application[0]?.user_access_roles).settings,
     displayApps,
     fleetSettings: abilities.settings && abilities.update,
     fleetApiKeys: abilities.apiKeys,

@@ -1,11 +1,14 @@
 import AppsOutlined from "@mui/icons-material/AppsOutlined";
+import BoltOutlined from "@mui/icons-material/BoltOutlined";
 import CorporateFareOutlined from "@mui/icons-material/CorporateFareOutlined";
 import DashboardOutlined from "@mui/icons-material/DashboardOutlined";
 import DevicesOtherOutlined from "@mui/icons-material/DevicesOtherOutlined";
 import GroupsOutlined from "@mui/icons-material/GroupsOutlined";
 import KeyboardDoubleArrowLeft from "@mui/icons-material/KeyboardDoubleArrowLeft";
 import KeyboardDoubleArrowRight from "@mui/icons-material/KeyboardDoubleArrowRight";
+import MemoryOutlined from "@mui/icons-material/MemoryOutlined";
 import PersonOutlined from "@mui/icons-material/PersonOutlined";
+import PlaceOutlined from "@mui/icons-material/PlaceOutlined";
 import SettingsOutlined from "@mui/icons-material/SettingsOutlined";
 import ViewInArOutlined from "@mui/icons-material/ViewInArOutlined";
 import VpnKeyOutlined from "@mui/icons-material/VpnKeyOutlined";
@@ -35,6 +38,9 @@ const ICONS: Record<MenuIcon, ReactNode> = {
   teams: <GroupsOutlined fontSize="small" />,
   settings: <SettingsOutlined fontSize="small" />,
   keys: <VpnKeyOutlined fontSize="small" />,
+  devices: <MemoryOutlined fontSize="small" />,
+  actions: <BoltOutlined fontSize="small" />,
+  location: <PlaceOutlined fontSize="small" />,
 };
 
 type HomeEntry = {

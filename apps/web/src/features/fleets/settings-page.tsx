@@ -1,4 +1,4 @@
-import { DATE_FORMAT, FLEET_TYPE_PILL_KEYS, fleetNameProblem, fleetTypeState, sortFleetTypes } from "@flotilla/domain";
+import { FLEET_TYPE_PILL_KEYS, fleetNameProblem, fleetTypeState, sortFleetTypes } from "@flotilla/domain";
 import ExpandLess from "@mui/icons-material/ExpandLess";
 import ExpandMore from "@mui/icons-material/ExpandMore";
 import Alert from "@mui/material/Alert";
@@ -13,13 +13,14 @@ import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
-import { format } from "date-fns";
-import { type FormEvent, type ReactNode, useEffect, useState } from "react";
+import { type FormEvent, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { PageHeader } from "../../components/page.tsx";
+import { settingRow as row, Setting, SupportAccessSetting, useAction } from "../../components/settings.tsx";
 import { errorText } from "../../lib/errors.ts";
+import { repositoryUrlValue } from "../../lib/support-access.ts";
 import { showToast } from "../../lib/toasts.ts";
 import type { Fleet } from "../fleet-access/data.ts";
 import { organizationCan } from "../orgs/access.ts";
@@ -35,44 +36,6 @@ import {
 import { FleetTypePill } from "./fleet-type-pill.tsx";
 import { shortCommit, useFleetReleases } from "./releases.ts";
 import { usePageFleet } from "./summary-page.tsx";
-import {
-  defaultSupportAccessInput,
-  repositoryUrlValue,
-  supportAccessState,
-  supportAccessUntil,
-} from "./support-access.ts";
-
-/** One setting: a title and explanation on the left, its control on the right. */
-function Setting(props: { title: string; text?: ReactNode; children: ReactNode; label?: string }) {
-  return (
-    <Box
-      component="section"
-      aria-label={props.label ?? props.title}
-      sx={{
-        display: "grid",
-        gridTemplateColumns: { xs: "1fr", md: "minmax(220px, 1fr) minmax(320px, 1.4fr)" },
-        gap: { xs: 1.5, md: 4 },
-        py: 2.5,
-        px: 2.5,
-        "& + &": { borderTop: 1, borderColor: "divider" },
-      }}
-    >
-      <Box>
-        <Typography variant="subtitle2" component="h3" sx={{ fontWeight: 600 }}>
-          {props.title}
-        </Typography>
-        {props.text ? (
-          <Typography variant="body2" color="text.secondary" sx={{ mt: 0.5 }}>
-            {props.text}
-          </Typography>
-        ) : null}
-      </Box>
-      <Box sx={{ minWidth: 0 }}>{props.children}</Box>
-    </Box>
-  );
-}
-
-const row = { display: "flex", gap: 1, alignItems: "flex-start" } as const;
 
 /** The fleet's settings mutations: PATCH application, toast, refetch (spec 2 §7, §8). */
 function usePatch(fleet: Fleet) {
@@ -84,24 +47,6 @@ function usePatch(fleet: Fleet) {
     await queryClient.invalidateQueries({ queryKey: ["fleet", fleet.id] });
     await queryClient.invalidateQueries({ queryKey: ["applications"] });
   };
-}
-
-/** Runs a settings change, keeping the error's text next to the control. */
-function useAction() {
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const run = async (action: () => Promise<void>) => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await action();
-    } catch (caught) {
-      setError(errorText(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { error, busy, run, setError };
 }
 
 function RenameSetting({ fleet }: { fleet: Fleet }) {
@@ -162,66 +107,15 @@ function RenameSetting({ fleet }: { fleet: Fleet }) {
   );
 }
 
-function SupportAccessSetting({ fleet }: { fleet: Fleet }) {
+function FleetSupportAccess({ fleet }: { fleet: Fleet }) {
   const { t } = useTranslation();
   const patch = usePatch(fleet);
-  const [input, setInput] = useState(defaultSupportAccessInput);
-  const { error, busy, run, setError } = useAction();
-  const state = supportAccessState(fleet.is_accessible_by_support_until__date);
-  const status =
-    state.state === "off"
-      ? t("fleets.support.off")
-      : state.state === "granted"
-        ? t("fleets.support.granted_until", { date: format(state.until, DATE_FORMAT) })
-        : t("fleets.support.expired_on", { date: format(state.until, DATE_FORMAT) });
-  const grant = () => {
-    const until = supportAccessUntil(input);
-    if (!until.ok) {
-      setError(t(`fleets.support.${until.error}`));
-      return;
-    }
-    void run(() =>
-      patch(
-        { is_accessible_by_support_until__date: until.ms },
-        t("fleets.support.granted_toast", { date: format(new Date(until.ms), DATE_FORMAT) }),
-      ),
-    );
-  };
   return (
-    <Setting title={t("fleets.support.title")} text={t("fleets.support.text")}>
-      <Typography variant="body2" sx={{ mb: 1.5, fontWeight: 500 }} data-testid="support-access-status">
-        {status}
-      </Typography>
-      {error ? (
-        <Alert severity="error" sx={{ mb: 1.5 }}>
-          {error}
-        </Alert>
-      ) : null}
-      <Box sx={row}>
-        <TextField
-          size="small"
-          type="datetime-local"
-          label={t("fleets.support.until")}
-          value={input}
-          onChange={(event) => setInput(event.target.value)}
-          slotProps={{ inputLabel: { shrink: true } }}
-          sx={{ flex: 1 }}
-        />
-        <Button variant="outlined" onClick={grant} loading={busy}>
-          {t("fleets.support.grant")}
-        </Button>
-        {state.state === "granted" ? (
-          <Button
-            color="error"
-            onClick={() =>
-              void run(() => patch({ is_accessible_by_support_until__date: null }, t("fleets.support.revoked_toast")))
-            }
-          >
-            {t("fleets.support.revoke")}
-          </Button>
-        ) : null}
-      </Box>
-    </Setting>
+    <SupportAccessSetting
+      text={t("fleets.support.text")}
+      until={fleet.is_accessible_by_support_until__date}
+      save={(ms, toast) => patch({ is_accessible_by_support_until__date: ms }, toast)}
+    />
   );
 }
 
@@ -646,7 +540,7 @@ export function FleetSettingsPage() {
       <PageHeader title={t("fleet.settings")} description={fleet.app_name} />
       <Paper variant="outlined" component="section" aria-label={t("fleet.primary_actions")}>
         <RenameSetting key={`name-${fleet.app_name}`} fleet={fleet} />
-        <SupportAccessSetting fleet={fleet} />
+        <FleetSupportAccess fleet={fleet} />
         <ReleaseSetting fleet={fleet} />
         <RepositorySettings key={`repo-${fleet.is_stored_at__repository_url ?? ""}`} fleet={fleet} />
         {abilities.changeType ? (

@@ -17,11 +17,11 @@ import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useQueryClient } from "@tanstack/react-query";
 import { format } from "date-fns";
-import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { ButtonLink, TextLink } from "../../components/links.tsx";
 import { PageHeader } from "../../components/page.tsx";
+import { Facts } from "../../components/settings.tsx";
 import { useLookup } from "../../lib/lookup.ts";
 import { reportError, showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
@@ -33,26 +33,6 @@ import { useOrganizationPlan } from "./data.ts";
 import { FrozenDevicesNotice } from "./frozen-devices.tsx";
 import { buildInProgress, shortCommit, useFleetReleases } from "./releases.ts";
 import { StatusDot, statusBreakdown } from "./status.tsx";
-
-function Facts({ rows }: { rows: Array<[string, ReactNode]> }) {
-  return (
-    <Box
-      component="dl"
-      sx={{ display: "grid", gridTemplateColumns: "150px 1fr", rowGap: 1, columnGap: 2, m: 0, "& dd": { m: 0 } }}
-    >
-      {rows.map(([label, value]) => (
-        <Box key={label} sx={{ display: "contents" }}>
-          <Typography component="dt" variant="body2" color="text.secondary">
-            {label}
-          </Typography>
-          <Typography component="dd" variant="body2" sx={{ minWidth: 0, overflowWrap: "anywhere" }}>
-            {value}
-          </Typography>
-        </Box>
-      ))}
-    </Box>
-  );
-}
 
 export function usePageFleet() {
   const fleetId = useNumericParam("fleetId");

@@ -1,0 +1,412 @@
+import Alert from "@mui/material/Alert";
+import Box from "@mui/material/Box";
+import MenuItem from "@mui/material/MenuItem";
+import TextField from "@mui/material/TextField";
+import Typography from "@mui/material/Typography";
+import { useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { useTranslation } from "react-i18next";
+import { useSdk } from "../../app-services.tsx";
+import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
+import { showToast } from "../../lib/toasts.ts";
+import { useApplicationList } from "../fleets/data.ts";
+import { shortCommit, useFleetReleases } from "../fleets/releases.ts";
+import { fleetCan, fleetRoleOf } from "../orgs/access.ts";
+import { pineOf } from "../orgs/data.ts";
+import { batchReport, runBatch } from "./batch.ts";
+import type { Device } from "./data.ts";
+
+/** Tag writes run 50 at a time (spec 2 §9); other device actions 10 at a time. */
+export const TAG_CONCURRENCY = 50;
+export const ACTION_CONCURRENCY = 10;
+
+export type SupervisorAction = "identify" | "restart" | "purge" | "reboot" | "shutdown";
+/** Reboot and shutdown take a force flag that overrides an update lock (spec 2 §4, §7). */
+export const FORCEABLE: readonly SupervisorAction[] = ["reboot", "shutdown"];
+
+type Sdk = ReturnType<typeof useSdk>;
+
+function runSupervisor(sdk: Sdk, action: SupervisorAction, uuid: string, force: boolean) {
+  const device = sdk.models.device;
+  switch (action) {
+    case "identify":
+      return device.identify(uuid);
+    case "restart":
+      return device.restartApplication(uuid);
+    case "purge":
+      return device.purge(uuid);
+    case "reboot":
+      return device.reboot(uuid, { force });
+    case "shutdown":
+      return device.shutdown(uuid, { force });
+  }
+}
+
+/**
+ * Runs an action over devices with the batch semantics of spec 2 §4: success when one item
+ * succeeds, "Operation failed with: …" when all fail, a warning naming how many failed, and for
+ * an update lock a question whether to force. Returns true when something succeeded.
+ */
+export function useDeviceBatch() {
+  const { t } = useTranslation();
+  const queryClient = useQueryClient();
+  const report = async <T,>(
+    items: readonly T[],
+    action: (item: T) => Promise<unknown>,
+    success: string,
+    concurrency = ACTION_CONCURRENCY,
+  ) => {
+    const result = await runBatch(items, action, concurrency);
+    const outcome = batchReport(result);
+    await queryClient.invalidateQueries({ queryKey: ["fleet-devices"] });
+    await queryClient.invalidateQueries({ queryKey: ["device"] });
+    if (outcome.severity === "success") showToast("success", success);
+    else if (outcome.severity === "error") showToast("error", outcome.message);
+    else if (outcome.severity === "warning") {
+      showToast("warning", t("devices.batch.partial", { count: outcome.failedCount, message: outcome.message }));
+    }
+    return { outcome, result };
+  };
+  return report;
+}
+
+/** A supervisor action over devices, with the update-lock force prompt for reboot and shutdown. */
+export function SupervisorActionDialog(props: {
+  action: SupervisorAction | undefined;
+  devices: Array<Pick<Device, "uuid" | "device_name">>;
+  onClose: () => void;
+}) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const report = useDeviceBatch();
+  const [busy, setBusy] = useState(false);
+  const [locked, setLocked] = useState<string[]>();
+  const action = props.action;
+  const close = () => {
+    setLocked(undefined);
+    props.onClose();
+  };
+  const run = async (uuids: string[], force: boolean) => {
+    if (!action) return;
+    setBusy(true);
+    try {
+      const { outcome, result } = await report(
+        uuids,
+        (uuid) => runSupervisor(sdk, action, uuid, force),
+        t(`devices.actions.${action}_done`),
+      );
+      if (outcome.severity === "locked" && FORCEABLE.includes(action)) {
+        setLocked(result.failed.map((failure) => failure.item));
+        return;
+      }
+      if (outcome.severity === "locked") showToast("warning", t("devices.errors.update_lock"));
+      close();
+    } finally {
+      setBusy(false);
+    }
+  };
+  if (!action) return null;
+  const danger = action === "purge" || action === "reboot" || action === "shutdown";
+  if (locked) {
+    return (
+      <ConfirmDialog
+        open
+        danger
+        title={t(`devices.actions.${action}`)}
+        text={t("devices.errors.update_lock")}
+        items={props.devices.filter((d) => locked.includes(d.uuid)).map((d) => d.device_name)}
+        confirmLabel={t("devices.actions.force", { action: t(`devices.actions.${action}`) })}
+        busy={busy}
+        onConfirm={() => void run(locked, true)}
+        onClose={close}
+      />
+    );
+  }
+  return (
+    <ConfirmDialog
+      open
+      danger={danger}
+      title={t(`devices.actions.${action}`)}
+      text={t(`devices.actions.${action}_text`, { count: props.devices.length })}
+      items={props.devices.map((device) => device.device_name)}
+      confirmLabel={t(`devices.actions.${action}`)}
+      busy={busy}
+      onConfirm={() =>
+        void run(
+          props.devices.map((device) => device.uuid),
+          false,
+        )
+      }
+      onClose={close}
+    />
+  );
+}
+
+type MovableDevice = Pick<Device, "uuid" | "device_name" | "os_version" | "is_pinned_on__release"> & {
+  belongs_to__application: Array<{ id: number }>;
+  is_of__device_type: Array<{ is_of__cpu_architecture: Array<{ id: number }> }>;
+};
+
+/** OS versions below 2.12.0 lose the old fleet's persistent data on a move (spec 2 §5, §9). */
+export function losesPersistentData(osVersion: string | null): boolean {
+  const match = /(\d+)\.(\d+)\.(\d+)/.exec(osVersion ?? "");
+  if (!match) return false;
+  const [major, minor] = [Number(match[1]), Number(match[2])];
+  return major < 2 || (major === 2 && minor < 12);
+}
+
+/**
+ * Move devices to another fleet (spec 2 §5, §6, §7): only fleets of the same CPU architecture
+ * where the user may move devices; a pinned release stays behind (warning); old OS versions
+ * lose persistent data (warning).
+ */
+export function MoveDevicesDialog(props: {
+  devices: MovableDevice[];
+  onClose: () => void;
+  onMoved?: (fleetId: number) => void;
+}) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const report = useDeviceBatch();
+  const fleets = useApplicationList("fleet");
+  const [target, setTarget] = useState("");
+  const [touched, setTouched] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [architecture, setArchitecture] = useState<number | undefined>(undefined);
+  const current = new Set(props.devices.map((device) => device.belongs_to__application[0]?.id));
+  const architectures = new Set(props.devices.map((d) => d.is_of__device_type[0]?.is_of__cpu_architecture[0]?.id));
+  const candidates = (fleets.data ?? []).filter((fleet) => !current.has(fleet.id) || current.size > 1);
+  const pinned = props.devices.some((device) => device.is_pinned_on__release.length > 0);
+  const oldOs = props.devices.some((device) => losesPersistentData(device.os_version));
+  const submit = async () => {
+    setTouched(true);
+    if (!target) return;
+    const fleetId = Number(target);
+    // The move endpoint checks the architecture and the role again; this only avoids a round trip.
+    const fleet = await pineOf(sdk).get<
+      | {
+          is_for__device_type: Array<{ is_of__cpu_architecture: Array<{ id: number }> }>;
+          user_access_roles: Array<{ role: string }>;
+        }
+      | undefined
+    >({
+      resource: "application",
+      id: fleetId,
+      options: {
+        $select: "id",
+        $expand: {
+          is_for__device_type: { $select: "id", $expand: { is_of__cpu_architecture: { $select: "id" } } },
+          user_access_roles: { $select: "role" },
+        },
+      },
+    });
+    const targetArchitecture = fleet?.is_for__device_type[0]?.is_of__cpu_architecture[0]?.id;
+    setArchitecture(targetArchitecture);
+    if (targetArchitecture !== undefined && [...architectures].some((id) => id !== targetArchitecture)) return;
+    if (!fleetCan(fleetRoleOf((fleet?.user_access_roles ?? []).map((r) => r.role)), "device", "move")) {
+      showToast("error", t("devices.move.not_allowed"));
+      return;
+    }
+    setBusy(true);
+    try {
+      const { outcome } = await report(
+        props.devices.map((device) => device.uuid),
+        (uuid) => sdk.models.device.move(uuid, fleetId),
+        t("devices.move.done"),
+      );
+      if (outcome.severity !== "error") {
+        props.onClose();
+        props.onMoved?.(fleetId);
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+  const incompatible =
+    architecture !== undefined && [...architectures].some((id) => id !== undefined && id !== architecture);
+  return (
+    <ConfirmDialog
+      open
+      title={t("devices.move.title")}
+      items={props.devices.map((device) => device.device_name)}
+      confirmLabel={t("devices.move.confirm")}
+      busy={busy}
+      onConfirm={() => void submit()}
+      onClose={props.onClose}
+    >
+      <Box sx={{ display: "grid", gap: 2 }}>
+        {touched && !target ? <Alert severity="error">{t("devices.move.all_fields")}</Alert> : null}
+        {incompatible ? <Alert severity="error">{t("devices.move.incompatible")}</Alert> : null}
+        <TextField
+          select
+          size="small"
+          label={t("devices.move.fleet")}
+          value={target}
+          onChange={(event) => {
+            setTarget(event.target.value);
+            setArchitecture(undefined);
+          }}
+        >
+          {candidates.map((fleet) => (
+            <MenuItem key={fleet.id} value={String(fleet.id)}>
+              {fleet.app_name}
+            </MenuItem>
+          ))}
+        </TextField>
+        {pinned ? <Alert severity="warning">{t("devices.move.pinned_warning")}</Alert> : null}
+        {oldOs ? <Alert severity="warning">{t("devices.move.old_os_warning")}</Alert> : null}
+      </Box>
+    </ConfirmDialog>
+  );
+}
+
+/** Pin devices to one of the fleet's releases, or set them back to track the fleet's release (spec 2 §4). */
+export function PinDevicesDialog(props: {
+  fleetId: number;
+  devices: Array<Pick<Device, "uuid" | "device_name">>;
+  onClose: () => void;
+}) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const report = useDeviceBatch();
+  const releases = useFleetReleases(props.fleetId, { statuses: ["success"] });
+  const [choice, setChoice] = useState("track");
+  const [busy, setBusy] = useState(false);
+  const submit = async () => {
+    setBusy(true);
+    try {
+      await report(
+        props.devices.map((device) => device.uuid),
+        (uuid) =>
+          choice === "track"
+            ? sdk.models.device.trackApplicationRelease(uuid)
+            : sdk.models.device.pinToRelease(uuid, Number(choice)),
+        choice === "track" ? t("devices.pin.tracking") : t("devices.pin.pinned"),
+      );
+      props.onClose();
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <ConfirmDialog
+      open
+      title={t("devices.pin.title")}
+      items={props.devices.map((device) => device.device_name)}
+      confirmLabel={t("devices.pin.confirm")}
+      busy={busy}
+      onConfirm={() => void submit()}
+      onClose={props.onClose}
+    >
+      <TextField
+        select
+        fullWidth
+        size="small"
+        label={t("devices.pin.release")}
+        value={choice}
+        onChange={(event) => setChoice(event.target.value)}
+      >
+        <MenuItem value="track">{t("devices.pin.track")}</MenuItem>
+        {(releases.data ?? [])
+          .filter((release) => !release.is_invalidated)
+          .map((release) => (
+            <MenuItem key={release.id} value={String(release.id)}>
+              {release.raw_version} · {shortCommit(release.commit)}
+            </MenuItem>
+          ))}
+      </TextField>
+    </ConfirmDialog>
+  );
+}
+
+/** Set one tag on several devices, 50 writes at a time (spec 2 §9). */
+export function TagDevicesDialog(props: { devices: Array<Pick<Device, "uuid" | "device_name">>; onClose: () => void }) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const report = useDeviceBatch();
+  const [key, setKey] = useState("");
+  const [value, setValue] = useState("");
+  const [busy, setBusy] = useState(false);
+  const submit = async () => {
+    if (!key.trim()) return;
+    setBusy(true);
+    try {
+      await report(
+        props.devices.map((device) => device.uuid),
+        (uuid) => sdk.models.device.tags.set(uuid, key.trim(), value),
+        t("devices.tags.saved"),
+        TAG_CONCURRENCY,
+      );
+      props.onClose();
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <ConfirmDialog
+      open
+      title={t("devices.tags.add_title")}
+      items={props.devices.map((device) => device.device_name)}
+      confirmLabel={t("devices.tags.save")}
+      confirmDisabled={!key.trim()}
+      busy={busy}
+      onConfirm={() => void submit()}
+      onClose={props.onClose}
+    >
+      <Box sx={{ display: "grid", gap: 2 }}>
+        <TextField size="small" label={t("devices.tags.key")} value={key} onChange={(e) => setKey(e.target.value)} />
+        <TextField
+          size="small"
+          label={t("devices.tags.value")}
+          value={value}
+          onChange={(e) => setValue(e.target.value)}
+        />
+        <Typography variant="caption" color="text.secondary">
+          {t("devices.tags.overwrite_note")}
+        </Typography>
+      </Box>
+    </ConfirmDialog>
+  );
+}
+
+/** Delete devices (spec 2 §7); the list refreshes, a device page goes to its fleet. */
+export function DeleteDevicesDialog(props: {
+  devices: Array<Pick<Device, "uuid" | "device_name">>;
+  onClose: () => void;
+  onDeleted?: () => void;
+}) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const report = useDeviceBatch();
+  const [busy, setBusy] = useState(false);
+  const submit = async () => {
+    setBusy(true);
+    try {
+      const { outcome } = await report(
+        props.devices.map((device) => device.uuid),
+        (uuid) => sdk.models.device.remove(uuid),
+        t("devices.delete.done", { count: props.devices.length }),
+      );
+      if (outcome.severity !== "error") {
+        props.onClose();
+        props.onDeleted?.();
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <ConfirmDialog
+      open
+      danger
+      title={t("devices.delete.title", { count: props.devices.length })}
+      text={t("devices.delete.text")}
+      items={props.devices.map((device) => device.device_name)}
+      confirmLabel={t("devices.delete.confirm")}
+      confirmText={props.devices.length === 1 ? props.devices[0]?.device_name : undefined}
+      busy={busy}
+      onConfirm={() => void submit()}
+      onClose={props.onClose}
+    />
+  );
+}

@@ -1,0 +1,228 @@
+import ContentCopyOutlined from "@mui/icons-material/ContentCopyOutlined";
+import Alert from "@mui/material/Alert";
+import Box from "@mui/material/Box";
+import Button from "@mui/material/Button";
+import Checkbox from "@mui/material/Checkbox";
+import Dialog from "@mui/material/Dialog";
+import DialogActions from "@mui/material/DialogActions";
+import DialogContent from "@mui/material/DialogContent";
+import DialogTitle from "@mui/material/DialogTitle";
+import FormControlLabel from "@mui/material/FormControlLabel";
+import IconButton from "@mui/material/IconButton";
+import MenuItem from "@mui/material/MenuItem";
+import Stack from "@mui/material/Stack";
+import TextField from "@mui/material/TextField";
+import Tooltip from "@mui/material/Tooltip";
+import Typography from "@mui/material/Typography";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { useSdk, useServices } from "../../app-services.tsx";
+import { errorText } from "../../lib/errors.ts";
+import { showToast } from "../../lib/toasts.ts";
+import { MONO_FONT_STACK } from "../../theme.ts";
+import type { Fleet } from "../fleet-access/data.ts";
+import { useDeviceTypes } from "../fleets/data.ts";
+import { type ExpiryChoice, expiryDateFor } from "../preferences/api-key-expiry.ts";
+
+/** Form changes reach the shown commands after 300 ms (spec 2 §9). */
+export const ADD_DEVICE_DEBOUNCE_MS = 300;
+export const MAX_SIMULATED_DEVICES = 1000;
+
+export interface AgentCommandInput {
+  apiUrl: string;
+  fleetId: number;
+  key: string;
+  deviceType: string;
+  simulate: boolean;
+  count: number;
+}
+
+/** The `flotilla-agent` commands that add a real device, or N simulated ones, to the fleet. */
+export function agentCommands(input: AgentCommandInput): string[] {
+  const common = `--api ${input.apiUrl} --provisioning-key ${input.key} --fleet ${input.fleetId} --device-type ${input.deviceType}`;
+  if (input.simulate) return [`npx flotilla-agent simulate ${common} --count ${input.count}`];
+  return [`npx flotilla-agent register ${common}`, "npx flotilla-agent run"];
+}
+
+function useDebounced<T>(value: T, ms: number): T {
+  const [debounced, setDebounced] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setDebounced(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return debounced;
+}
+
+function CommandBlock({ lines }: { lines: string[] }) {
+  const { t } = useTranslation();
+  const text = lines.join("\n");
+  return (
+    <Box
+      sx={{
+        position: "relative",
+        border: 1,
+        borderColor: "divider",
+        borderRadius: 1,
+        bgcolor: "action.hover",
+        p: 1.5,
+        pr: 6,
+      }}
+    >
+      <Typography
+        component="pre"
+        aria-label={t("devices.add.commands")}
+        sx={{ m: 0, fontFamily: MONO_FONT_STACK, fontSize: 12.5, whiteSpace: "pre-wrap", wordBreak: "break-all" }}
+      >
+        {text}
+      </Typography>
+      <Tooltip title={t("devices.add.copy")}>
+        <IconButton
+          size="small"
+          aria-label={t("devices.add.copy")}
+          sx={{ position: "absolute", top: 6, right: 6 }}
+          onClick={() =>
+            void navigator.clipboard?.writeText(text).then(
+              () => showToast("success", t("devices.add.copied")),
+              () => undefined,
+            )
+          }
+        >
+          <ContentCopyOutlined fontSize="small" />
+        </IconButton>
+      </Tooltip>
+    </Box>
+  );
+}
+
+/**
+ * Add device (spec 2 §2, §7): choose a device type compatible with the fleet, create a
+ * provisioning key with an expiry, then copy the agent's commands — for a real device or a
+ * number of simulated ones.
+ */
+export function AddDeviceDialog({ fleet, onClose }: { fleet: Fleet; onClose: () => void }) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const { config } = useServices();
+  const queryClient = useQueryClient();
+  const deviceTypes = useDeviceTypes();
+  const fleetType = fleet.is_for__device_type[0];
+  // Devices of another CPU architecture cannot join the fleet (spec 2 §5).
+  const architecture = fleetType?.is_of__cpu_architecture[0]?.slug;
+  const compatible = (deviceTypes.data ?? []).filter(
+    (type) => architecture === undefined || type.is_of__cpu_architecture[0]?.slug === architecture,
+  );
+  const [deviceType, setDeviceType] = useState(fleetType?.slug ?? "");
+  const [choice, setChoice] = useState<ExpiryChoice>("30");
+  const [simulate, setSimulate] = useState(false);
+  const [count, setCount] = useState("3");
+  const [key, setKey] = useState<string>();
+  const [error, setError] = useState<string>();
+  const countNumber = Number(count);
+  const countValid = Number.isInteger(countNumber) && countNumber >= 1 && countNumber <= MAX_SIMULATED_DEVICES;
+  const form = useDebounced({ deviceType, simulate, count: countValid ? countNumber : 1 }, ADD_DEVICE_DEBOUNCE_MS);
+  const create = useMutation({
+    meta: { reportErrors: false },
+    mutationFn: async () => {
+      const expiry = expiryDateFor(choice, "");
+      if (!expiry.ok) throw new Error(t(`preferences.tokens.${expiry.error}`));
+      return sdk.models.application.generateProvisioningKey({
+        slugOrUuidOrId: fleet.id,
+        keyExpiryDate: expiry.expiryDate as string,
+        keyName: t("devices.add.key_name", { date: new Date().toISOString().slice(0, 10) }),
+      });
+    },
+    onSuccess: async (created) => {
+      setKey(created);
+      setError(undefined);
+      await queryClient.invalidateQueries({ queryKey: ["fleet", fleet.id, "provisioning-keys"] });
+    },
+    onError: (caught) => setError(errorText(caught)),
+  });
+  return (
+    <Dialog open onClose={onClose} maxWidth="sm" fullWidth>
+      <DialogTitle>{t("devices.add.title", { fleet: fleet.app_name })}</DialogTitle>
+      <DialogContent>
+        <Stack spacing={2} sx={{ pt: 1 }}>
+          <TextField
+            select
+            size="small"
+            label={t("devices.add.device_type")}
+            value={deviceType}
+            onChange={(event) => setDeviceType(event.target.value)}
+          >
+            {compatible.map((type) => (
+              <MenuItem key={type.slug} value={type.slug}>
+                {type.name}
+              </MenuItem>
+            ))}
+          </TextField>
+          <TextField
+            select
+            size="small"
+            label={t("devices.add.key_expiry")}
+            value={choice}
+            disabled={key !== undefined}
+            onChange={(event) => setChoice(event.target.value as ExpiryChoice)}
+          >
+            {(["1", "7", "30", "90", "never"] as const).map((value) => (
+              <MenuItem key={value} value={value}>
+                {value === "never" ? t("devices.add.never") : t("devices.add.days", { count: Number(value) })}
+              </MenuItem>
+            ))}
+          </TextField>
+          <Box sx={{ display: "flex", alignItems: "center", gap: 2 }}>
+            <FormControlLabel
+              control={<Checkbox checked={simulate} onChange={(event) => setSimulate(event.target.checked)} />}
+              label={t("devices.add.simulate")}
+            />
+            {simulate ? (
+              <TextField
+                size="small"
+                type="number"
+                label={t("devices.add.count")}
+                value={count}
+                onChange={(event) => setCount(event.target.value)}
+                error={!countValid}
+                helperText={countValid ? undefined : t("devices.add.count_invalid", { max: MAX_SIMULATED_DEVICES })}
+                sx={{ width: 160 }}
+                slotProps={{ htmlInput: { min: 1, max: MAX_SIMULATED_DEVICES } }}
+              />
+            ) : null}
+          </Box>
+          {error ? <Alert severity="error">{error}</Alert> : null}
+          {key ? (
+            <>
+              <Typography variant="body2" color="text.secondary">
+                {simulate ? t("devices.add.simulate_help") : t("devices.add.real_help")}
+              </Typography>
+              <CommandBlock
+                lines={agentCommands({
+                  apiUrl: config.apiUrl,
+                  fleetId: fleet.id,
+                  key,
+                  deviceType: form.deviceType,
+                  simulate: form.simulate,
+                  count: form.count,
+                })}
+              />
+              <Alert severity="info">{t("devices.add.key_shown_once")}</Alert>
+            </>
+          ) : (
+            <Typography variant="body2" color="text.secondary">
+              {t("devices.add.key_help")}
+            </Typography>
+          )}
+        </Stack>
+      </DialogContent>
+      <DialogActions>
+        <Button onClick={onClose}>{key ? t("devices.add.done") : t("confirm.cancel")}</Button>
+        {key ? null : (
+          <Button variant="contained" loading={create.isPending} disabled={!deviceType} onClick={() => create.mutate()}>
+            {t("devices.add.create_key")}
+          </Button>
+        )}
+      </DialogActions>
+    </Dialog>
+  );
+}

@@ -1,0 +1,66 @@
+import "leaflet/dist/leaflet.css";
+import Box from "@mui/material/Box";
+import type { LatLngExpression, LeafletMouseEvent } from "leaflet";
+import type { ReactNode } from "react";
+import { CircleMarker, MapContainer, TileLayer, Tooltip, useMapEvents } from "react-leaflet";
+
+/** OpenStreetMap's tiles; without network the map still shows its markers on a blank ground. */
+const TILE_URL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png";
+const ATTRIBUTION = '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors';
+
+export interface MapPoint {
+  key: string;
+  position: [number, number];
+  label: string;
+  color: string;
+  onClick?: () => void;
+}
+
+function ClickHandler({ onClick }: { onClick: (lat: number, lng: number) => void }) {
+  useMapEvents({ click: (event: LeafletMouseEvent) => onClick(event.latlng.lat, event.latlng.lng) });
+  return null;
+}
+
+/** A map of devices as coloured dots; an optional click handler receives the clicked coordinates. */
+export function DeviceMap(props: {
+  points: MapPoint[];
+  label: string;
+  height?: number;
+  center?: [number, number];
+  zoom?: number;
+  onMapClick?: (lat: number, lng: number) => void;
+  children?: ReactNode;
+}) {
+  const center: LatLngExpression = props.center ?? props.points[0]?.position ?? [20, 0];
+  return (
+    <Box
+      role="region"
+      aria-label={props.label}
+      sx={{
+        height: props.height ?? 480,
+        borderRadius: 1,
+        overflow: "hidden",
+        border: 1,
+        borderColor: "divider",
+        "& .leaflet-container": { height: "100%", width: "100%", bgcolor: "#e8edf2", font: "inherit" },
+      }}
+    >
+      <MapContainer center={center} zoom={props.zoom ?? (props.points.length > 0 ? 3 : 2)} scrollWheelZoom>
+        <TileLayer url={TILE_URL} attribution={ATTRIBUTION} />
+        {props.points.map((point) => (
+          <CircleMarker
+            key={point.key}
+            center={point.position}
+            radius={8}
+            pathOptions={{ color: "#ffffff", weight: 2, fillColor: point.color, fillOpacity: 1 }}
+            eventHandlers={point.onClick ? { click: point.onClick } : undefined}
+          >
+            <Tooltip>{point.label}</Tooltip>
+          </CircleMarker>
+        ))}
+        {props.onMapClick ? <ClickHandler onClick={props.onMapClick} /> : null}
+        {props.children}
+      </MapContainer>
+    </Box>
+  );
+}

@@ -1,0 +1,97 @@
+import { describe, expect, it } from "vitest";
+import { batchReport, runBatch } from "./batch.ts";
+import { deviceCoordinates, deviceListFilter, localModeProblem, metricLevel, usedPercent } from "./data.ts";
+
+describe("device metric bars", () => {
+  it("are green up to 60 %, warning up to 80 %, error above", () => {
+    expect(metricLevel(0)).toBe("success");
+    expect(metricLevel(60)).toBe("success");
+    expect(metricLevel(61)).toBe("warning");
+    expect(metricLevel(80)).toBe("warning");
+    expect(metricLevel(81)).toBe("error");
+  });
+
+  it("compute a capped percentage and nothing without a total", () => {
+    expect(usedPercent(512, 1024)).toBe(50);
+    expect(usedPercent(2000, 1024)).toBe(100);
+    expect(usedPercent(null, 1024)).toBeUndefined();
+    expect(usedPercent(10, 0)).toBeUndefined();
+  });
+});
+
+describe("device map coordinates", () => {
+  const none = { custom_latitude: null, custom_longitude: null, latitude: null, longitude: null };
+  it("prefer custom coordinates and parse them as integers", () => {
+    expect(deviceCoordinates({ ...none, latitude: "52.52", longitude: "13.40" })).toEqual([52, 13]);
+    expect(
+      deviceCoordinates({ custom_latitude: "-33.9", custom_longitude: "151.2", latitude: "52.5", longitude: "13.4" }),
+    ).toEqual([-33, 151]);
+  });
+  it("leave a device without coordinates off the map", () => {
+    expect(deviceCoordinates(none)).toBeUndefined();
+    expect(deviceCoordinates({ ...none, latitude: "north", longitude: "1" })).toBeUndefined();
+  });
+});
+
+describe("local mode", () => {
+  const device = { supervisor_version: "14.1.0", os_version: "balenaOS 5.3.0", os_variant: "dev" };
+  it("needs supervisor 4, an OS newer than 1.x and a development image", () => {
+    expect(localModeProblem(device)).toBeUndefined();
+    expect(localModeProblem({ ...device, supervisor_version: "3.9.0" })).toBe("supervisor");
+    expect(localModeProblem({ ...device, supervisor_version: null })).toBe("supervisor");
+    expect(localModeProblem({ ...device, os_version: "Resin OS 1.26.0" })).toBe("os");
+    expect(localModeProblem({ ...device, os_variant: "prod" })).toBe("variant");
+  });
+});
+
+describe("the device list filter", () => {
+  it("keeps to the fleet and matches the text in several fields", () => {
+    expect(deviceListFilter(7, "  ")).toEqual({ belongs_to__application: 7 });
+    const filter = deviceListFilter(7, "Kiosk") as { $or: unknown[] };
+    expect(filter.$or).toHaveLength(6);
+    expect(JSON.stringify(filter)).toContain('"kiosk"');
+  });
+});
+
+describe("batch actions", () => {
+  const fail = (status: number, message = "nope") =>
+    Object.assign(new Error(message), { statusCode: status, body: message });
+
+  it("succeed when every item succeeds, at most `concurrency` at a time", async () => {
+    let running = 0;
+    let peak = 0;
+    const result = await runBatch(
+      [1, 2, 3, 4, 5],
+      async () => {
+        running++;
+        peak = Math.max(peak, running);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running--;
+      },
+      2,
+    );
+    expect(result.succeeded).toHaveLength(5);
+    expect(peak).toBe(2);
+    expect(batchReport(result)).toEqual({ severity: "success" });
+  });
+
+  it("warn with the count when some fail and fail with the first error when all fail", async () => {
+    const some = await runBatch([1, 2, 3], async (n) => {
+      if (n !== 2) throw fail(400, "Device must be online");
+    });
+    expect(batchReport(some)).toMatchObject({ severity: "warning", failedCount: 2 });
+    const all = await runBatch([1, 2], async () => {
+      throw fail(400, "Device must be online");
+    });
+    const report = batchReport(all);
+    expect(report.severity).toBe("error");
+    expect(report.severity === "error" && report.message.startsWith("Operation failed with: ")).toBe(true);
+  });
+
+  it("asks to force when an update lock blocks the action", async () => {
+    const result = await runBatch([1, 2], async (n) => {
+      if (n === 1) throw fail(423, "Updates are locked");
+    });
+    expect(batchReport(result)).toEqual({ severity: "locked", lockedCount: 1 });
+  });
+});

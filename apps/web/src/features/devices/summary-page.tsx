@@ -1,0 +1,397 @@
+import { DATE_FORMAT } from "@flotilla/domain";
+import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
+import EditOutlined from "@mui/icons-material/EditOutlined";
+import Alert from "@mui/material/Alert";
+import Box from "@mui/material/Box";
+import Button from "@mui/material/Button";
+import Chip from "@mui/material/Chip";
+import Dialog from "@mui/material/Dialog";
+import DialogActions from "@mui/material/DialogActions";
+import DialogContent from "@mui/material/DialogContent";
+import DialogTitle from "@mui/material/DialogTitle";
+import IconButton from "@mui/material/IconButton";
+import LinearProgress from "@mui/material/LinearProgress";
+import Link from "@mui/material/Link";
+import Stack from "@mui/material/Stack";
+import TextField from "@mui/material/TextField";
+import Tooltip from "@mui/material/Tooltip";
+import Typography from "@mui/material/Typography";
+import { useQueryClient } from "@tanstack/react-query";
+import { format, formatDistanceToNowStrict } from "date-fns";
+import { type FormEvent, type ReactNode, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { useSdk, useServices } from "../../app-services.tsx";
+import { TextLink } from "../../components/links.tsx";
+import { PageHeader } from "../../components/page.tsx";
+import { Facts } from "../../components/settings.tsx";
+import { errorText } from "../../lib/errors.ts";
+import { supportAccessState } from "../../lib/support-access.ts";
+import { showToast } from "../../lib/toasts.ts";
+import { MONO_FONT_STACK } from "../../theme.ts";
+import { Card } from "../orgs/ui.tsx";
+import { type Device, deviceUrl, metricLevel, usedPercent, usePageDevice } from "./data.ts";
+import { DeviceNotes } from "./notes.tsx";
+import { DeviceStatusChip } from "./status-chip.tsx";
+
+/** One metric bar: green ≤ 60 %, warning ≤ 80 %, error above (spec 2 §9); CPU and temperature max 100. */
+function MetricBar(props: { label: string; percent: number | undefined; detail: string }) {
+  const { t } = useTranslation();
+  return (
+    <Box>
+      <Box sx={{ display: "flex", justifyContent: "space-between", mb: 0.5 }}>
+        <Typography variant="body2" sx={{ fontWeight: 500 }}>
+          {props.label}
+        </Typography>
+        <Typography variant="body2" color="text.secondary">
+          {props.percent === undefined ? t("devices.metrics.no_data") : props.detail}
+        </Typography>
+      </Box>
+      <LinearProgress
+        variant="determinate"
+        aria-label={props.label}
+        value={props.percent ?? 0}
+        color={props.percent === undefined ? "inherit" : metricLevel(props.percent)}
+        sx={{ height: 8, borderRadius: 4, bgcolor: "action.hover" }}
+      />
+    </Box>
+  );
+}
+
+const mb = (value: number | null) =>
+  value === null ? "" : value >= 1024 ? `${(value / 1024).toFixed(1)} GB` : `${value} MB`;
+
+function MetricsCard({ device }: { device: Device }) {
+  const { t } = useTranslation();
+  const memory = usedPercent(device.memory_usage, device.memory_total);
+  const storage = usedPercent(device.storage_usage, device.storage_total);
+  const cpu = device.cpu_usage === null ? undefined : Math.min(100, Math.max(0, device.cpu_usage));
+  const temperature = device.cpu_temp === null ? undefined : Math.min(100, Math.max(0, device.cpu_temp));
+  return (
+    <Card title={t("devices.metrics.title")}>
+      <Stack spacing={1.75}>
+        <MetricBar label={t("devices.metrics.cpu")} percent={cpu} detail={`${cpu ?? 0}%`} />
+        <MetricBar label={t("devices.metrics.temperature")} percent={temperature} detail={`${temperature ?? 0} °C`} />
+        <MetricBar
+          label={t("devices.metrics.memory")}
+          percent={memory}
+          detail={`${mb(device.memory_usage)} / ${mb(device.memory_total)} (${memory ?? 0}%)`}
+        />
+        <MetricBar
+          label={t("devices.metrics.storage")}
+          percent={storage}
+          detail={`${mb(device.storage_usage)} / ${mb(device.storage_total)} (${storage ?? 0}%)`}
+        />
+      </Stack>
+    </Card>
+  );
+}
+
+function RenameDialog({ device, onClose }: { device: Device; onClose: () => void }) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const queryClient = useQueryClient();
+  const [name, setName] = useState(device.device_name);
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!name.trim()) {
+      setError(t("devices.rename.required"));
+      return;
+    }
+    setBusy(true);
+    try {
+      await sdk.models.device.rename(device.uuid, name.trim());
+      await queryClient.invalidateQueries({ queryKey: ["device", device.uuid] });
+      showToast("success", t("devices.rename.done"));
+      onClose();
+    } catch (caught) {
+      setError(errorText(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog open onClose={onClose} maxWidth="xs" fullWidth>
+      <Box component="form" noValidate onSubmit={submit}>
+        <DialogTitle>{t("devices.rename.title")}</DialogTitle>
+        <DialogContent>
+          {error ? (
+            <Alert severity="error" sx={{ mb: 2 }}>
+              {error}
+            </Alert>
+          ) : null}
+          <TextField
+            autoFocus
+            fullWidth
+            margin="dense"
+            label={t("devices.rename.label")}
+            value={name}
+            onChange={(event) => setName(event.target.value)}
+          />
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={onClose}>{t("confirm.cancel")}</Button>
+          <Button type="submit" variant="contained" loading={busy}>
+            {t("devices.rename.save")}
+          </Button>
+        </DialogActions>
+      </Box>
+    </Dialog>
+  );
+}
+
+/** Manage tags (spec 2 §2): add, edit and remove a device's tags. */
+function TagsDialog({ device, onClose }: { device: Device; onClose: () => void }) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const queryClient = useQueryClient();
+  const [rows, setRows] = useState(device.device_tag.map((tag) => ({ key: tag.tag_key, value: tag.value })));
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const save = async () => {
+    const keys = rows.map((row) => row.key.trim());
+    if (keys.some((key) => key === "")) {
+      setError(t("devices.tags.key_required"));
+      return;
+    }
+    if (new Set(keys).size !== keys.length) {
+      setError(t("devices.tags.key_unique"));
+      return;
+    }
+    setBusy(true);
+    try {
+      const removed = device.device_tag.filter((tag) => !keys.includes(tag.tag_key));
+      for (const tag of removed) await sdk.models.device.tags.remove(device.uuid, tag.tag_key);
+      for (const row of rows) {
+        const before = device.device_tag.find((tag) => tag.tag_key === row.key.trim());
+        if (before?.value !== row.value) await sdk.models.device.tags.set(device.uuid, row.key.trim(), row.value);
+      }
+      await queryClient.invalidateQueries({ queryKey: ["device", device.uuid] });
+      showToast("success", t("devices.tags.saved"));
+      onClose();
+    } catch (caught) {
+      setError(errorText(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog open onClose={onClose} maxWidth="sm" fullWidth>
+      <DialogTitle>{t("devices.tags.manage")}</DialogTitle>
+      <DialogContent>
+        {error ? (
+          <Alert severity="error" sx={{ mb: 2 }}>
+            {error}
+          </Alert>
+        ) : null}
+        <Stack spacing={1.5} sx={{ pt: 1 }}>
+          {rows.map((row, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity until saved
+            <Box key={index} sx={{ display: "flex", gap: 1, alignItems: "center" }}>
+              <TextField
+                size="small"
+                label={t("devices.tags.key")}
+                value={row.key}
+                onChange={(event) => setRows(rows.map((r, i) => (i === index ? { ...r, key: event.target.value } : r)))}
+                sx={{ flex: 1 }}
+              />
+              <TextField
+                size="small"
+                label={t("devices.tags.value")}
+                value={row.value}
+                onChange={(event) =>
+                  setRows(rows.map((r, i) => (i === index ? { ...r, value: event.target.value } : r)))
+                }
+                sx={{ flex: 1 }}
+              />
+              <IconButton
+                aria-label={t("devices.tags.remove", { key: row.key })}
+                onClick={() => setRows(rows.filter((_r, i) => i !== index))}
+              >
+                <DeleteOutlined fontSize="small" />
+              </IconButton>
+            </Box>
+          ))}
+          <Box>
+            <Button size="small" onClick={() => setRows([...rows, { key: "", value: "" }])}>
+              {t("devices.tags.add")}
+            </Button>
+          </Box>
+        </Stack>
+      </DialogContent>
+      <DialogActions>
+        <Button onClick={onClose}>{t("confirm.cancel")}</Button>
+        <Button variant="contained" loading={busy} onClick={() => void save()}>
+          {t("devices.tags.save")}
+        </Button>
+      </DialogActions>
+    </Dialog>
+  );
+}
+
+function Warnings({ device }: { device: Device }) {
+  const { t } = useTranslation();
+  const warnings: string[] = [];
+  if (device.is_undervolted) warnings.push(t("devices.warnings.undervolted"));
+  // Heartbeat online but no cloudlink: actions and terminals cannot reach the device.
+  if (device.api_heartbeat_state === "online" && !device.is_connected_to_vpn) {
+    warnings.push(t("devices.warnings.cloudlink_missing"));
+  }
+  if (!device.is_active) warnings.push(t("devices.warnings.inactive"));
+  if (warnings.length === 0) return null;
+  return (
+    <Stack spacing={1} sx={{ mb: 2 }}>
+      {warnings.map((warning) => (
+        <Alert key={warning} severity="warning">
+          {warning}
+        </Alert>
+      ))}
+    </Stack>
+  );
+}
+
+const mono = (value: string | null | undefined) =>
+  value ? (
+    <Box component="span" sx={{ fontFamily: MONO_FONT_STACK, fontSize: 13 }}>
+      {value}
+    </Box>
+  ) : (
+    "—"
+  );
+
+/** `/devices/{uuid}` (spec 2 §2 "Device pages"): the summary card, metrics, tags and notes. */
+export function DeviceSummaryPage() {
+  const { t } = useTranslation();
+  const { config } = useServices();
+  const { device, abilities } = usePageDevice();
+  const [renaming, setRenaming] = useState(false);
+  const [tagging, setTagging] = useState(false);
+  if (!device) return null;
+  const fleet = device.belongs_to__application[0];
+  const target = device.is_pinned_on__release[0] ?? fleet?.should_be_running__release[0];
+  const support = supportAccessState(device.is_accessible_by_support_until__date);
+  const url = deviceUrl(device.uuid, config.deviceUrlsBaseDomain);
+  const since = (value: string | null) =>
+    value ? formatDistanceToNowStrict(new Date(value), { addSuffix: true }) : "";
+  return (
+    <>
+      <PageHeader
+        title={device.device_name}
+        description={t("devices.summary_description")}
+        actions={
+          abilities.update ? (
+            <Button variant="outlined" startIcon={<EditOutlined />} onClick={() => setRenaming(true)}>
+              {t("devices.rename.title")}
+            </Button>
+          ) : undefined
+        }
+      />
+      <Warnings device={device} />
+      <Box sx={{ display: "grid", gap: 2, gridTemplateColumns: { xs: "1fr", lg: "1.3fr 1fr" }, alignItems: "start" }}>
+        <Card title={t("devices.card")}>
+          <Facts
+            rows={[
+              [t("devices.fields.status"), <DeviceStatusChip key="status" device={device} />],
+              [
+                t("devices.fields.fleet"),
+                fleet ? (
+                  <TextLink key="fleet" to="/fleets/$fleetId" params={{ fleetId: String(fleet.id) }} underline="hover">
+                    {fleet.app_name}
+                  </TextLink>
+                ) : (
+                  "—"
+                ),
+              ],
+              [t("devices.fields.online"), device.is_connected_to_vpn ? t("devices.online") : t("devices.offline")],
+              [t("devices.fields.heartbeat"), t(`devices.heartbeat.${device.api_heartbeat_state ?? "unknown"}`)],
+              [
+                t("devices.fields.last_connected"),
+                device.last_connectivity_event
+                  ? `${format(new Date(device.last_connectivity_event), DATE_FORMAT)} (${since(device.last_connectivity_event)})`
+                  : "—",
+              ],
+              [t("devices.fields.uuid"), mono(device.uuid)],
+              [t("devices.fields.device_type"), device.is_of__device_type[0]?.name ?? "—"],
+              [
+                t("devices.fields.update_status"),
+                device.update_status
+                  ? `${device.update_status}${device.last_update_status_event ? ` · ${since(device.last_update_status_event)}` : ""}`
+                  : "—",
+              ],
+              [t("devices.fields.os_version"), device.os_version ?? "—"],
+              [t("devices.fields.os_variant"), device.os_variant ?? "—"],
+              [t("devices.fields.supervisor_version"), device.supervisor_version ?? "—"],
+              [t("devices.fields.current_release"), device.is_running__release[0]?.raw_version ?? "—"],
+              [
+                t("devices.fields.target_release"),
+                target
+                  ? `${target.raw_version}${device.is_pinned_on__release[0] ? ` (${t("devices.pinned")})` : ""}`
+                  : "—",
+              ],
+              [
+                t("devices.fields.support_access"),
+                support.state === "off"
+                  ? t("fleets.support.off")
+                  : support.state === "granted"
+                    ? t("fleets.support.granted_until", { date: format(support.until, DATE_FORMAT) })
+                    : t("fleets.support.expired_on", { date: format(support.until, DATE_FORMAT) }),
+              ],
+              [t("devices.fields.active"), device.is_active ? t("devices.active") : t("devices.inactive")],
+              [t("devices.fields.local_mode"), device.is_in_local_mode ? t("devices.local_mode_on") : t("devices.off")],
+              ...(url
+                ? ([
+                    [
+                      t("devices.fields.public_url"),
+                      device.is_web_accessible ? (
+                        <Link key="url" href={url} target="_blank" rel="noreferrer">
+                          {url}
+                        </Link>
+                      ) : (
+                        t("devices.off")
+                      ),
+                    ],
+                  ] as Array<[string, ReactNode]>)
+                : []),
+              [t("devices.fields.local_ip"), mono(device.ip_address)],
+              [t("devices.fields.public_ip"), mono(device.public_address)],
+              [t("devices.fields.mac"), mono(device.mac_address)],
+            ]}
+          />
+        </Card>
+        <Stack spacing={2}>
+          <MetricsCard device={device} />
+          <Card
+            title={t("devices.tags.title", { count: device.device_tag.length })}
+            action={
+              abilities.tags ? (
+                <Button size="small" onClick={() => setTagging(true)}>
+                  {t("devices.tags.manage")}
+                </Button>
+              ) : undefined
+            }
+          >
+            {device.device_tag.length === 0 ? (
+              <Typography variant="body2" color="text.secondary">
+                {t("devices.tags.none")}
+              </Typography>
+            ) : (
+              <Box sx={{ display: "flex", flexWrap: "wrap", gap: 1 }}>
+                {device.device_tag.map((tag) => (
+                  <Tooltip key={tag.id} title={`${tag.tag_key}: ${tag.value}`}>
+                    <Chip size="small" label={tag.value ? `${tag.tag_key}: ${tag.value}` : tag.tag_key} />
+                  </Tooltip>
+                ))}
+              </Box>
+            )}
+          </Card>
+          <Card title={t("devices.notes.title")}>
+            <DeviceNotes uuid={device.uuid} note={device.note} editable={abilities.update} />
+          </Card>
+        </Stack>
+      </Box>
+      {renaming ? <RenameDialog device={device} onClose={() => setRenaming(false)} /> : null}
+      {tagging ? <TagsDialog device={device} onClose={() => setTagging(false)} /> : null}
+    </>
+  );
+}
