@@ -1,4 +1,4 @@
-import { type ActionAnswer, CloudlinkClient } from "./protocol/cloudlink.ts";
+import { type ActionAnswer, CloudlinkClient, DROPPED } from "./protocol/cloudlink.ts";
 import { describe, type Http } from "./protocol/http.ts";
 import { type LogLine, LogStream } from "./protocol/log-stream.ts";
 import type { Identity } from "./protocol/register.ts";
@@ -116,7 +116,7 @@ export class DeviceRuntime {
       },
       onDisconnected: (reason) => {
         this.stats.cloudlinkDrops += 1;
-        options.onProblem?.("cloudlink", reason);
+        if (reason !== DROPPED) options.onProblem?.("cloudlink", reason);
       },
     });
   }

@@ -125,6 +125,30 @@ describe("log stream", () => {
   });
 });
 
+describe("log stream after idle", () => {
+  it("ends an idle stream and opens a new one for later lines, losing none", async () => {
+    const identity = await register();
+    const stream = new LogStream({
+      http,
+      apiUrl: t.url,
+      uuid: identity.uuid,
+      deviceKey: identity.deviceKey,
+      flushMs: 20,
+      idleMs: 100,
+    });
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 10; i++) stream.push({ message: `r${round} l${i}`, timestamp: Date.now() });
+      await new Promise((resolve) => setTimeout(resolve, round % 2 ? 150 : 90));
+    }
+    await stream.stop();
+    const lines = await eventually(() => {
+      const held = t.ctx.devices.logs.recent(identity.deviceId);
+      return held.length >= 50 ? held : null;
+    });
+    expect(lines.map((line) => line.message)).toContain("r4 l9");
+  });
+});
+
 describe("cloudlink", () => {
   it("connects with the device key, answers relayed actions and reconnects after a drop", async () => {
     const identity = await register();

@@ -30,6 +30,9 @@ export const locked = (): ActionAnswer => ({
   body: { Data: null, Error: "Updates are locked" },
 });
 
+/** The reason given for a connection `drop()` cut on purpose (a simulated flaky network). */
+export const DROPPED = "dropped on purpose";
+
 /** A server that stops pinging for this long is taken as gone (it pings every 20 s). */
 const SILENCE_MS = 50_000;
 
@@ -57,6 +60,7 @@ export class CloudlinkClient {
   readonly backoff: Backoff;
   private readonly clock: Clock;
   connects = 0;
+  private dropping = false;
 
   constructor(private readonly options: CloudlinkOptions) {
     this.clock = options.clock ?? systemClock;
@@ -83,7 +87,9 @@ export class CloudlinkClient {
 
   /** Drops the connection as a flaky network would; the client reconnects with backoff. */
   drop() {
-    this.socket?.terminate();
+    if (!this.socket) return;
+    this.dropping = true;
+    this.socket.terminate();
   }
 
   private url() {
@@ -124,9 +130,9 @@ export class CloudlinkClient {
       this.connectedAt = null;
       if (this.socket === socket) this.socket = null;
       this.backoff.connectionEnded(connectedFor);
-      if (wasConnected || failure !== "closed") {
-        this.options.onDisconnected?.(failure === "closed" ? `closed (${code})` : failure);
-      }
+      const reason = this.dropping ? DROPPED : failure === "closed" ? `closed (${code})` : failure;
+      this.dropping = false;
+      if (wasConnected || failure !== "closed") this.options.onDisconnected?.(reason);
       if (this.running && this.reconnectTimer === null) {
         this.reconnectTimer = this.clock.setTimeout(() => this.connect(), this.backoff.next());
       }

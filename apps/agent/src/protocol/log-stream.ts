@@ -88,6 +88,7 @@ export class LogStream {
   private readonly backoff = new Backoff({ baseMs: 1000, capMs: 60_000 });
   private readonly clock: Clock;
   private stopped = false;
+  private waitingForDrain = false;
   /** Lines handed to a stream, for the benchmark and tests. */
   sent = 0;
 
@@ -112,16 +113,23 @@ export class LogStream {
 
   flush() {
     if (this.stopped || (this.buffer.size === 0 && this.buffer.dropped === 0)) return;
+    if (this.waitingForDrain && this.body) return;
     const wait = this.retryAt - this.clock.now();
     if (wait > 0) return this.scheduleFlush(wait);
-    const body = this.body ?? this.open();
+    const body = this.body && !this.body.writableEnded ? this.body : this.open();
     const batchLines = this.options.batchLines ?? 100;
     while (this.buffer.size > 0 || this.buffer.dropped > 0) {
       const batch = this.buffer.take(batchLines, this.clock.now());
       this.sent += batch.length;
       const ok = body.write(`${batch.map((line) => JSON.stringify(line)).join("\n")}\n`);
       if (!ok) {
-        body.once("drain", () => this.flush());
+        if (!this.waitingForDrain) {
+          this.waitingForDrain = true;
+          body.once("drain", () => {
+            this.waitingForDrain = false;
+            this.flush();
+          });
+        }
         break;
       }
     }
@@ -130,6 +138,8 @@ export class LogStream {
 
   private open(): PassThrough {
     const body = new PassThrough();
+    // A failed request destroys its body; the failure is handled below, never thrown here.
+    body.on("error", () => {});
     this.body = body;
     const { http, apiUrl, uuid, deviceKey } = this.options;
     const startedAt = this.clock.now();
@@ -151,8 +161,11 @@ export class LogStream {
         this.options.onError?.(describe(error));
       })
       .finally(() => {
-        if (this.body === body) this.body = null;
-        body.destroy();
+        if (this.body === body) {
+          this.body = null;
+          this.waitingForDrain = false;
+        }
+        if (!body.destroyed) body.destroy();
         if (!this.stopped && this.buffer.size > 0) this.scheduleFlush(Math.max(0, this.retryAt - this.clock.now()));
       });
     return body;
@@ -162,7 +175,10 @@ export class LogStream {
     if (this.idleTimer !== null) this.clock.clearTimeout(this.idleTimer);
     this.idleTimer = this.clock.setTimeout(() => {
       this.idleTimer = null;
-      this.body?.end();
+      const body = this.body;
+      // The next line opens a new stream; this one completes its request.
+      this.body = null;
+      body?.end();
     }, this.options.idleMs ?? 10_000);
   }
 
