@@ -1,5 +1,5 @@
 import { type ActionAnswer, CloudlinkClient, DROPPED } from "./protocol/cloudlink.ts";
-import { describe, type Http } from "./protocol/http.ts";
+import { ApiError, describe, type Http } from "./protocol/http.ts";
 import { type LogLine, LogStream } from "./protocol/log-stream.ts";
 import type { Identity } from "./protocol/register.ts";
 import { type CurrentState, StateReporter } from "./protocol/state-report.ts";
@@ -59,6 +59,8 @@ export type DeviceRuntimeOptions = {
   onProblem?: (kind: "report" | "poll" | "logs" | "cloudlink", message: string) => void;
   /** Log streams of simulated devices end sooner so 1,000 devices do not hold 1,000 requests. */
   logIdleMs?: number;
+  /** The API refused the device key on a target-state poll (401: the device was deleted). */
+  onUnauthorized?: (device: DeviceRuntime) => void;
   /** A report starting this much after it was due counts as late. */
   lateAfterMs?: number;
 };
@@ -184,6 +186,7 @@ export class DeviceRuntime {
     } catch (error) {
       this.stats.pollErrors += 1;
       this.options.onProblem?.("poll", describe(error));
+      if (error instanceof ApiError && error.status === 401) this.options.onUnauthorized?.(this);
     } finally {
       this.polling = false;
     }

@@ -220,6 +220,72 @@ describe("a simulated device over the whole protocol", () => {
     }
   });
 
+  it("updates to the fleet's new release after an update action, with download progress", async () => {
+    const identity = await register();
+    const model = new SimulatedDevice({ uuid: identity.uuid, random: Math.random, provisioned: true });
+    const host = new SimulatedHost({ model, clock: systemClock });
+    const device = new DeviceRuntime({ http, identity, host, reportIntervalMs: 300, stats: newStats() });
+    const seen = new Set<string>();
+    const watch = setInterval(() => seen.add(`${model.status}/${model.updateStatus}`), 20);
+    device.start();
+    try {
+      await eventually(async () => (await deviceRow(identity.uuid)).is_connected_to_vpn === true);
+      const release = await t.factories.release(fleet);
+      const pin = await fetch(`${t.url}/v7/application(${fleet.id})`, {
+        method: "PATCH",
+        headers: { "content-type": "application/json", authorization: `Bearer ${ownerToken}` },
+        body: JSON.stringify({ should_be_running__release: release.id }),
+      });
+      expect(pin.status).toBe(200);
+      expect(await relay("update", { deviceId: identity.deviceId, data: { force: false } })).toMatchObject({
+        status: 200,
+      });
+      await eventually(() => model.currentCommit === release.commit, 20_000);
+      expect([...seen]).toEqual(
+        expect.arrayContaining(["Downloading/downloading", "Starting/applying changes", "Idle/done"]),
+      );
+      await eventually(async () => {
+        const { rows } = await t.db.query<{ is_running__release: number | null }>(
+          "SELECT is_running__release FROM device WHERE uuid = $1",
+          [identity.uuid],
+        );
+        return rows[0]?.is_running__release === release.id;
+      }, 20_000);
+    } finally {
+      clearInterval(watch);
+      await device.shutdown();
+    }
+  });
+
+  it("a deleted device is refused on its next poll and the simulator stops it", async () => {
+    const logs: string[] = [];
+    const simulator = await startSimulator({
+      apiUrl: t.url,
+      provisioningKey,
+      fleetId: fleet.id,
+      count: 1,
+      intervalMs: 1000,
+      disconnectChance: 0,
+      http,
+      log: (line) => logs.push(line),
+    });
+    const [device] = simulator.devices;
+    try {
+      if (!device) throw new Error("no device");
+      await eventually(async () => (await deviceRow(device.uuid)).is_connected_to_vpn === true);
+      const removed = await fetch(`${t.url}/v7/device(${device.deviceId})`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${ownerToken}` },
+      });
+      expect(removed.status).toBe(200);
+      device.runtime.pollNow();
+      await eventually(() => !device.runtime.online);
+      expect(logs.join("\n")).toContain(`device ${device.uuid} is no longer accepted by the API`);
+    } finally {
+      await simulator.stop();
+    }
+  });
+
   it("startSimulator: devices register, provision and turn operational", async () => {
     const simulator = await startSimulator({
       apiUrl: t.url,

@@ -143,6 +143,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       stats,
       onProblem,
       logIdleMs: 1500,
+      // A device deleted in the dashboard loses its key: the simulated one goes away for good.
+      onUnauthorized: (runtime) => {
+        log(`simulator: device ${identity.uuid} is no longer accepted by the API (deleted?): stopped`);
+        void runtime.shutdown();
+      },
     });
     const location = SIMULATED_LOCATIONS[index % SIMULATED_LOCATIONS.length] ?? SIMULATED_LOCATIONS[0];
     return { uuid: identity.uuid, deviceId: identity.deviceId, location, host, runtime };
