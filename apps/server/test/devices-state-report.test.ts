@@ -87,6 +87,57 @@ describe("PATCH /device/v3/state", () => {
     expect(after.last_update_status_event).not.toBeNull();
   });
 
+  it("records service statuses of a known release as image and service installs", async () => {
+    const release = await t.factories.release(fleet);
+    const { rows: services } = await t.db.query<{ id: number }>(
+      `INSERT INTO "service" (application, service_name) VALUES ($1, 'web') RETURNING id`,
+      [fleet.id],
+    );
+    const { rows: images } = await t.db.query<{ id: number }>(
+      `INSERT INTO "image" (is_a_build_of__service, is_stored_at__image_location, status) VALUES ($1, 'registry.local/web', 'success') RETURNING id`,
+      [services[0]?.id],
+    );
+    const imageId = Number(images[0]?.id);
+    await t.db.query(`INSERT INTO "release_image" (image, is_part_of__release) VALUES ($1, $2)`, [imageId, release.id]);
+    const services_ = (status: string, download_progress: number | null) => ({
+      [other.uuid]: {
+        apps: {
+          [fleet.uuid]: {
+            release_uuid: release.commit,
+            releases: {
+              [release.commit]: {
+                update_status: "downloading",
+                services: { web: { image: "web", status, download_progress }, unknown: { status: "Running" } },
+              },
+            },
+          },
+        },
+      },
+    });
+    expect((await report(other, services_("Downloading", 40))).status).toBe(200);
+    await t.ctx.devices.reports.flush();
+    const installs = async () =>
+      (
+        await t.db.query(
+          `SELECT installs__image, is_provided_by__release, status, download_progress FROM image_install WHERE device = $1`,
+          [other.id],
+        )
+      ).rows;
+    expect(await installs()).toEqual([
+      { installs__image: imageId, is_provided_by__release: release.id, status: "Downloading", download_progress: 40 },
+    ]);
+    await report(other, services_("Running", null));
+    await t.ctx.devices.reports.flush();
+    expect(await installs()).toEqual([
+      { installs__image: imageId, is_provided_by__release: release.id, status: "Running", download_progress: null },
+    ]);
+    const { rows: serviceInstalls } = await t.db.query(
+      "SELECT installs__service FROM service_install WHERE device = $1",
+      [other.id],
+    );
+    expect(serviceInstalls).toEqual([{ installs__service: services[0]?.id }]);
+  });
+
   it("counts as a heartbeat", async () => {
     await report(other, { [other.uuid]: { status: "Idle" } });
     await t.ctx.devices.heartbeat.sweep();

@@ -129,3 +129,46 @@ export async function releaseByCommit(db: Db, fleet: number, commit: string) {
   );
   return rows[0]?.id;
 }
+
+/** A release's images by service name (state reports name services, installs are per image). */
+export async function releaseImagesByService(
+  db: Db,
+  release: number,
+): Promise<Map<string, { image: number; service: number }>> {
+  const { rows } = await db.query<{ service_name: string; image: number; service: number }>(
+    `SELECT s.service_name, i.id AS image, s.id AS service FROM "release_image" ri
+       JOIN "image" i ON i.id = ri.image JOIN "service" s ON s.id = i.is_a_build_of__service
+      WHERE ri.is_part_of__release = $1`,
+    [release],
+  );
+  return new Map(rows.map((r) => [r.service_name, { image: Number(r.image), service: Number(r.service) }]));
+}
+
+export type ImageInstallRow = {
+  device: number;
+  image: number;
+  service: number;
+  release: number;
+  status: string;
+  download_progress: number | null;
+};
+
+/** Upserts image installs (and the service installs they imply) in one statement each. */
+export async function writeImageInstalls(db: Db, rows: ImageInstallRow[]) {
+  if (rows.length === 0) return;
+  const json = JSON.stringify(rows);
+  await db.query(
+    `INSERT INTO "image_install" (device, installs__image, is_provided_by__release, status, download_progress)
+     SELECT v.device, v.image, v.release, v.status, v.download_progress
+       FROM jsonb_to_recordset($1::jsonb) AS v(device int, image int, release int, status text, download_progress int)
+     ON CONFLICT (device, installs__image) DO UPDATE SET status = EXCLUDED.status,
+       download_progress = EXCLUDED.download_progress, is_provided_by__release = EXCLUDED.is_provided_by__release`,
+    [json],
+  );
+  await db.query(
+    `INSERT INTO "service_install" (device, installs__service)
+     SELECT DISTINCT v.device, v.service FROM jsonb_to_recordset($1::jsonb) AS v(device int, service int)
+     ON CONFLICT (device, installs__service) DO NOTHING`,
+    [json],
+  );
+}

@@ -1,11 +1,12 @@
 import { z } from "zod";
 import type { Queryable } from "../../db/index.ts";
-import { releaseByCommit } from "./queries.ts";
+import { type ImageInstallRow, releaseByCommit, releaseImagesByService, writeImageInstalls } from "./queries.ts";
 
 /**
  * Current state reports (docs/device-protocol.md "Current state"): the latest report of each
  * device is kept in memory and only the fields that changed since the last write reach the
- * database, in batches (DESIGN §8): one UPDATE per set of changed columns every flush.
+ * database, in batches (DESIGN §8): one UPDATE per set of changed columns every flush. Service
+ * statuses of known releases become image installs (and service installs), written the same way.
  */
 
 export const STATE_REPORT_BODY_LIMIT = 64 * 1024;
@@ -128,11 +129,14 @@ export function createStateReports(options: {
   const pending = new Map<number, Partial<Record<Column, Value>>>();
   /** `fleet:commit` → release id (null: no such release), bounded. */
   const releases = new Map<string, number | null>();
+  /** release id → its images by service name, bounded. */
+  const releaseImages = new Map<number, Map<string, { image: number; service: number }>>();
+  /** `device:image` → the last written `status:progress`; pending installs by the same key. */
+  const writtenInstalls = new Map<string, string>();
+  const pendingInstalls = new Map<string, ImageInstallRow>();
   let flushing: Promise<void> | undefined;
 
-  async function runningRelease(fleet: number, report: DeviceReport): Promise<number | null | undefined> {
-    const commit = Object.values(report.apps ?? {}).find((app) => app.release_uuid)?.release_uuid;
-    if (!commit) return undefined;
+  async function releaseOf(fleet: number, commit: string): Promise<number | undefined> {
     const key = `${fleet}:${commit}`;
     if (!releases.has(key)) {
       if (releases.size >= 10_000) releases.clear();
@@ -141,7 +145,51 @@ export function createStateReports(options: {
     return releases.get(key) ?? undefined;
   }
 
+  async function runningRelease(fleet: number, report: DeviceReport): Promise<number | null | undefined> {
+    const commit = Object.values(report.apps ?? {}).find((app) => app.release_uuid)?.release_uuid;
+    return commit ? releaseOf(fleet, commit) : undefined;
+  }
+
+  /** Service statuses of the reported releases, as image installs to write when changed. */
+  async function recordInstalls(device: { id: number; fleet: number }, report: DeviceReport) {
+    for (const app of Object.values(report.apps ?? {})) {
+      for (const [commit, reported] of Object.entries(app.releases ?? {})) {
+        const release = await releaseOf(device.fleet, commit);
+        if (release === undefined) continue;
+        let images = releaseImages.get(release);
+        if (!images) {
+          if (releaseImages.size >= 1000) releaseImages.clear();
+          images = await releaseImagesByService(db, release);
+          releaseImages.set(release, images);
+        }
+        for (const [name, service] of Object.entries(reported.services ?? {})) {
+          const known = images.get(name);
+          if (!known || !service.status) continue;
+          const progress = service.download_progress == null ? null : Math.round(service.download_progress);
+          const key = `${device.id}:${known.image}`;
+          const value = `${release}:${service.status}:${progress}`;
+          if (writtenInstalls.get(key) === value) continue;
+          if (writtenInstalls.size >= 200_000) writtenInstalls.clear();
+          writtenInstalls.set(key, value);
+          pendingInstalls.set(key, {
+            device: device.id,
+            image: known.image,
+            service: known.service,
+            release,
+            status: service.status,
+            download_progress: progress,
+          });
+        }
+      }
+    }
+  }
+
   async function flushOnce() {
+    if (pendingInstalls.size > 0) {
+      const installs = [...pendingInstalls.values()];
+      pendingInstalls.clear();
+      await writeImageInstalls(db, installs);
+    }
     if (pending.size === 0) return;
     const batch = [...pending];
     pending.clear();
@@ -180,6 +228,7 @@ export function createStateReports(options: {
       const values = columnsOf(report);
       const running = await runningRelease(device.fleet, report);
       if (running !== undefined) values.is_running__release = running;
+      await recordInstalls(device, report);
       const last = written.get(device.id) ?? {};
       const changes = pending.get(device.id) ?? {};
       for (const [column, value] of Object.entries(values) as [Column, Value][]) {
@@ -196,7 +245,7 @@ export function createStateReports(options: {
       written.delete(deviceId);
     },
     flush,
-    pendingCount: () => pending.size,
+    pendingCount: () => pending.size + pendingInstalls.size,
     async close() {
       if (timer) clearInterval(timer);
       await flush();
