@@ -161,7 +161,7 @@ async function run(args: string[], io: Out) {
   });
   device.start();
   io.out(
-    `device ${identity.uuid} running against ${identity.apiUrl} (reports every ${interval / 1000} s` +
+    `flotilla-agent ${APP_VERSION}: device ${identity.uuid} running against ${identity.apiUrl} (reports every ${interval / 1000} s` +
       `${values["allow-reboot"] ? ", reboot allowed" : ""}; update lock file ${DEFAULT_UPDATE_LOCK})`,
   );
   const signal = await waitForSignal();

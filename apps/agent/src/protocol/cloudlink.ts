@@ -132,7 +132,8 @@ export class CloudlinkClient {
       this.backoff.connectionEnded(connectedFor);
       const reason = this.dropping ? DROPPED : failure === "closed" ? `closed (${code})` : failure;
       this.dropping = false;
-      if (wasConnected || failure !== "closed") this.options.onDisconnected?.(reason);
+      // A close the agent asked for (stop) is no problem worth telling.
+      if (this.running && (wasConnected || failure !== "closed")) this.options.onDisconnected?.(reason);
       if (this.running && this.reconnectTimer === null) {
         this.reconnectTimer = this.clock.setTimeout(() => this.connect(), this.backoff.next());
       }

@@ -1,5 +1,11 @@
 import { call, type Http, unexpected } from "./http.ts";
 
+/**
+ * The `supervisor_version` every Flotilla device reports: the balena supervisor API level the
+ * agent speaks (the dashboard gates features such as local mode on it).
+ */
+export const SUPERVISOR_VERSION = "16.7.0";
+
 export type ServiceReport = { image?: string; status: string; download_progress: number | null };
 export type AppReport = {
   release_uuid?: string | null;

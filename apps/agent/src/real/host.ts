@@ -1,13 +1,13 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import { APP_VERSION } from "@flotilla/domain";
 import type { DeviceHost, DeviceRuntime } from "../device.ts";
 import { type ActionAnswer, failure, locked, ok } from "../protocol/cloudlink.ts";
-import type { CurrentState } from "../protocol/state-report.ts";
+import { type CurrentState, SUPERVISOR_VERSION } from "../protocol/state-report.ts";
 import { type TargetState, targetRelease } from "../protocol/target-state.ts";
 import { HostMetrics, readNetwork } from "./metrics.ts";
 
-export const REAL_SUPERVISOR_VERSION = `flotilla-agent ${APP_VERSION}`;
+/** The supervisor API level reported (see SUPERVISOR_VERSION); the agent's version is printed at start. */
+export const REAL_SUPERVISOR_VERSION = SUPERVISOR_VERSION;
 /** The balena supervisor's update lock file; an application holding it blocks disruptive actions. */
 export const DEFAULT_UPDATE_LOCK = "/tmp/balena/updates.lock";
 

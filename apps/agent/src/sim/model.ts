@@ -1,8 +1,8 @@
-import type { AppReport, CurrentState } from "../protocol/state-report.ts";
+import { type AppReport, type CurrentState, SUPERVISOR_VERSION } from "../protocol/state-report.ts";
 import { type TargetState, targetRelease } from "../protocol/target-state.ts";
 import type { Random } from "../protocol/timing.ts";
 
-export const SUPERVISOR_VERSION = "16.7.0";
+export { SUPERVISOR_VERSION };
 export const OS_VERSION = "balenaOS 6.1.0";
 
 /** A bounded random walk pulled back towards `mean`: metrics that drift but stay plausible. */
