@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AppContext } from "../context.ts";
 import { user } from "../db/schema/index.ts";
 import { FlotillaError } from "../errors.ts";
-import { findApiKey } from "../features/api-keys/service.ts";
+import { findApiKey, hashApiKey } from "../features/api-keys/service.ts";
 import type { SessionClaims } from "../features/auth/sessions.ts";
 import { globalRolesOf } from "../features/users/service.ts";
 import { freshnessError } from "./freshness.ts";
@@ -54,19 +54,55 @@ export async function identify(ctx: AppContext, token: string): Promise<Caller> 
       apiKey: undefined,
     };
   }
+  const cache = deviceCallersOf(ctx);
+  // Held by hash: the process keeps no device key in the clear.
+  const hash = hashApiKey(token);
+  const cached = cache.get(hash);
+  if (cached && cached.until > Date.now()) return cached.caller;
   const key = await findApiKey(ctx.db.orm, token);
   if (!key) throw new FlotillaError("unauthorized", "Invalid API key.");
+  if (key.role !== "user") {
+    const caller: Caller = {
+      actor: key.is_of__actor,
+      user: undefined,
+      globalRoles: [],
+      session: undefined,
+      apiKey: { id: key.id, role: key.role },
+    };
+    if (key.role === "device-api-key") {
+      if (cache.size >= DEVICE_KEY_CACHE_SIZE) cache.clear();
+      cache.set(hash, { caller, until: Date.now() + DEVICE_KEY_CACHE_MS });
+    }
+    return caller;
+  }
   const [owner] = await ctx.db.orm
     .select({ id: user.id, username: user.username, email: user.email })
     .from(user)
     .where(eq(user.actor, key.is_of__actor));
   return {
     actor: key.is_of__actor,
-    user: key.role === "user" ? owner : undefined,
-    globalRoles: owner && key.role === "user" ? await globalRolesOf(ctx.db.orm, owner.id) : [],
+    user: owner,
+    globalRoles: owner ? await globalRolesOf(ctx.db.orm, owner.id) : [],
     session: undefined,
     apiKey: { id: key.id, role: key.role },
   };
+}
+
+/**
+ * Device keys are checked on every poll, report and log stream (the hot path, DESIGN §8): a
+ * checked device key is trusted for a few seconds, so a revoked one works at most that long.
+ */
+const DEVICE_KEY_CACHE_MS = 10_000;
+const DEVICE_KEY_CACHE_SIZE = 50_000;
+const deviceCallers = new WeakMap<AppContext, Map<string, { caller: Caller; until: number }>>();
+
+function deviceCallersOf(ctx: AppContext) {
+  let cache = deviceCallers.get(ctx);
+  if (!cache) {
+    cache = new Map();
+    deviceCallers.set(ctx, cache);
+  }
+  return cache;
 }
 
 /**

@@ -161,6 +161,9 @@ export async function writeImageInstalls(db: Db, rows: ImageInstallRow[]) {
     `INSERT INTO "image_install" (device, installs__image, is_provided_by__release, status, download_progress)
      SELECT v.device, v.image, v.release, v.status, v.download_progress
        FROM jsonb_to_recordset($1::jsonb) AS v(device int, image int, release int, status text, download_progress int)
+      -- A device or release deleted since its report is skipped, not a failed batch.
+      WHERE EXISTS (SELECT 1 FROM "device" d WHERE d.id = v.device)
+        AND EXISTS (SELECT 1 FROM "release_image" ri WHERE ri.image = v.image AND ri.is_part_of__release = v.release)
      ON CONFLICT (device, installs__image) DO UPDATE SET status = EXCLUDED.status,
        download_progress = EXCLUDED.download_progress, is_provided_by__release = EXCLUDED.is_provided_by__release`,
     [json],
@@ -168,6 +171,8 @@ export async function writeImageInstalls(db: Db, rows: ImageInstallRow[]) {
   await db.query(
     `INSERT INTO "service_install" (device, installs__service)
      SELECT DISTINCT v.device, v.service FROM jsonb_to_recordset($1::jsonb) AS v(device int, service int)
+      WHERE EXISTS (SELECT 1 FROM "device" d WHERE d.id = v.device)
+        AND EXISTS (SELECT 1 FROM "service" s WHERE s.id = v.service)
      ON CONFLICT (device, installs__service) DO NOTHING`,
     [json],
   );
