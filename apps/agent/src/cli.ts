@@ -160,6 +160,7 @@ async function run(args: string[], io: Out) {
     },
   });
   device.start();
+  device.log({ message: `flotilla-agent ${APP_VERSION} started`, isSystem: true });
   io.out(
     `flotilla-agent ${APP_VERSION}: device ${identity.uuid} running against ${identity.apiUrl} (reports every ${interval / 1000} s` +
       `${values["allow-reboot"] ? ", reboot allowed" : ""}; update lock file ${DEFAULT_UPDATE_LOCK})`,

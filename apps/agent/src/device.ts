@@ -131,6 +131,8 @@ export class DeviceRuntime {
   start(options: { firstReportInMs?: number } = {}) {
     if (this.online) return;
     this.online = true;
+    // A (re)started device tells everything again, as a rebooted supervisor does.
+    this.reporter.resetToFull();
     this.cloudlink.start();
     this.schedulePoll(0);
     this.scheduleReport(options.firstReportInMs ?? 0);

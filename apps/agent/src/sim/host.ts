@@ -14,16 +14,6 @@ export type SimulatedHostOptions = {
   disconnectChance?: number;
 };
 
-const serviceIds = new Map<string, number>();
-const serviceId = (name: string) => {
-  let id = serviceIds.get(name);
-  if (id === undefined) {
-    id = serviceIds.size + 1;
-    serviceIds.set(name, id);
-  }
-  return id;
-};
-
 /**
  * A simulated device behind the protocol runtime: ticks its model on each report, writes its
  * services' log lines, drops its socket now and then and answers every action, reboot and
@@ -46,11 +36,8 @@ export class SimulatedHost implements DeviceHost {
   /** Before each regular report the model moves on and the services log. */
   beforeReport(device: DeviceRuntime) {
     for (const line of this.model.tick()) {
-      device.log({
-        message: line.message,
-        isSystem: line.isSystem ?? false,
-        ...(line.service ? { serviceId: serviceId(line.service) } : {}),
-      });
+      const serviceId = line.service ? this.model.serviceIds.get(line.service) : undefined;
+      device.log({ message: line.message, isSystem: line.isSystem ?? false, ...(serviceId ? { serviceId } : {}) });
     }
     const chance = this.options.disconnectChance ?? 0;
     if (chance > 0 && device.cloudlink.connected && this.model.random() < chance) device.cloudlink.drop();

@@ -67,6 +67,8 @@ export class SimulatedDevice {
   currentCommit: string | null = null;
   targetCommit: string | null = null;
   targetServices: string[] = [];
+  /** Service ids of the target release, by name (log lines carry them). */
+  serviceIds = new Map<string, number>();
   downloadProgress: number | null = null;
   updateStatus = "idle";
   updateLock: boolean;
@@ -111,6 +113,11 @@ export class SimulatedDevice {
     this.appUuid = appUuid;
     this.targetCommit = commit;
     this.targetServices = Object.keys(release?.services ?? {});
+    this.serviceIds = new Map(
+      Object.entries(release?.services ?? {}).flatMap(([name, service]) =>
+        typeof service.id === "number" ? [[name, service.id] as const] : [],
+      ),
+    );
   }
 
   /** Advances one tick; answers log lines the services wrote meanwhile. */
