@@ -10,6 +10,7 @@ import { loadConfig } from "../src/config.ts";
 import { openPostgres } from "../src/db/connection.ts";
 import { type Database, wrapDriver } from "../src/db/index.ts";
 import { migrate } from "../src/db/migrate.ts";
+import { createHeartbeat } from "../src/features/devices/heartbeat.ts";
 import { createFactories } from "./factories.ts";
 import { adminQuery, withDatabase } from "./global-setup.ts";
 import type { TestApp } from "./harness.ts";
@@ -121,6 +122,53 @@ describe.skipIf(unreachable !== undefined)("two API instances with Redis", () =>
         status: 400,
         code: "device_must_be_online",
       });
+    }
+  });
+  it("shares heartbeats: a device calling the other instance stays online, and one instance writes each change", async () => {
+    const [a] = instances as [Instance, Instance];
+    const factories = createFactories(a.db.orm);
+    const org = await factories.organization({ name: "Beats cluster" });
+    const fleet = await factories.fleet(org, { name: "beats-cluster" });
+    const device = await factories.device(fleet);
+    const redis = new Redis(redisUrl);
+    const prefix = `flotilla:test-${crypto.randomBytes(4).toString("hex")}:`;
+    let now = Date.parse("2026-02-01T00:00:00Z");
+    const writes: string[] = [];
+    const db = {
+      query: ((text: string, params?: unknown[]) => {
+        if (text.includes("api_heartbeat_state = $1")) writes.push(String(params?.[0]));
+        return a.db.query(text, params);
+      }) as Database["query"],
+    };
+    const options = { db, redis, prefix, clock: { now: () => now }, sweepMs: 0, lastSeenFlushMs: 0 };
+    const one = createHeartbeat(options);
+    const two = createHeartbeat(options);
+    try {
+      one.seen(device.id, 60_000);
+      await one.sweep();
+      now += 50_000;
+      two.seen(device.id, 60_000);
+      await two.sweep();
+      // 100 s after the call instance one saw, 50 s after the one instance two saw: still online.
+      now += 50_000;
+      await Promise.all([one.sweep(), two.sweep()]);
+      expect(one.stateOf(device.id)).toBe("online");
+      // 90 s after the last call anywhere: timeout, written once.
+      now += 40_000;
+      await Promise.all([one.sweep(), two.sweep()]);
+      expect(writes.filter((w) => w === "timeout")).toHaveLength(1);
+      const { rows } = await a.db.query<{ api_heartbeat_state: string }>(
+        "SELECT api_heartbeat_state FROM device WHERE id = $1",
+        [device.id],
+      );
+      expect(rows[0]?.api_heartbeat_state).toBe("timeout");
+      expect(writes.filter((w) => w === "online")).toHaveLength(1);
+    } finally {
+      await one.close();
+      await two.close();
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
     }
   });
 });
