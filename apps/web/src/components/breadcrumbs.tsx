@@ -63,8 +63,23 @@ export function AppBreadcrumbs() {
         return match.staticData.crumb ? [{ label: match.staticData.crumb, path, object: undefined, params: {} }] : [];
       }),
   });
+  // A device page sits under its fleet: Fleets › {fleet} › Devices › {device}.
+  const sdk = useSdk();
+  const deviceCrumb = crumbs.find((crumb) => crumb.object === "device");
+  const device = useQuery({ ...deviceQuery(sdk, deviceCrumb?.params.uuid ?? ""), enabled: deviceCrumb !== undefined });
+  const fleetId = device.data?.belongs_to__application[0]?.id;
+  const trail = crumbs.flatMap((crumb): Crumb[] =>
+    crumb.object === "device" && fleetId !== undefined
+      ? [
+          { path: "/fleets", label: "nav.fleets", object: undefined, params: {} },
+          { path: `/fleets/${fleetId}`, label: undefined, object: "fleet", params: { fleetId: String(fleetId) } },
+          { path: `/fleets/${fleetId}/devices`, label: "nav.devices", object: undefined, params: {} },
+          crumb,
+        ]
+      : [crumb],
+  );
   // A route and its index child share the path: show the crumb once.
-  const unique = crumbs.filter((crumb, index) => crumbs.findIndex((other) => other.path === crumb.path) === index);
+  const unique = trail.filter((crumb, index) => trail.findIndex((other) => other.path === crumb.path) === index);
   return (
     <Breadcrumbs
       aria-label={t("nav.breadcrumbs")}
