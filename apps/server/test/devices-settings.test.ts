@@ -75,6 +75,14 @@ describe("local mode (spec 2 §5)", () => {
       await call(t, "PATCH", `/v7/device_config_variable(${off.json.id})`, ownerToken, { value: "1" }),
     ).toMatchObject({ status: 400, code: "local_mode_dev_variant_required" });
 
+    // Malformed bodies are the data API's 400s, not server errors.
+    for (const body of [
+      { name: "BALENA_SUPERVISOR_LOCAL_MODE", value: "1" },
+      { device: "x", name: "A", value: "1" },
+    ]) {
+      expect((await call(t, "POST", "/v7/device_config_variable", ownerToken, body)).status).toBe(400);
+    }
+
     const dev = await deviceWith({ supervisor_version: "16.1.0", os_version: "balenaOS 6.0.13", os_variant: "dev" });
     expect((await enable(dev.id)).status).toBe(201);
     const read = await call(t, "GET", `/v7/device(${dev.id})?$select=is_in_local_mode`, ownerToken);

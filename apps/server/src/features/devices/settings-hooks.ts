@@ -181,6 +181,8 @@ async function checkLocalMode(tx: Db, deviceIds: number[]) {
 export const deviceConfigVariableHooks: ResourceHooks = {
   async beforeCreate({ tx, body }) {
     const device = Number(body.device);
+    // A missing or malformed device is the data API's 400 to give, after the hooks.
+    if (!Number.isSafeInteger(device)) return;
     await refuseFrozen(tx, [device]);
     if (turnsLocalModeOn(body.name, body.value)) await checkLocalMode(tx, [device]);
   },

@@ -37,7 +37,7 @@ const SERVICE_ACTIONS = ["start-service", "stop-service", "restart-service"] as 
 const relayBody = z
   .object({
     uuid: z.string().max(62).optional(),
-    deviceId: z.number().int().positive().optional(),
+    deviceId: z.number().int().positive().max(2147483647).optional(),
     appId: z.number().int().optional(),
     method: z.string().max(10).optional(),
     data: z
