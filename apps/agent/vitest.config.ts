@@ -6,7 +6,7 @@ export default defineProject({
   test: {
     name: "agent",
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    globalSetup: ["../server/test/global-setup.ts"],
+    globalSetup: ["test/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -59,8 +59,11 @@ export type DeviceRuntimeOptions = {
   onProblem?: (kind: "report" | "poll" | "logs" | "cloudlink", message: string) => void;
   /** Log streams of simulated devices end sooner so 1,000 devices do not hold 1,000 requests. */
   logIdleMs?: number;
-  /** The API refused the device key on a target-state poll (401: the device was deleted). */
-  onUnauthorized?: (device: DeviceRuntime) => void;
+  /**
+   * The target-state poll says the device is gone: 401 (its key was deleted with it) or 404
+   * `device_not_found` (the API still knew the key for a moment).
+   */
+  onGone?: (device: DeviceRuntime) => void;
   /** A report starting this much after it was due counts as late. */
   lateAfterMs?: number;
 };
@@ -188,7 +191,9 @@ export class DeviceRuntime {
     } catch (error) {
       this.stats.pollErrors += 1;
       this.options.onProblem?.("poll", describe(error));
-      if (error instanceof ApiError && error.status === 401) this.options.onUnauthorized?.(this);
+      if (error instanceof ApiError && (error.status === 401 || error.code === "device_not_found")) {
+        this.options.onGone?.(this);
+      }
     } finally {
       this.polling = false;
     }

@@ -279,7 +279,9 @@ describe("a simulated device over the whole protocol", () => {
       });
       expect(removed.status).toBe(200);
       device.runtime.pollNow();
-      await eventually(() => !device.runtime.online);
+      await eventually(() => !device.runtime.online).catch((error) => {
+        throw new Error(`${error.message}; simulator said: ${logs.join(" / ")}`);
+      });
       expect(logs.join("\n")).toContain(`device ${device.uuid} is no longer accepted by the API`);
     } finally {
       await simulator.stop();

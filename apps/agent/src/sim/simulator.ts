@@ -144,7 +144,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       onProblem,
       logIdleMs: 1500,
       // A device deleted in the dashboard loses its key: the simulated one goes away for good.
-      onUnauthorized: (runtime) => {
+      onGone: (runtime) => {
         log(`simulator: device ${identity.uuid} is no longer accepted by the API (deleted?): stopped`);
         void runtime.shutdown();
       },
