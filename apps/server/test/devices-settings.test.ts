@@ -221,6 +221,12 @@ describe("frozen devices (spec 2 §4)", () => {
     expect(
       await call(t, "POST", "/v7/device_config_variable", owner.token, { device: device.id, name: "X", value: "1" }),
     ).toMatchObject({ status: 403, code: "device_frozen" });
+    for (const resource of ["device_tag", "device_environment_variable"]) {
+      const key = resource === "device_tag" ? "tag_key" : "name";
+      expect(
+        await call(t, "POST", `/v7/${resource}`, owner.token, { device: device.id, [key]: "K", value: "v" }),
+      ).toMatchObject({ status: 403, code: "device_frozen" });
+    }
     expect((await call(t, "DELETE", `/v7/device(${device.id})`, owner.token)).status).toBe(200);
     expect(await row(device.id)).toEqual({});
   });

@@ -3,7 +3,7 @@ import { model } from "../../model/index.ts";
 import type { Hooks, ResourceHooks } from "../../odata/index.ts";
 import { userHooks } from "../account/deletion.ts";
 import { withTargetStateInvalidation } from "../devices/invalidation.ts";
-import { deviceConfigVariableHooks, deviceSettingsHooks } from "../devices/settings-hooks.ts";
+import { deviceConfigVariableHooks, deviceSettingsHooks, frozenDeviceChildHooks } from "../devices/settings-hooks.ts";
 import { applicationHooks, deviceHooks } from "../fleets/hooks.ts";
 import { teamApplicationAccessHooks, userApplicationMembershipHooks } from "../fleets/membership-hooks.ts";
 import { applicationInviteHooks, organizationInviteHooks } from "../invitations/service.ts";
@@ -28,6 +28,8 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     application: applicationHooks,
     device: merge(deviceHooks, deviceSettingsHooks),
     device__has__config_var_name: deviceConfigVariableHooks,
+    device_tag: frozenDeviceChildHooks("device_tag"),
+    device__has__env_var_name: frozenDeviceChildHooks("device_environment_variable"),
     organization: {
       ...organizationHooks,
       afterDelete({ ids, afterCommit }) {

@@ -202,3 +202,23 @@ export const deviceConfigVariableHooks: ResourceHooks = {
     );
   },
 };
+
+/**
+ * A frozen device's tags and environment variables stay as they are too. `table` holds rows with
+ * a `device` column.
+ */
+export function frozenDeviceChildHooks(table: "device_tag" | "device_environment_variable"): ResourceHooks {
+  const devicesOf = async (tx: Db, ids: number[]) =>
+    (await tx.query<{ device: number }>(`SELECT device FROM "${table}" WHERE id = ANY($1::int[])`, [ids])).rows.map(
+      (r) => r.device,
+    );
+  return {
+    async beforeCreate({ tx, body }) {
+      const device = Number(body.device);
+      if (Number.isSafeInteger(device)) await refuseFrozen(tx, [device]);
+    },
+    async beforeUpdate({ tx, ids }) {
+      await refuseFrozen(tx, await devicesOf(tx, ids));
+    },
+  };
+}
