@@ -823,3 +823,52 @@ describe("tenant isolation through /v7", () => {
     expect(changed, "rows changed").toEqual([]);
   }, 120_000);
 });
+
+describe("tenant isolation of the device endpoints", () => {
+  it("answers A's users, in every role, no target state of B's devices and relays them nothing", async () => {
+    const device = must(model.resource("device"), "device");
+    const ids = idsOf("B", device);
+    expect(ids.length).toBeGreaterThan(0);
+    const { rows } = await t.db.query<{ id: number; uuid: string }>(
+      "SELECT id, uuid FROM device WHERE id = ANY($1::int[])",
+      [ids],
+    );
+    const before = await dump();
+    const failures: Failure[] = [];
+    const tasks: Task[] = [];
+    for (const caller of callers) {
+      for (const { id, uuid } of rows) {
+        const probes: [string, string, unknown][] = [
+          ["GET", `/device/v2/${uuid}/state`, undefined],
+          ["GET", `/device/v3/${uuid}/state`, undefined],
+          ["POST", "/supervisor/v1/blink", { uuid }],
+          ["POST", "/supervisor/v1/device", { uuid, method: "GET" }],
+          ["POST", "/supervisor/v1/reboot", { deviceId: id, data: { force: true } }],
+          ["POST", `/supervisor/v2/applications/1/restart-service`, { deviceId: id, data: { imageId: 1 } }],
+        ];
+        for (const [method, path, body] of probes) {
+          tasks.push(async () => {
+            const response = await fetch(`${t.url}${path}`, {
+              method,
+              headers: {
+                authorization: `Bearer ${caller.token}`,
+                ...(body === undefined ? {} : { "content-type": "application/json" }),
+              },
+              ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+            });
+            const text = await response.text();
+            if (response.status !== 404) {
+              failures.push({
+                caller: caller.label,
+                request: `${method} ${path} → ${response.status} ${text.slice(0, 200)}`,
+              });
+            }
+          });
+        }
+      }
+    }
+    await runAll(tasks);
+    expect(failures.length, report(failures)).toBe(0);
+    expect(differences(before, await dump()), "rows changed").toEqual([]);
+  });
+});
