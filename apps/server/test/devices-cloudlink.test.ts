@@ -90,6 +90,20 @@ describe("GET /cloudlink/v1/connect", () => {
     await second.close();
   });
 
+  it("passes the agent's refusal of a blink on with its keyed error", async () => {
+    const agent = await connectAgent(t.url, device.key, () => ({
+      status: 400,
+      body: { Error: "blink not supported" },
+    }));
+    const answer = await call(t, "POST", "/supervisor/v1/blink", ownerToken, { uuid: device.uuid });
+    expect(answer).toMatchObject({
+      status: 400,
+      code: "device_does_not_support_blinking",
+      json: { Error: "blink not supported" },
+    });
+    await agent.close();
+  });
+
   it("answers 400 device_must_be_online for a device without a socket", async () => {
     const answer = await call(t, "POST", "/supervisor/v1/blink", ownerToken, { uuid: offline.uuid });
     expect(answer).toMatchObject({ status: 400, code: "device_must_be_online" });

@@ -110,6 +110,7 @@ export const errorCatalogue = {
   local_mode_os_not_supported: { status: 400, text: "Local mode is not available on OS 1.x" },
   local_mode_dev_variant_required: { status: 400, text: "Local mode needs a development OS variant" },
   supervisor_locked: { status: 423, text: "Supervisor locked." },
+  device_does_not_support_blinking: { status: 400, text: "The device does not support blinking" },
   device_relay_timeout: { status: 504, text: "The device did not answer in time" },
   internal_error: { status: 500, text: "Something went wrong, please try again later." },
   service_unavailable: { status: 503, text: "Service unavailable." },

@@ -77,7 +77,10 @@ export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContex
     if (action === "reboot" || action === "shutdown" || action === "update") data.force = body.data?.force === true;
     const answer = await devices.relay.request(device.id, action, data);
     reply.code(answer.status);
+    // The dashboard's keyed errors (spec 2 §8) for the agent's answers that have one.
     if (answer.status === 423) reply.header(ERROR_CODE_HEADER, "supervisor_locked");
+    if (answer.status === 400 && action === "blink")
+      reply.header(ERROR_CODE_HEADER, "device_does_not_support_blinking");
     return reply.send(answer.body ?? null);
   }
 
