@@ -39,6 +39,12 @@ describe("configuration", () => {
     ["SMTP_FROM", "Flotilla", 'must be an address, or "Name <address>"'],
     ["FLOTILLA_FEATURE_FLAGS", "a,,b", "must be a comma-separated list of flag names"],
     ["FLOTILLA_STATUS_PAGE_URL", "status", "must be an http(s) URL"],
+    ["REDIS_URL", "localhost:6379", "must be a redis:// or rediss:// URL"],
+    [
+      "FLOTILLA_DEVICE_URLS_BASE_DOMAIN",
+      "https://devices.example.com",
+      "must be a domain name such as devices.example.com",
+    ],
   ])("refuses %s=%s with one line naming the variable", (name, value, problem) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(`Invalid ${name}="${value}": ${problem}`);
@@ -66,6 +72,13 @@ describe("configuration", () => {
     expect(() => loadConfig({ FLOTILLA_CAPTCHA: "recaptcha" })).toThrow(
       'Invalid FLOTILLA_CAPTCHA="recaptcha": needs RECAPTCHA_SITE_KEY and RECAPTCHA_SECRET_KEY',
     );
+  });
+
+  it("serves device public URLs under devices.localhost and runs without Redis by default", () => {
+    const config = loadConfig({});
+    expect(config.deviceUrlsBaseDomain).toBe("devices.localhost");
+    expect(config.redisUrl).toBeUndefined();
+    expect(loadConfig({ REDIS_URL: "redis://127.0.0.1:6379" }).redisUrl).toBe("redis://127.0.0.1:6379");
   });
 
   it("treats an empty variable as unset", () => {
