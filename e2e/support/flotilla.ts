@@ -84,6 +84,8 @@ export async function startFlotilla(
     FLOTILLA_DATA_DIR: dataDir,
     FLOTILLA_DEMO: "1",
     FLOTILLA_DEMO_PASSWORD: DEMO_PASSWORD,
+    // Specs that want the demo's simulated devices ask for them; the others start without.
+    FLOTILLA_DEMO_DEVICES: "0",
     FLOTILLA_CAPTCHA: "off",
     LOG_LEVEL: "info",
   };

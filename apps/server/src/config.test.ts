@@ -24,6 +24,8 @@ describe("configuration", () => {
     expect(loadConfig({ DATABASE_URL: "postgres://localhost/x" }).demo).toBe(false);
     expect(loadConfig({ DATABASE_URL: "postgres://localhost/x", FLOTILLA_DEMO: "1" }).demo).toBe(true);
     expect(loadConfig({ FLOTILLA_DEMO: "0" }).demo).toBe(false);
+    expect(loadConfig({}).demoDevices).toBe(10);
+    expect(loadConfig({ FLOTILLA_DEMO_DEVICES: "0" }).demoDevices).toBe(0);
   });
 
   it.each([
@@ -35,6 +37,8 @@ describe("configuration", () => {
     ["FLOTILLA_CAPTCHA", "maybe", "must be pow, recaptcha or off"],
     ["FLOTILLA_EMAIL_VERIFICATION", "never", "must be required or optional"],
     ["FLOTILLA_DEMO", "yes", "must be 0 or 1"],
+    ["FLOTILLA_DEMO_DEVICES", "101", "must be a whole number from 0 to 100"],
+    ["FLOTILLA_DEMO_DEVICES", "2.5", "must be a whole number from 0 to 100"],
     ["SMTP_URL", "mail.example.com", "must be an smtp:// or smtps:// URL"],
     ["SMTP_FROM", "Flotilla", 'must be an address, or "Name <address>"'],
     ["FLOTILLA_FEATURE_FLAGS", "a,,b", "must be a comma-separated list of flag names"],

@@ -29,6 +29,12 @@ const schema = z.object({
     .optional(),
   DATABASE_POOL_SIZE: z.coerce.number({ error: "must be a number" }).int().min(1).max(500).default(20),
   FLOTILLA_DEMO: flag.optional(),
+  FLOTILLA_DEMO_DEVICES: z.coerce
+    .number({ error: "must be a number" })
+    .int("must be a whole number from 0 to 100")
+    .min(0, "must be a whole number from 0 to 100")
+    .max(100, "must be a whole number from 0 to 100")
+    .default(10),
   FLOTILLA_DEMO_PASSWORD: z
     .string()
     .min(8, "must be at least 8 characters")
@@ -92,6 +98,8 @@ export type Config = {
   databasePoolSize: number;
   demo: boolean;
   demoPassword: string | undefined;
+  /** Simulated devices the demo runs in demo-fleet (0 = none). */
+  demoDevices: number;
   admin: { email: string; password: string } | undefined;
   secret: string | undefined;
   smtpUrl: string | undefined;
@@ -159,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // The demo is on by default only for the embedded database.
     demo: e.FLOTILLA_DEMO ? e.FLOTILLA_DEMO === "1" : !e.DATABASE_URL,
     demoPassword: e.FLOTILLA_DEMO_PASSWORD,
+    demoDevices: e.FLOTILLA_DEMO_DEVICES,
     admin:
       e.FLOTILLA_ADMIN_EMAIL && e.FLOTILLA_ADMIN_PASSWORD
         ? { email: e.FLOTILLA_ADMIN_EMAIL, password: e.FLOTILLA_ADMIN_PASSWORD }

@@ -3,6 +3,7 @@ import { buildApi, buildContext, buildDashboard } from "./app.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/index.ts";
 import { ensureAdmin, seedDemo } from "./features/demo/seed.ts";
+import { startDemoDevices } from "./features/demo/simulated-devices.ts";
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
@@ -51,6 +52,8 @@ async function main() {
     `Flotilla ready in ${process.uptime().toFixed(2)} s: dashboard ${config.publicUrl}, API ${config.apiUrl}`,
   );
 
+  const stopDemoDevices = await startDemoDevices(db, config, logger, apiPort);
+
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -61,6 +64,8 @@ async function main() {
       process.exit(1);
     }, SHUTDOWN_TIMEOUT_MS);
     timer.unref();
+    // The simulated devices hold streams and sockets open on the API: they go first.
+    await stopDemoDevices();
     await Promise.all([dashboard.close(), api.close()]);
     await db.close();
     logger.info("stopped");

@@ -321,7 +321,12 @@ export function FleetDevicesPage() {
         ))}
       </Menu>
       {lens === "map" ? (
-        <DeviceMap points={points} label={t("devices.map")} />
+        <>
+          <DeviceMap points={points} label={t("devices.map")} />
+          <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }}>
+            {t("devices.on_map", { count: points.length, total: rows.length })}
+          </Typography>
+        </>
       ) : devices.data && devices.data.total === 0 && !search.filter ? (
         <EmptyState
           icon={<AddOutlined />}
