@@ -43,6 +43,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string | null = null,
     readonly body = "",
+    /** From `Retry-After` (429, 503): how long the API asks the client to wait. */
+    readonly retryAfterMs: number | null = null,
   ) {
     super(message);
     this.name = "ApiError";
@@ -106,10 +108,12 @@ export function unexpected(what: string, answer: Answer): ApiError {
     // a text body, as /device/* answers
   }
   const code = answer.headers["x-flotilla-error-code"] ?? null;
+  const retryAfter = Number(answer.headers["retry-after"]);
   return new ApiError(
     `${what} failed: ${answer.status}${detail ? ` ${detail}` : ""}${code ? ` (${code})` : ""}`,
     answer.status,
     code,
     answer.text,
+    Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : null,
   );
 }

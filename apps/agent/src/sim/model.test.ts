@@ -120,6 +120,26 @@ describe("simulated device states", () => {
     expect(device.currentCommit).toBe("2222222bbbb");
   });
 
+  it("a variable holds or releases the update lock", () => {
+    const device = new SimulatedDevice({ uuid: "9".repeat(32), random: seeded(6), provisioned: true });
+    device.targetChanged({ config: { FLOTILLA_SIMULATOR_UPDATE_LOCK: "1" }, apps: {} });
+    expect(device.updateLock).toBe(true);
+    const withService = (value: string): TargetState => ({
+      config: {},
+      apps: {
+        a: {
+          releases: { c0ffee1: { services: { main: { environment: { FLOTILLA_SIMULATOR_UPDATE_LOCK: value } } } } },
+        },
+      },
+    });
+    device.targetChanged(withService("0"));
+    expect(device.updateLock).toBe(false);
+    device.targetChanged(withService("true"));
+    expect(device.updateLock).toBe(true);
+    device.targetChanged({ config: {}, apps: {} });
+    expect(device.updateLock).toBe(true);
+  });
+
   it("is silent while rebooting or off", () => {
     const device = new SimulatedDevice({ uuid: "e".repeat(32), random: seeded(4), provisioned: true });
     device.phase = "off";

@@ -16,6 +16,9 @@ export function drift(
   return Math.min(options.max, Math.max(options.min, next));
 }
 
+/** A device or fleet variable that makes a simulated device hold (`1`) or release (`0`) its update lock. */
+export const UPDATE_LOCK_VARIABLE = "FLOTILLA_SIMULATOR_UPDATE_LOCK";
+
 export const CPU = { mean: 22, min: 1, max: 100, step: 8 };
 export const TEMP = { mean: 52, min: 30, max: 85, step: 1.5 };
 
@@ -110,6 +113,11 @@ export class SimulatedDevice {
 
   targetChanged(state: TargetState) {
     const { appUuid, commit, release } = targetRelease(state);
+    // A variable can hold or release the simulated update lock (config, or any service's environment).
+    const lock = [state.config, ...Object.values(release?.services ?? {}).map((service) => service.environment)]
+      .map((variables) => variables?.[UPDATE_LOCK_VARIABLE])
+      .find((value) => value !== undefined);
+    if (lock !== undefined) this.updateLock = ["1", "true", "yes", "on"].includes(lock.trim().toLowerCase());
     this.appUuid = appUuid;
     this.targetCommit = commit;
     this.targetServices = Object.keys(release?.services ?? {});

@@ -63,7 +63,9 @@ export type Simulator = {
 
 /** Runs `count` simulated devices in this process; resolves once all are registered and started. */
 export async function startSimulator(options: SimulatorOptions): Promise<Simulator> {
-  if (!Number.isInteger(options.count) || options.count < 1) throw new ApiError("count must be at least 1", 0);
+  if (!Number.isInteger(options.count) || options.count < 1) {
+    throw new RangeError(`count must be a whole number of at least 1, got ${options.count}`);
+  }
   const random = options.random ?? Math.random;
   const intervalMs = options.intervalMs ?? 10_000;
   const deviceType = options.deviceType ?? "raspberrypi4-64";
@@ -96,22 +98,40 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const missing = options.count - identities.length;
   let failure: unknown = null;
   let nextIndex = 0;
+  let throttledUntil = 0;
   const registerOne = async () => {
     while (nextIndex < missing && failure === null && !options.signal?.aborted) {
       nextIndex += 1;
-      try {
-        const identity = await registerDevice(http, {
-          apiUrl: options.apiUrl,
-          provisioningKey: options.provisioningKey,
-          fleetId: options.fleetId,
-          deviceType,
-          supervisorVersion: SUPERVISOR_VERSION,
-          osVersion: OS_VERSION,
-          osVariant: "prod",
-        });
-        identities.push({ identity, provisioned: false });
-      } catch (error) {
-        failure ??= error;
+      // The API limits calls per address (1,000 a minute by default): a large simulator waits
+      // for the Retry-After it is given, all registrations together, and goes on.
+      for (let attempt = 0; ; attempt++) {
+        const wait = throttledUntil - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        if (failure !== null || options.signal?.aborted) return;
+        try {
+          const identity = await registerDevice(http, {
+            apiUrl: options.apiUrl,
+            provisioningKey: options.provisioningKey,
+            fleetId: options.fleetId,
+            deviceType,
+            supervisorVersion: SUPERVISOR_VERSION,
+            osVersion: OS_VERSION,
+            osVariant: "prod",
+          });
+          identities.push({ identity, provisioned: false });
+          break;
+        } catch (error) {
+          if (error instanceof ApiError && error.status === 429 && attempt < 20) {
+            const delay = (error.retryAfterMs ?? 5000) + Math.floor(random() * 1000);
+            if (throttledUntil < Date.now()) {
+              log(`simulator: the API limits registrations; waiting ${Math.ceil(delay / 1000)} s`);
+            }
+            throttledUntil = Math.max(throttledUntil, Date.now() + delay);
+            continue;
+          }
+          failure ??= error;
+          break;
+        }
       }
     }
   };
@@ -154,9 +174,20 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   });
   // Spread the first reports so 1,000 devices do not report in the same tick; new devices show
   // up within seconds (they are provisioning), known ones anywhere within one interval.
+  // Devices come up over a few seconds (3 ms per device, at most one interval), as a real fleet
+  // does: thousands of websocket upgrades at the same instant only measure a thundering herd.
+  const bootSpread = Math.min(intervalMs, devices.length * 3);
+  const booting = new Set<NodeJS.Timeout>();
   devices.forEach((device, index) => {
     const spread = identities[index]?.provisioned ? intervalMs : Math.min(intervalMs, 3000);
-    device.runtime.start({ firstReportInMs: Math.floor(random() * spread) });
+    const timer = setTimeout(
+      () => {
+        booting.delete(timer);
+        device.runtime.start({ firstReportInMs: Math.floor(random() * spread) });
+      },
+      index === 0 ? 0 : Math.floor(random() * bootSpread),
+    );
+    booting.add(timer);
   });
 
   let stopped = false;
@@ -164,6 +195,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     if (stopped) return;
     stopped = true;
     options.signal?.removeEventListener("abort", onAbort);
+    for (const timer of booting) clearTimeout(timer);
     await Promise.all(devices.map((device) => device.runtime.shutdown()));
     if (ownHttp) await http.close();
   };
