@@ -28,7 +28,8 @@ Commands:
                --interval-ms MS          state report interval of each device (default 10000)
                --device-type SLUG        default raspberrypi4-64
                --state-dir DIR           keep the devices' identities here so a restart reuses them
-               --update-lock-ratio R     share of devices holding an update lock, 0-1 (default 0)
+               --update-lock-ratio R     share of devices holding an update lock, 0-1 (default 0);
+                                         a variable FLOTILLA_SIMULATOR_UPDATE_LOCK=1|0 sets it per device
 
 Options:
   --version  print the version
@@ -206,7 +207,20 @@ async function simulate(args: string[], io: Out) {
   io.out(`${count} simulated device(s) running; Ctrl-C stops them`);
   for (const device of simulator.devices.slice(0, 20)) io.out(`  ${device.uuid} (id ${device.deviceId})`);
   if (simulator.devices.length > 20) io.out(`  … and ${simulator.devices.length - 20} more`);
+  // A line a minute on how the devices fare.
+  let last = { ...simulator.stats };
+  const summary = setInterval(() => {
+    const now = { ...simulator.stats };
+    const online = simulator.devices.filter((device) => device.runtime.online).length;
+    io.out(
+      `${online}/${count} online, ${now.reports - last.reports} reports (${now.reportErrors - last.reportErrors} failed), ` +
+        `${now.polls - last.polls} polls, ${now.actions - last.actions} actions, ` +
+        `${now.cloudlinkDrops - last.cloudlinkDrops} cloudlink drops in the last minute`,
+    );
+    last = now;
+  }, 60_000);
   const signal = await waitForSignal();
+  clearInterval(summary);
   io.out(`${signal}: stopping the simulated devices`);
   await simulator.stop();
   const s = simulator.stats;
