@@ -192,6 +192,37 @@ describe("devices: add simulated devices and manage one", () => {
       .toBe("operational");
   }, 120_000);
 
+  it("shows an observer the device without settings or actions it may not run", async () => {
+    const roles = await call<{ d: Array<{ id: number; name: string }> }>(
+      "GET",
+      "/v7/application_membership_role?$select=id,name",
+    );
+    await call("POST", "/v7/user_application_membership", {
+      username: "demo-member",
+      is_member_of__application: fleetId,
+      application_membership_role: roles.d.find((role) => role.name === "observer")?.id,
+    });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.addInitScript(consent);
+    const observer = await context.newPage();
+    await logIn(observer, flotilla.dashboardUrl, "demo-member", DEMO.password);
+    await observer.waitForURL(/\/fleets$/);
+    await observer.goto(url(`/devices/${device?.uuid}`));
+    await observer.getByRole("heading", { name: "kiosk-lobby" }).waitFor();
+    const menu = observer.getByRole("navigation", { name: "Main navigation" });
+    await menu.getByRole("link", { name: "Actions" }).waitFor();
+    expect(await menu.getByRole("link", { name: "Settings" }).count()).toBe(0);
+    expect(await observer.getByRole("button", { name: "Rename" }).count()).toBe(0);
+    expect(await observer.getByLabel("Notes (markdown)").count()).toBe(0);
+    await observer.goto(url(`/devices/${device?.uuid}/actions`));
+    expect(
+      await observer.getByRole("region", { name: "Reboot" }).getByRole("button", { name: "Reboot" }).isDisabled(),
+    ).toBe(true);
+    await observer.goto(url(`/devices/${device?.uuid}/settings`));
+    await observer.waitForURL((address) => !address.pathname.startsWith("/devices/"));
+    await context.close();
+  });
+
   it("moves the device to another fleet and lands on that fleet", async () => {
     await page.goto(url(`/devices/${device?.uuid}/settings`));
     await page.getByRole("region", { name: "Move to another fleet" }).getByRole("button", { name: "Move" }).click();

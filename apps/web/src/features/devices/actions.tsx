@@ -12,7 +12,6 @@ import { showToast } from "../../lib/toasts.ts";
 import { useApplicationList } from "../fleets/data.ts";
 import { shortCommit, useFleetReleases } from "../fleets/releases.ts";
 import { fleetCan, fleetRoleOf } from "../orgs/access.ts";
-import { pineOf } from "../orgs/data.ts";
 import { batchReport, runBatch } from "./batch.ts";
 import type { Device } from "./data.ts";
 
@@ -172,41 +171,21 @@ export function MoveDevicesDialog(props: {
   const [target, setTarget] = useState("");
   const [touched, setTouched] = useState(false);
   const [busy, setBusy] = useState(false);
-  const [architecture, setArchitecture] = useState<number | undefined>(undefined);
   const current = new Set(props.devices.map((device) => device.belongs_to__application[0]?.id));
   const architectures = new Set(props.devices.map((d) => d.is_of__device_type[0]?.is_of__cpu_architecture[0]?.id));
-  const candidates = (fleets.data ?? []).filter((fleet) => !current.has(fleet.id) || current.size > 1);
+  // Only fleets of the devices' CPU architecture, where the user may move devices in (spec 2 §6, §7).
+  const candidates = (fleets.data ?? []).filter(
+    (fleet) =>
+      (!current.has(fleet.id) || current.size > 1) &&
+      [...architectures].every((id) => id === fleet.is_for__device_type[0]?.is_of__cpu_architecture[0]?.id) &&
+      fleetCan(fleetRoleOf(fleet.user_access_roles.map((row) => row.role)), "device", "move"),
+  );
   const pinned = props.devices.some((device) => device.is_pinned_on__release.length > 0);
   const oldOs = props.devices.some((device) => losesPersistentData(device.os_version));
   const submit = async () => {
     setTouched(true);
     if (!target) return;
     const fleetId = Number(target);
-    // The move endpoint checks the architecture and the role again; this only avoids a round trip.
-    const fleet = await pineOf(sdk).get<
-      | {
-          is_for__device_type: Array<{ is_of__cpu_architecture: Array<{ id: number }> }>;
-          user_access_roles: Array<{ role: string }>;
-        }
-      | undefined
-    >({
-      resource: "application",
-      id: fleetId,
-      options: {
-        $select: "id",
-        $expand: {
-          is_for__device_type: { $select: "id", $expand: { is_of__cpu_architecture: { $select: "id" } } },
-          user_access_roles: { $select: "role" },
-        },
-      },
-    });
-    const targetArchitecture = fleet?.is_for__device_type[0]?.is_of__cpu_architecture[0]?.id;
-    setArchitecture(targetArchitecture);
-    if (targetArchitecture !== undefined && [...architectures].some((id) => id !== targetArchitecture)) return;
-    if (!fleetCan(fleetRoleOf((fleet?.user_access_roles ?? []).map((r) => r.role)), "device", "move")) {
-      showToast("error", t("devices.move.not_allowed"));
-      return;
-    }
     setBusy(true);
     try {
       const { outcome } = await report(
@@ -222,8 +201,6 @@ export function MoveDevicesDialog(props: {
       setBusy(false);
     }
   };
-  const incompatible =
-    architecture !== undefined && [...architectures].some((id) => id !== undefined && id !== architecture);
   return (
     <ConfirmDialog
       open
@@ -236,16 +213,15 @@ export function MoveDevicesDialog(props: {
     >
       <Box sx={{ display: "grid", gap: 2 }}>
         {touched && !target ? <Alert severity="error">{t("devices.move.all_fields")}</Alert> : null}
-        {incompatible ? <Alert severity="error">{t("devices.move.incompatible")}</Alert> : null}
+        {fleets.data && candidates.length === 0 ? (
+          <Alert severity="info">{t("devices.move.no_candidates")}</Alert>
+        ) : null}
         <TextField
           select
           size="small"
           label={t("devices.move.fleet")}
           value={target}
-          onChange={(event) => {
-            setTarget(event.target.value);
-            setArchitecture(undefined);
-          }}
+          onChange={(event) => setTarget(event.target.value)}
         >
           {candidates.map((fleet) => (
             <MenuItem key={fleet.id} value={String(fleet.id)}>

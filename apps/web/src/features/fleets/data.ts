@@ -19,7 +19,8 @@ export interface ListedApplication {
   total_devices: number;
   device_count_grouped_by_status: StatusCounts | null;
   organization: Array<{ id: number; name: string }>;
-  is_for__device_type: Array<{ slug: string; name: string }>;
+  is_for__device_type: Array<{ slug: string; name: string; is_of__cpu_architecture: Array<{ id: number }> }>;
+  user_access_roles: Array<{ role: string }>;
 }
 
 /** Fleets (apps, blocks) the user can see, optionally of one organization; hidden tabs skip polls. */
@@ -44,7 +45,8 @@ export function useApplicationList(kind: ApplicationClass, orgId?: number) {
           $filter: { is_of__class: kind, is_host: false, ...(orgId ? { organization: orgId } : {}) },
           $expand: {
             organization: { $select: ["id", "name"] },
-            is_for__device_type: { $select: ["slug", "name"] },
+            is_for__device_type: { $select: ["slug", "name"], $expand: { is_of__cpu_architecture: { $select: "id" } } },
+            user_access_roles: { $select: "role" },
           },
           $orderby: { app_name: "asc" },
         },
