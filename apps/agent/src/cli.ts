@@ -153,6 +153,8 @@ async function run(args: string[], io: Out) {
     identity,
     host,
     reportIntervalMs: interval,
+    onAction: (action, data, answer) =>
+      io.out(`action ${action}${data.force === true ? " (force)" : ""} → ${answer.status}`),
     onProblem: (kind, message) => {
       // Say each problem once until it changes, not on every retry.
       if (lastProblem.get(kind) === message) return;
@@ -190,7 +192,6 @@ async function simulate(args: string[], io: Out) {
   if (!Number.isFinite(updateLockRatio) || updateLockRatio < 0 || updateLockRatio > 1) {
     throw new UsageError(`--update-lock-ratio must be a number from 0 to 1, got "${ratioText}"`);
   }
-  const controller = new AbortController();
   io.out(`registering ${count} simulated device(s) in fleet ${fleetId} at ${url} …`);
   const simulator = await startSimulator({
     apiUrl: url,
@@ -201,8 +202,9 @@ async function simulate(args: string[], io: Out) {
     deviceType: (values["device-type"] as string | undefined) ?? "raspberrypi4-64",
     ...(values["state-dir"] ? { stateDir: path.resolve(values["state-dir"] as string) } : {}),
     updateLockRatio,
-    signal: controller.signal,
     log: io.err,
+    onAction: (uuid, action, data, status) =>
+      io.out(`${uuid.slice(0, 7)}: ${action}${data.force === true ? " (force)" : ""} → ${status}`),
   });
   io.out(`${count} simulated device(s) running; Ctrl-C stops them`);
   for (const device of simulator.devices.slice(0, 20)) io.out(`  ${device.uuid} (id ${device.deviceId})`);

@@ -64,6 +64,8 @@ export type DeviceRuntimeOptions = {
    * `device_not_found` (the API still knew the key for a moment).
    */
   onGone?: (device: DeviceRuntime) => void;
+  /** Told of every cloudlink action and its answer (the CLI prints them). */
+  onAction?: (action: string, data: Record<string, unknown>, answer: ActionAnswer) => void;
   /** A report starting this much after it was due counts as late. */
   lateAfterMs?: number;
 };
@@ -112,9 +114,11 @@ export class DeviceRuntime {
       deviceKey: identity.deviceKey,
       clock: this.clock,
       random: this.random,
-      handler: (action, data) => {
+      handler: async (action, data) => {
         this.stats.actions += 1;
-        return options.host.handle(action, data, this);
+        const answer = await options.host.handle(action, data, this);
+        options.onAction?.(action, data, answer);
+        return answer;
       },
       onConnected: () => {
         this.stats.cloudlinkConnects += 1;

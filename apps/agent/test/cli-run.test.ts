@@ -97,6 +97,8 @@ describe("flotilla-agent run", () => {
     expect(await exited).toBe(0);
     expect(out).toContain(`device ${identity.uuid} running against ${t.url}`);
     expect(out).toContain("Blinking");
+    expect(out).toContain("action blink → 200");
+    expect(out).toContain("action reboot (force) → 400");
     expect(out).toContain("SIGTERM: stopping");
     expect(err).toBe("");
   }, 60_000);

@@ -289,7 +289,9 @@ describe("a simulated device over the whole protocol", () => {
   });
 
   it("startSimulator: devices register, provision and turn operational", async () => {
+    const actions: string[] = [];
     const simulator = await startSimulator({
+      onAction: (uuid, action, _data, status) => actions.push(`${uuid}: ${action} ${status}`),
       apiUrl: t.url,
       provisioningKey,
       fleetId: fleet.id,
@@ -327,6 +329,9 @@ describe("a simulated device over the whole protocol", () => {
       );
       await eventually(async () => (await statuses()).every((s) => s === "operational"), 20_000, 500);
       expect((await progress()).every((row) => row.provisioning_progress === null)).toBe(true);
+      const [first] = uuids;
+      expect(await relay("blink", { uuid: first })).toMatchObject({ status: 200 });
+      expect(actions).toEqual([`${first}: blink 200`]);
       expect(simulator.stats.reportErrors).toBe(0);
     } finally {
       await simulator.stop();

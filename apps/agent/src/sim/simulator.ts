@@ -40,6 +40,8 @@ export type SimulatorOptions = {
   disconnectChance?: number;
   /** Registrations in flight at once. */
   registerConcurrency?: number;
+  /** Told of every action a device answered (`flotilla-agent simulate` prints `<uuid7>: <action> → <status>`). */
+  onAction?: (uuid: string, action: string, data: Record<string, unknown>, status: number) => void;
   /** Where the simulator tells about problems (folded: one line per kind per 10 s). */
   log?: (message: string) => void;
   random?: () => number;
@@ -163,6 +165,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       stats,
       onProblem,
       logIdleMs: 1500,
+      onAction: (action, data, answer) => options.onAction?.(identity.uuid, action, data, answer.status),
       // A device deleted in the dashboard loses its key: the simulated one goes away for good.
       onGone: (runtime) => {
         log(`simulator: device ${identity.uuid} is no longer accepted by the API (deleted?): stopped`);
