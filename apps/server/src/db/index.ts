@@ -36,7 +36,21 @@ export function wrapDriver(driver: Driver): Database {
     kind: driver.kind,
     query: (text, params) => driver.query(text, params),
     orm: ormFor(driver),
-    transaction: (fn) => driver.transaction((q) => fn({ ...q, orm: ormFor(q) })),
+    // The transaction's drizzle instance is built on first use: building one walks the whole
+    // schema, which costs more than the statements of a short transaction (device registration).
+    transaction: (fn) =>
+      driver.transaction((q) => {
+        let orm: Orm | undefined;
+        const tx: Tx = {
+          query: (text, params) => q.query(text, params),
+          queryArrays: (text, params) => q.queryArrays(text, params),
+          get orm() {
+            orm ??= ormFor(q);
+            return orm;
+          },
+        };
+        return fn(tx);
+      }),
     close: () => driver.close(),
   };
 }

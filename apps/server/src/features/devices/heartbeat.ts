@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import type { Queryable } from "../../db/index.ts";
+import { inPieces } from "./batches.ts";
 import { DEFAULT_POLL_INTERVAL_MS } from "./target-state.ts";
 
 /**
@@ -86,7 +87,10 @@ export function createHeartbeat(options: {
   let sweeping: Promise<void> | undefined;
 
   async function write(state: HeartbeatState, changes: { id: number; seen: number }[], at: number) {
-    if (changes.length === 0) return;
+    await inPieces(changes, (piece) => writeState(state, piece, at));
+  }
+
+  async function writeState(state: HeartbeatState, changes: { id: number; seen: number }[], at: number) {
     await db.query(
       `UPDATE "device" d SET api_heartbeat_state = $1, changed_api_heartbeat_state_on__date = $2,
               last_connectivity_event = v.seen
@@ -135,11 +139,13 @@ export function createHeartbeat(options: {
     if (seenSince.size === 0) return;
     const batch = [...seenSince].map(([id, seen]) => ({ id, seen: new Date(seen).toISOString() }));
     seenSince.clear();
-    await db.query(
-      `UPDATE "device" d SET last_connectivity_event = v.seen
-         FROM jsonb_to_recordset($1::jsonb) AS v(id int, seen timestamptz)
-        WHERE d.id = v.id AND (d.last_connectivity_event IS NULL OR d.last_connectivity_event < v.seen)`,
-      [JSON.stringify(batch)],
+    await inPieces(batch, (piece) =>
+      db.query(
+        `UPDATE "device" d SET last_connectivity_event = v.seen
+           FROM jsonb_to_recordset($1::jsonb) AS v(id int, seen timestamptz)
+          WHERE d.id = v.id AND (d.last_connectivity_event IS NULL OR d.last_connectivity_event < v.seen)`,
+        [JSON.stringify(piece)],
+      ),
     );
   }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Queryable } from "../../db/index.ts";
+import { inPieces } from "./batches.ts";
 import { type ImageInstallRow, releaseByCommit, releaseImagesByService, writeImageInstalls } from "./queries.ts";
 
 /**
@@ -188,7 +189,7 @@ export function createStateReports(options: {
     if (pendingInstalls.size > 0) {
       const installs = [...pendingInstalls.values()];
       pendingInstalls.clear();
-      await writeImageInstalls(db, installs);
+      await inPieces(installs, (piece) => writeImageInstalls(db, piece));
     }
     if (pending.size === 0) return;
     const batch = [...pending];
@@ -205,9 +206,10 @@ export function createStateReports(options: {
     for (const { columns, rows } of groups.values()) {
       const set = columns.map((c) => `"${c}" = v."${c}"`).join(", ");
       const types = ["id int", ...columns.map((c) => `"${c}" ${COLUMNS[c]}`)].join(", ");
-      await db.query(
-        `UPDATE "device" d SET ${set} FROM jsonb_to_recordset($1::jsonb) AS v(${types}) WHERE d.id = v.id`,
-        [JSON.stringify(rows)],
+      await inPieces(rows, (piece) =>
+        db.query(`UPDATE "device" d SET ${set} FROM jsonb_to_recordset($1::jsonb) AS v(${types}) WHERE d.id = v.id`, [
+          JSON.stringify(piece),
+        ]),
       );
     }
   }

@@ -1,0 +1,320 @@
+// `npm run bench -w @flotilla/server` (after data-api.ts), or `npm run bench:devices -w @flotilla/server`:
+// the device hot path (issue 7 "Speed", DESIGN §8) on PGlite and on PostgreSQL, side by side with a
+// bare node:http JSON endpoint.
+//
+// For each database it boots the real API in this process (PGlite in a temporary data directory;
+// PostgreSQL on a throwaway database `flotilla_bench_<random>` next to DATABASE_URL, default
+// postgres://postgres@127.0.0.1:5432/postgres, dropped at the end), creates a user, a paid
+// organization, a fleet with a release of two services and a provisioning key, and hands the rest
+// to a load generator in its own process (bench/device-load.ts, undici keep-alive pool):
+//   - registration of 2,000 devices through POST /device/register, 16 at a time;
+//   - 64 connections for a fixed time each, rotating over the 2,000 devices:
+//     PATCH /device/v3/state with metrics, GET /device/v3/{uuid}/state with If-None-Match (304),
+//     the same without (200);
+//   - pool saturation: 4 × DATABASE_POOL_SIZE connections mixing registrations, polls whose
+//     cached target state is invalidated every 100 ms, and reports; no timeout, no stall.
+// The bare endpoint (bench/bare-json.ts) runs in a third process, measured by the same generator.
+//   --pglite / --postgres   only that database (default: both)
+//   BENCH_QUICK=1           3 s per scenario instead of 10 s
+// Prints a table to paste into docs/benchmarks.md ("Device path").
+import { type ChildProcess, fork, spawn } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import pino from "pino";
+import { buildApi, buildContext } from "../src/app.ts";
+import { loadConfig } from "../src/config.ts";
+import { type Driver, openPglite, openPostgres, pgliteDir } from "../src/db/connection.ts";
+import { wrapDriver } from "../src/db/index.ts";
+import { migrate } from "../src/db/migrate.ts";
+import { createFactories } from "../test/factories.ts";
+import type { Answer, Command, Kind, Stats } from "./device-load.ts";
+
+const QUICK = process.env.BENCH_QUICK === "1";
+/** BENCH_SCENARIOS=patch,get to run only those (e.g. under --cpu-prof); registration always runs. */
+const ONLY = process.env.BENCH_SCENARIOS?.split(",");
+const DEVICES = 2000;
+const CONNECTIONS = 64;
+const REGISTER_CONCURRENCY = 16;
+const WARMUP_MS = QUICK ? 1000 : 2000;
+const DURATION_MS = QUICK ? 3000 : 10_000;
+const SERVICES = ["main", "proxy"];
+
+const args = new Set(process.argv.slice(2));
+const databases = (["pglite", "postgres"] as const).filter(
+  (kind) => args.has(`--${kind}`) || (!args.has("--pglite") && !args.has("--postgres")),
+);
+const baseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+if (!["127.0.0.1", "localhost", "[::1]"].includes(new URL(baseUrl).hostname)) {
+  throw new Error(`bench: DATABASE_URL must point at this machine, not ${new URL(baseUrl).hostname}`);
+}
+const withDatabase = (database: string) => {
+  const url = new URL(baseUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+};
+async function admin(text: string) {
+  const client = new pg.Client({ connectionString: withDatabase("postgres") });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+const here = path.dirname(new URL(import.meta.url).pathname);
+
+/** The load generator: one command at a time, one answer each. */
+function startLoad() {
+  const child = fork(path.join(here, "device-load.ts"), [], { execArgv: ["--import", "tsx"] });
+  const send = (command: Command) =>
+    new Promise<Stats>((resolve, reject) => {
+      child.once("message", (answer: Answer) => {
+        if (answer.op === "failed") reject(new Error(`load generator: ${answer.message}`));
+        else resolve(answer.stats);
+      });
+      child.send(command);
+    });
+  return { send, stop: () => child.send({ op: "exit" } satisfies Command) };
+}
+
+async function startBare(): Promise<{ origin: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(here, "bare-json.ts")], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
+      const match = /listening (\d+)/.exec(chunk.toString());
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`bare endpoint exited with ${code}`)));
+  });
+  return { origin: `http://127.0.0.1:${port}`, child };
+}
+
+const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : "—");
+const int = (value: number) => Math.round(value).toLocaleString("en-US");
+
+function line(stats: Stats) {
+  const statuses = Object.entries(stats.statuses)
+    .map(([status, count]) => `${status}×${count}`)
+    .join(" ");
+  console.log(
+    `  ${stats.label.padEnd(44)} ${int(stats.rate).padStart(7)}/s  p50 ${ms(stats.p50).padStart(6)}  p95 ${ms(stats.p95).padStart(6)}  p99 ${ms(stats.p99).padStart(6)}  max ${ms(stats.max).padStart(7)} ms  errors ${stats.errors}  timeouts ${stats.timeouts}  gap ${ms(stats.longestGap)} ms  [${statuses}]${stats.statements === undefined ? "" : `  db statements ${stats.statements}`}`,
+  );
+}
+
+/** The driver with a count of the statements it ran (transactions count as one). */
+let statements = 0;
+function counting(driver: Driver): Driver {
+  return {
+    ...driver,
+    kind: driver.kind,
+    query: (text, params) => {
+      statements += 1;
+      return driver.query(text, params);
+    },
+    queryArrays: (text, params) => {
+      statements += 1;
+      return driver.queryArrays(text, params);
+    },
+    transaction: (fn) => {
+      statements += 1;
+      return driver.transaction(fn);
+    },
+  };
+}
+
+type Run = { database: string; poolSize: number; registration: Stats; scenarios: Record<string, Stats> };
+
+async function benchDatabase(kind: "pglite" | "postgres", load: ReturnType<typeof startLoad>): Promise<Run> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-bench-devices-"));
+  const database = `flotilla_bench_${crypto.randomBytes(4).toString("hex")}`;
+  if (kind === "postgres") await admin(`CREATE DATABASE ${database}`);
+  const config = loadConfig({
+    ...(kind === "postgres" ? { DATABASE_URL: withDatabase(database) } : {}),
+    FLOTILLA_DATA_DIR: dataDir,
+    FLOTILLA_CAPTCHA: "off",
+    FLOTILLA_RATE_LIMIT: "10000000",
+    LOG_LEVEL: "silent",
+  });
+  const driver = counting(
+    config.databaseUrl
+      ? await openPostgres(config.databaseUrl, config.databasePoolSize)
+      : await openPglite({ dataDir: pgliteDir(config.dataDir) }),
+  );
+  await migrate(driver);
+  const db = wrapDriver(driver);
+  const ctx = await buildContext(config, db);
+  const app = await buildApi(ctx, pino({ level: "silent" }));
+  try {
+    await app.listen({ port: 0, host: "127.0.0.1" });
+    const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const label = kind === "pglite" ? "PGlite" : `PostgreSQL (pool ${config.databasePoolSize})`;
+    console.log(`\n${label}`);
+
+    // A user, a paid organization (no device allowance), a fleet running a release of two services.
+    const make = createFactories(db.orm);
+    const owner = await make.user();
+    const org = await make.organization({ name: "Bench", admins: [owner] });
+    await db.query(
+      `INSERT INTO "subscription" (is_for__organization, is_for__plan) SELECT $1, id FROM "plan" WHERE billing_code <> 'free' LIMIT 1`,
+      [org.id],
+    );
+    const fleet = await make.fleet(org, { name: "bench-fleet" });
+    const release = await make.release(fleet);
+    for (const name of SERVICES) {
+      const { rows: services } = await db.query<{ id: number }>(
+        `INSERT INTO "service" (application, service_name) VALUES ($1, $2) RETURNING id`,
+        [fleet.id, name],
+      );
+      const { rows: images } = await db.query<{ id: number }>(
+        `INSERT INTO "image" (is_a_build_of__service, is_stored_at__image_location, status) VALUES ($1, $2, 'success') RETURNING id`,
+        [services[0]?.id, `registry.local/bench/${name}:${release.commit.slice(0, 7)}`],
+      );
+      await db.query(`INSERT INTO "release_image" (image, is_part_of__release) VALUES ($1, $2)`, [
+        images[0]?.id,
+        release.id,
+      ]);
+      await db.query(`INSERT INTO "service_environment_variable" (service, name, value) VALUES ($1, 'MODE', 'bench')`, [
+        services[0]?.id,
+      ]);
+    }
+    await db.query(`UPDATE "application" SET should_be_running__release = $1 WHERE id = $2`, [release.id, fleet.id]);
+    await db.query(
+      `INSERT INTO "application_environment_variable" (application, name, value) VALUES ($1, 'SITE', 'bench')`,
+      [fleet.id],
+    );
+    await db.query(
+      `INSERT INTO "application_config_variable" (application, name, value) VALUES ($1, 'BALENA_SUPERVISOR_POLL_INTERVAL', '600000')`,
+      [fleet.id],
+    );
+    const token = await ctx.tokens.start(owner);
+    const keyAnswer = await fetch(`${origin}/api-key/v2/`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify({ actorType: "application", actorTypeId: fleet.id, roles: ["provisioning-api-key"] }),
+    });
+    if (keyAnswer.status !== 200) throw new Error(`bench: provisioning key ${keyAnswer.status}`);
+    const provisioningKey = (await keyAnswer.json()) as string;
+
+    const beforeRegistration = statements;
+    const registration = await load.send({
+      op: "register",
+      origin,
+      provisioningKey,
+      fleet: { id: fleet.id, uuid: fleet.uuid, commit: release.commit, services: SERVICES },
+      count: DEVICES,
+      concurrency: REGISTER_CONCURRENCY,
+    });
+    registration.label = `registration, ${REGISTER_CONCURRENCY} at a time`;
+    registration.statements = statements - beforeRegistration;
+    line(registration);
+    if (registration.errors + registration.timeouts > 0) throw new Error("bench: registrations failed");
+
+    const scenarios: Record<string, Stats> = {};
+    const measure = async (name: string, kind: Kind, connections = CONNECTIONS) => {
+      if (ONLY && !ONLY.includes(kind)) return;
+      const before = statements;
+      const stats = await load.send({
+        op: "load",
+        label: name,
+        kind,
+        origin,
+        connections,
+        warmupMs: WARMUP_MS,
+        durationMs: DURATION_MS,
+      });
+      stats.statements = statements - before;
+      line(stats);
+      scenarios[kind] = stats;
+    };
+    await measure("PATCH /device/v3/state (metrics)", "patch");
+    await ctx.devices.reports.flush();
+    const beforePrime = statements;
+    const primed = await load.send({ op: "prime", origin });
+    primed.label = "(every device polls once: cache and ETags)";
+    primed.statements = statements - beforePrime;
+    line(primed);
+    await measure("GET /device/v3/{uuid}/state, If-None-Match → 304", "get-etag");
+    await measure("GET /device/v3/{uuid}/state → 200", "get");
+    // Pool saturation: target states invalidated all the time, so polls read the database.
+    const saturation = 4 * config.databasePoolSize;
+    const invalidating = setInterval(() => ctx.devices.invalidate({ all: true }), 100);
+    try {
+      await measure(`saturation: ${saturation} conn. (4 × pool ${config.databasePoolSize})`, "saturation", saturation);
+    } finally {
+      clearInterval(invalidating);
+    }
+    return { database: label, poolSize: config.databasePoolSize, registration, scenarios };
+  } finally {
+    await app.close();
+    await db.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (kind === "postgres") await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  }
+}
+
+const started = performance.now();
+const cpu = os.cpus()[0]?.model ?? "unknown CPU";
+console.log(
+  `Device path benchmark: ${DEVICES} devices, ${CONNECTIONS} connections, ${DURATION_MS / 1000} s per scenario after ${WARMUP_MS / 1000} s warm-up (${os.cpus().length} cores ${cpu}, Node ${process.version}, load ${os.loadavg()[0]?.toFixed(2)})`,
+);
+const load = startLoad();
+const bare = await startBare();
+try {
+  console.log("\nbare node:http JSON endpoint (own process)");
+  const bareStats = await load.send({
+    op: "load",
+    label: "GET /json",
+    kind: "bare",
+    origin: bare.origin,
+    connections: CONNECTIONS,
+    warmupMs: WARMUP_MS,
+    durationMs: DURATION_MS,
+  });
+  line(bareStats);
+  const runs: Run[] = [];
+  for (const kind of databases) runs.push(await benchDatabase(kind, load));
+
+  // The table for docs/benchmarks.md.
+  const pct = (stats: Stats | undefined) => (stats ? `${Math.round((100 * stats.rate) / bareStats.rate)} %` : "—");
+  const cell = (stats: Stats | undefined) =>
+    stats
+      ? `${int(stats.rate)}/s (${pct(stats)}), p50 ${ms(stats.p50)}, p99 ${ms(stats.p99)} ms, ${stats.errors + stats.timeouts} err.`
+      : "—";
+  console.log(`\n| Figure | Target | ${runs.map((run) => run.database).join(" | ")} |`);
+  console.log(`|---|---|${runs.map(() => "---|").join("")}`);
+  console.log(
+    `| Bare node:http JSON endpoint, own process | reference | ${runs.map(() => `${int(bareStats.rate)}/s, p50 ${ms(bareStats.p50)}, p99 ${ms(bareStats.p99)} ms`).join(" | ")} |`,
+  );
+  console.log(
+    `| Registration, ${REGISTER_CONCURRENCY} at a time | ≥ 400/s | ${runs.map((run) => `${int(run.registration.rate)}/s, p99 ${ms(run.registration.p99)} ms`).join(" | ")} |`,
+  );
+  const rows: [Kind, string, string][] = [
+    ["patch", "`PATCH /device/v3/state` with metrics", "≥ 25 % of bare, ≥ 2,000/s, p99 < 100 ms"],
+    ["get-etag", "`GET /device/v3/{uuid}/state` with `If-None-Match` (304)", "≥ 30 % of bare, p99 < 100 ms"],
+    ["get", "`GET /device/v3/{uuid}/state` without (200)", "≥ 30 % of bare, p99 < 100 ms"],
+  ];
+  for (const [kind, name, target] of rows) {
+    console.log(`| ${name} | ${target} | ${runs.map((run) => cell(run.scenarios[kind])).join(" | ")} |`);
+  }
+  console.log(
+    `| Saturation, 4 × pool connections (mixed) | no timeout, no stall | ${runs
+      .map((run) => {
+        const s = run.scenarios.saturation;
+        return s
+          ? `${4 * run.poolSize} conn.: ${int(s.rate)}/s, p99 ${ms(s.p99)}, max ${ms(s.max)} ms, ${s.timeouts} timeouts, ${s.errors} err., longest gap ${ms(s.longestGap)} ms`
+          : "—";
+      })
+      .join(" | ")} |`,
+  );
+  console.log(`\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+} finally {
+  load.stop();
+  bare.child.kill("SIGTERM");
+}
