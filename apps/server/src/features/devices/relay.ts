@@ -30,7 +30,8 @@ export type RelayAction = (typeof RELAY_ACTIONS)[number];
 export type RelayAnswer = { status: number; body: unknown };
 
 type Pending = { resolve(answer: RelayAnswer): void; reject(error: FlotillaError): void; timer: NodeJS.Timeout };
-type Connection = { socket: WebSocket; pending: Map<string, Pending> };
+/** `arrived`: when the socket's upgrade request came in (its lookup finishes later, out of order). */
+type Connection = { socket: WebSocket; pending: Map<string, Pending>; arrived: bigint };
 
 type RemoteRequest = { id: string; deviceId: number; action: RelayAction; data: unknown; replyTo: string };
 type RemoteAnswer = { id: string; answer?: RelayAnswer; error?: string };
@@ -107,10 +108,18 @@ export function createRelay(bus: Bus) {
     bus.redis?.set(ownerKey(deviceId), bus.instanceId, "PX", OWNER_TTL_MS).catch(() => undefined);
 
   return {
-    /** A device's new cloudlink socket; an older one of the same device is closed. */
-    attach(deviceId: number, socket: WebSocket) {
+    /**
+     * A device's new cloudlink socket; an older one of the same device is closed. A socket whose
+     * upgrade arrived before the current one's (its device lookup finished later) is the older
+     * one: it is closed instead, and so is one the device already closed.
+     */
+    attach(deviceId: number, socket: WebSocket, arrived: bigint) {
       const previous = connections.get(deviceId);
-      const connection: Connection = { socket, pending: new Map() };
+      if (socket.readyState !== socket.OPEN || (previous && previous.arrived > arrived)) {
+        socket.close(4000, "replaced by a newer connection");
+        return { refresh: () => undefined, detach: async () => false };
+      }
+      const connection: Connection = { socket, pending: new Map(), arrived };
       connections.set(deviceId, connection);
       if (previous) previous.socket.close(4000, "replaced by a newer connection");
       void recordOwner(deviceId);

@@ -7,7 +7,6 @@ import { FlotillaError } from "../../errors.ts";
 import { requireAuth } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { mayDo } from "../data-api/actions.ts";
-import { createDeviceIdentities } from "./device-auth.ts";
 import { parseLogLine } from "./device-logs.ts";
 import { deviceByUuid } from "./queries.ts";
 import { STATE_REPORT_BODY_LIMIT, stateReportBody } from "./state-report.ts";
@@ -24,7 +23,7 @@ const deviceNotFound = (uuid: string) => new FlotillaError("device_not_found", u
  */
 export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
   const { db, devices } = ctx;
-  const identities = createDeviceIdentities(db);
+  const { identities } = devices;
 
   /** Target state; users who may read the device get it too (balena-sdk getSupervisorTargetState). */
   const targetState = async (request: FastifyRequest<{ Params: { uuid: string } }>, reply: FastifyReply) => {
@@ -110,12 +109,13 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
   });
 
   app.get("/cloudlink/v1/connect", { websocket: true }, async (socket, request) => {
+    const arrived = process.hrtime.bigint();
     const device = await identities.maybe(request).catch(() => undefined);
     if (!device) {
       socket.close(4001, "a device key is required");
       return;
     }
-    const link = devices.relay.attach(device.id, socket);
+    const link = devices.relay.attach(device.id, socket, arrived);
     devices.heartbeat.seen(device.id);
     let alive = true;
     let opened = setVpnState(ctx, device.id, true);
