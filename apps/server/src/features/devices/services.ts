@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config.ts";
 import type { Database } from "../../db/index.ts";
 import { type Bus, createLocalBus, createRedisBus } from "./bus.ts";
+import { createDeviceIdentities } from "./device-auth.ts";
 import { createDeviceLogs } from "./device-logs.ts";
 import { createHeartbeat } from "./heartbeat.ts";
 import { createRelay } from "./relay.ts";
@@ -26,6 +27,7 @@ export async function createDeviceServices(
   const bus: Bus = config.redisUrl ? await createRedisBus(config.redisUrl, prefix) : createLocalBus();
   const onError = (error: unknown) => logger.error({ err: error }, "device services: background write failed");
   const targetStates = createTargetStates(db);
+  const identities = createDeviceIdentities(db);
   const heartbeat = createHeartbeat({
     db,
     redis: bus.redis,
@@ -41,10 +43,15 @@ export async function createDeviceServices(
   });
   const relay = createRelay(bus);
   const logs = createDeviceLogs();
-  bus.on("target-state.invalidate", (payload) => targetStates.invalidate(payload as Invalidation));
+  bus.on("target-state.invalidate", (payload) => {
+    targetStates.invalidate(payload as Invalidation);
+    identities.invalidate(payload as Invalidation);
+  });
   return {
     bus,
     targetStates,
+    /** Which device calls, by its key's actor (device-auth.ts). */
+    identities,
     heartbeat,
     reports,
     relay,
@@ -52,6 +59,7 @@ export async function createDeviceServices(
     /** After a committed write: drop the cached target states it affects, on every instance. */
     invalidate(change: Invalidation) {
       targetStates.invalidate(change);
+      identities.invalidate(change);
       bus.toAll("target-state.invalidate", change).catch(onError);
     },
     /** Writes what is still in memory; call before the database closes. */
