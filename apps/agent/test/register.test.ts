@@ -73,10 +73,24 @@ describe("registration", () => {
     expect(await deviceKeysOf(first.deviceId)).toBe(2);
   });
 
-  // The contract's look-up (GET /v7/device?$filter=uuid eq '…' with the device key, then the
-  // provisioning key) answers 401 for both kinds of key today: a 409 without a known id fails with
-  // a clear error until the data API lets those keys read that device.
-  it.todo("a 409 without a known device id looks the device up through /v7/device");
+  it("a 409 without a known device id looks the device up through /v7/device", async () => {
+    const first = await registerDevice(http, {
+      apiUrl: t.url,
+      provisioningKey,
+      fleetId: fleet.id,
+      deviceType: "raspberrypi4-64",
+    });
+    // A device that lost its id (and key) but kept its uuid: the provisioning key finds it.
+    const again = await registerDevice(http, {
+      apiUrl: t.url,
+      provisioningKey,
+      fleetId: fleet.id,
+      deviceType: "raspberrypi4-64",
+      uuid: first.uuid,
+    });
+    expect(again).toMatchObject({ uuid: first.uuid, deviceId: first.deviceId });
+    expect(await deviceKeysOf(first.deviceId)).toBe(2);
+  });
 
   it("names the problem for a bad provisioning key or device type", async () => {
     const base = { apiUrl: t.url, fleetId: fleet.id, deviceType: "raspberrypi4-64" };
