@@ -45,7 +45,13 @@ export function DeviceMap(props: {
         "& .leaflet-container": { height: "100%", width: "100%", bgcolor: "#e8edf2", font: "inherit" },
       }}
     >
-      <MapContainer center={center} zoom={props.zoom ?? (props.points.length > 0 ? 3 : 2)} scrollWheelZoom>
+      {/* Several devices: the map opens on all of them; one or none: on the given center. */}
+      <MapContainer
+        {...(props.points.length > 1 && !props.center
+          ? { bounds: props.points.map((point) => point.position), boundsOptions: { padding: [40, 40], maxZoom: 8 } }
+          : { center, zoom: props.zoom ?? (props.points.length > 0 ? 4 : 2) })}
+        scrollWheelZoom
+      >
         <TileLayer url={TILE_URL} attribution={ATTRIBUTION} />
         {props.points.map((point) => (
           <CircleMarker
