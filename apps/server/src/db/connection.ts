@@ -27,11 +27,23 @@ export interface Driver extends Queryable {
   dump?(): Promise<Blob>;
 }
 
-/** A promise-chain mutex: PGlite is one connection, so statements and transactions take turns. */
+/**
+ * A promise-chain mutex: PGlite is one connection, so statements and transactions take turns.
+ * PGlite runs a statement on the event loop and resolves it in a microtask: a queue of statements
+ * would run back to back with no I/O in between (2,000 device-key checks expiring together held
+ * the device path for seconds). A caller that has to wait therefore starts on a later turn of
+ * the event loop; one that finds the connection free starts at once.
+ */
 class Mutex {
   #tail: Promise<unknown> = Promise.resolve();
+  #pending = 0;
   run<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.#tail.then(fn);
+    const waits = this.#pending > 0;
+    this.#pending += 1;
+    const start = waits ? this.#tail.then(() => new Promise<void>((resolve) => setImmediate(resolve))) : this.#tail;
+    const result = start.then(fn).finally(() => {
+      this.#pending -= 1;
+    });
     this.#tail = result.catch(() => undefined);
     return result;
   }
