@@ -112,6 +112,18 @@ export const errorCatalogue = {
   supervisor_locked: { status: 423, text: "Supervisor locked." },
   device_does_not_support_blinking: { status: 400, text: "The device does not support blinking" },
   device_relay_timeout: { status: 504, text: "The device did not answer in time" },
+  // Variables (spec 2 §5 "Variables"; texts in variables.ts VARIABLE_TEXTS). The 409 text says
+  // "unique": balena-sdk's envVar.set upserts (PATCH) on a 409 whose body matches /unique/i.
+  variable_name_required: { status: 400, text: "A name is required" },
+  variable_name_invalid: { status: 400, text: "{message}" },
+  variable_reserved: { status: 400, text: "This environment variable is reserved and cannot be used." },
+  config_variable_reserved: { status: 400, text: "This configuration variable is reserved and cannot be used." },
+  variable_is_config_variable: {
+    status: 400,
+    text: "Configuration variables are managed through the Configuration page.",
+  },
+  variable_already_exists: { status: 409, text: "A variable with this name already exists (unique constraint)" },
+  variable_value_invalid: { status: 400, text: "{message}" },
   internal_error: { status: 500, text: "Something went wrong, please try again later." },
   service_unavailable: { status: 503, text: "Service unavailable." },
 } as const satisfies Record<string, { status: number; text: string }>;

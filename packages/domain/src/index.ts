@@ -6,3 +6,4 @@ export * from "./names.ts";
 export * from "./permissions.ts";
 export * from "./proof-of-work.ts";
 export * from "./ssh-keys.ts";
+export * from "./variables.ts";
