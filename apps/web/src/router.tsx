@@ -50,7 +50,9 @@ export type CrumbKey =
   | "nav.deploy"
   | "nav.devices"
   | "nav.actions"
-  | "nav.location";
+  | "nav.location"
+  | "nav.envvars"
+  | "nav.config";
 
 /** A breadcrumb named after the object a route shows (organization, member, team, fleet). */
 export type CrumbObject = "org" | "member" | "team" | "fleet" | "device";
@@ -324,6 +326,7 @@ const fleetSummary = () => import("./features/fleets/summary-page.tsx");
 const fleetSettings = () => import("./features/fleets/settings-page.tsx");
 const fleetApiKeys = () => import("./features/fleets/api-keys-page.tsx");
 const fleetDevices = () => import("./features/devices/devices-page.tsx");
+const variablePages = () => import("./features/variables/pages.tsx");
 
 const orgsIndexRoute = createRoute({
   getParentRoute: () => orgsRoute,
@@ -552,6 +555,18 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
           }),
           createRoute({
             getParentRoute: () => base,
+            path: "envvars",
+            staticData: { crumb: "nav.envvars" },
+            component: page(variablePages, "FleetEnvVarsPage"),
+          }),
+          createRoute({
+            getParentRoute: () => base,
+            path: "config",
+            staticData: { crumb: "nav.config" },
+            component: page(variablePages, "FleetConfigPage"),
+          }),
+          createRoute({
+            getParentRoute: () => base,
             path: "api-keys",
             staticData: { crumb: "nav.api_keys" },
             beforeLoad: gated((abilities) => abilities.apiKeys),
@@ -598,6 +613,18 @@ const deviceChildren = [
     getParentRoute: () => deviceRoute,
     path: "/",
     component: page(devicePages.summary, "DeviceSummaryPage"),
+  }),
+  createRoute({
+    getParentRoute: () => deviceRoute,
+    path: "envvars",
+    staticData: { crumb: "nav.envvars" },
+    component: page(variablePages, "DeviceEnvVarsPage"),
+  }),
+  createRoute({
+    getParentRoute: () => deviceRoute,
+    path: "config",
+    staticData: { crumb: "nav.config" },
+    component: page(variablePages, "DeviceConfigPage"),
   }),
   createRoute({
     getParentRoute: () => deviceRoute,

@@ -9,6 +9,8 @@ describe("fleet, app and block side menus", () => {
     expect(labels(contextMenu("/fleets/1", { fleetId: "1" }, full))).toEqual([
       "nav.summary",
       "nav.devices",
+      "nav.envvars",
+      "nav.config",
       "nav.settings",
       "nav.api_keys",
       "nav.members",
@@ -34,15 +36,19 @@ describe("fleet, app and block side menus", () => {
 
 describe("device side menu", () => {
   const base = { displayApps: false, fleetSettings: true };
-  it("has summary, actions, settings and location, settings only for those who may change the device", () => {
+  it("has summary, envvars, config, actions, settings and location, settings only for those who may change the device", () => {
     expect(labels(contextMenu("/devices/abc", { uuid: "abc" }, { ...base, deviceSettings: true }))).toEqual([
       "nav.summary",
+      "nav.envvars",
+      "nav.config",
       "nav.actions",
       "nav.settings",
       "nav.location",
     ]);
     expect(labels(contextMenu("/devices/abc/actions", { uuid: "abc" }, { ...base, deviceSettings: false }))).toEqual([
       "nav.summary",
+      "nav.envvars",
+      "nav.config",
       "nav.actions",
       "nav.location",
     ]);

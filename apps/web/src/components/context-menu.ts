@@ -16,7 +16,9 @@ export type NavLabel =
   | "nav.api_keys"
   | "nav.devices"
   | "nav.actions"
-  | "nav.location";
+  | "nav.location"
+  | "nav.envvars"
+  | "nav.config";
 export type MenuIcon =
   | "fleets"
   | "apps"
@@ -29,7 +31,9 @@ export type MenuIcon =
   | "keys"
   | "devices"
   | "actions"
-  | "location";
+  | "location"
+  | "variables"
+  | "config";
 export type MenuContext = "home" | "organization" | "member" | "team" | "fleet" | "app" | "block" | "device";
 
 export interface MenuEntry {
@@ -44,8 +48,9 @@ export interface MenuEntry {
  * The side menu of a context (spec 1 §2.5): Home; organization (summary, fleets, apps, blocks,
  * members, teams); member (summary, fleets, apps, blocks, teams); team (summary, fleets, apps,
  * blocks, members); fleet/app/block (summary, devices for fleets, settings unless observer,
- * api-keys for fleets with api_key.read, members, teams); device (summary, actions, settings
- * unless observer, location — variables and diagnostics come with their issues). Apps
+ * api-keys for fleets with api_key.read, members, teams); device (summary, envvars, config, actions, settings
+ * unless observer, location; diagnostics come with [operate]); fleets also have envvars and
+ * config. Apps
  * entries only with the apps display on. Billing and credits come with the billing issue.
  */
 export function contextMenu(
@@ -97,6 +102,8 @@ export function contextMenu(
     const base = `/devices/${params.uuid}`;
     return withContext("device", [
       { to: base, label: "nav.summary", icon: "summary", exact: true },
+      { to: `${base}/envvars`, label: "nav.envvars", icon: "variables" },
+      { to: `${base}/config`, label: "nav.config", icon: "config" },
       { to: `${base}/actions`, label: "nav.actions", icon: "actions" },
       ...(options.deviceSettings ? [{ to: `${base}/settings`, label: "nav.settings", icon: "settings" } as const] : []),
       { to: `${base}/location`, label: "nav.location", icon: "location" },
@@ -110,7 +117,13 @@ export function contextMenu(
     const people = context !== "app" || options.fleetMembers !== false;
     return withContext(context, [
       { to: base, label: "nav.summary", icon: "summary", exact: true },
-      ...(context === "fleet" ? [{ to: `${base}/devices`, label: "nav.devices", icon: "devices" } as const] : []),
+      ...(context === "fleet"
+        ? ([
+            { to: `${base}/devices`, label: "nav.devices", icon: "devices" },
+            { to: `${base}/envvars`, label: "nav.envvars", icon: "variables" },
+            { to: `${base}/config`, label: "nav.config", icon: "config" },
+          ] as const)
+        : []),
       ...(options.fleetSettings ? [{ to: `${base}/settings`, label: "nav.settings", icon: "settings" } as const] : []),
       ...(context === "fleet" && options.fleetApiKeys
         ? [{ to: `${base}/api-keys`, label: "nav.api_keys", icon: "keys" } as const]

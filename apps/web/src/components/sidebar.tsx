@@ -2,6 +2,7 @@ import AppsOutlined from "@mui/icons-material/AppsOutlined";
 import BoltOutlined from "@mui/icons-material/BoltOutlined";
 import CorporateFareOutlined from "@mui/icons-material/CorporateFareOutlined";
 import DashboardOutlined from "@mui/icons-material/DashboardOutlined";
+import DataObjectOutlined from "@mui/icons-material/DataObjectOutlined";
 import DevicesOtherOutlined from "@mui/icons-material/DevicesOtherOutlined";
 import GroupsOutlined from "@mui/icons-material/GroupsOutlined";
 import KeyboardDoubleArrowLeft from "@mui/icons-material/KeyboardDoubleArrowLeft";
@@ -10,6 +11,7 @@ import MemoryOutlined from "@mui/icons-material/MemoryOutlined";
 import PersonOutlined from "@mui/icons-material/PersonOutlined";
 import PlaceOutlined from "@mui/icons-material/PlaceOutlined";
 import SettingsOutlined from "@mui/icons-material/SettingsOutlined";
+import TuneOutlined from "@mui/icons-material/TuneOutlined";
 import ViewInArOutlined from "@mui/icons-material/ViewInArOutlined";
 import VpnKeyOutlined from "@mui/icons-material/VpnKeyOutlined";
 import Box from "@mui/material/Box";
@@ -41,6 +43,8 @@ const ICONS: Record<MenuIcon, ReactNode> = {
   devices: <MemoryOutlined fontSize="small" />,
   actions: <BoltOutlined fontSize="small" />,
   location: <PlaceOutlined fontSize="small" />,
+  variables: <DataObjectOutlined fontSize="small" />,
+  config: <TuneOutlined fontSize="small" />,
 };
 
 type HomeEntry = {

@@ -1,3 +1,4 @@
+import { envVarNameProblem } from "@flotilla/domain";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import MenuItem from "@mui/material/MenuItem";
@@ -384,5 +385,75 @@ export function DeleteDevicesDialog(props: {
       onConfirm={() => void submit()}
       onClose={props.onClose}
     />
+  );
+}
+
+/**
+ * Set or remove one environment variable on several devices at once (issue 8's bulk edit),
+ * 50 writes at a time with the batch semantics of spec 2 §4.
+ */
+export function DeviceVariableDialog(props: {
+  mode: "set" | "remove";
+  devices: Array<Pick<Device, "uuid" | "device_name">>;
+  onClose: () => void;
+}) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const report = useDeviceBatch();
+  const [name, setName] = useState("");
+  const [value, setValue] = useState("");
+  const [touched, setTouched] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const problem = envVarNameProblem(name.trim());
+  const submit = async () => {
+    setTouched(true);
+    if (problem) return;
+    setBusy(true);
+    try {
+      await report(
+        props.devices.map((device) => device.uuid),
+        (uuid) =>
+          props.mode === "set"
+            ? sdk.models.device.envVar.set(uuid, name.trim(), value)
+            : sdk.models.device.envVar.remove(uuid, name.trim()),
+        props.mode === "set" ? t("devices.variable.set_done") : t("devices.variable.remove_done"),
+        TAG_CONCURRENCY,
+      );
+      props.onClose();
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <ConfirmDialog
+      open
+      title={props.mode === "set" ? t("devices.variable.set_title") : t("devices.variable.remove_title")}
+      items={props.devices.map((device) => device.device_name)}
+      confirmLabel={props.mode === "set" ? t("devices.variable.set") : t("devices.variable.remove")}
+      danger={props.mode === "remove"}
+      busy={busy}
+      onConfirm={() => void submit()}
+      onClose={props.onClose}
+    >
+      <Box sx={{ display: "grid", gap: 2 }}>
+        <TextField
+          size="small"
+          label={t("variables.name")}
+          value={name}
+          onChange={(event) => setName(event.target.value)}
+          error={touched && problem !== undefined}
+          helperText={touched ? problem : undefined}
+          slotProps={{ htmlInput: { spellCheck: false, autoComplete: "off" } }}
+        />
+        {props.mode === "set" ? (
+          <TextField
+            size="small"
+            label={t("variables.value")}
+            value={value}
+            onChange={(event) => setValue(event.target.value)}
+          />
+        ) : null}
+      </Box>
+    </ConfirmDialog>
   );
 }

@@ -157,6 +157,7 @@ export function deviceAbilities(userAccessRoles: ReadonlyArray<{ role: string }>
     move: fleetCan(role, "device", "move"),
     delete: fleetCan(role, "device", "delete"),
     tags: fleetCan(role, "device_tag", "all"),
+    variables: fleetCan(role, "device_environment_variable", "all"),
     localMode: fleetCan(role, "device_config_variable", "all"),
     deactivate: fleetCan(role, "application", "deactivate-device"),
     diagnostics: fleetCan(role, "device", "access_diagnostics"),

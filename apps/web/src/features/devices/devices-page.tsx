@@ -36,6 +36,7 @@ import { statusColor } from "../fleets/status.tsx";
 import { useFreePlan, usePageFleet } from "../fleets/summary-page.tsx";
 import {
   DeleteDevicesDialog,
+  DeviceVariableDialog,
   MoveDevicesDialog,
   PinDevicesDialog,
   type SupervisorAction,
@@ -71,7 +72,7 @@ function readColumns(): GridColumnVisibilityModel {
   }
 }
 
-type BatchDialog = SupervisorAction | "move" | "pin" | "tag" | "delete";
+type BatchDialog = SupervisorAction | "move" | "pin" | "tag" | "set-variable" | "remove-variable" | "delete";
 
 /** `/fleets/{id}/devices` (spec 2 §2, §4, §7): the fleet's devices, paged on the server, as a table or on a map. */
 export function FleetDevicesPage() {
@@ -109,7 +110,8 @@ export function FleetDevicesPage() {
   });
   if (!fleet) return null;
   const rows = devices.data?.rows ?? [];
-  const selected = rows.filter((row) => selection.ids.has(row.id));
+  // "Select all" answers an exclude model: every row of the page except the ids listed.
+  const selected = rows.filter((row) => selection.ids.has(row.id) === (selection.type === "include"));
   const can = deviceAbilities(fleet.user_access_roles);
   const setColumn = (field: string, visible: boolean) => {
     const next = { ...columns, [field]: visible };
@@ -188,6 +190,8 @@ export function FleetDevicesPage() {
     { key: "move", allowed: can.move, divider: true },
     { key: "pin", allowed: can.update },
     { key: "tag", allowed: can.tags },
+    { key: "set-variable", allowed: can.variables },
+    { key: "remove-variable", allowed: can.variables },
     { key: "reboot", allowed: can.supervisor, danger: true, divider: true },
     { key: "shutdown", allowed: can.supervisor, danger: true },
     { key: "delete", allowed: can.delete, danger: true },
@@ -384,6 +388,13 @@ export function FleetDevicesPage() {
         <PinDevicesDialog fleetId={fleet.id} devices={selected} onClose={() => setDialog(undefined)} />
       ) : null}
       {dialog === "tag" ? <TagDevicesDialog devices={selected} onClose={() => setDialog(undefined)} /> : null}
+      {dialog === "set-variable" || dialog === "remove-variable" ? (
+        <DeviceVariableDialog
+          mode={dialog === "set-variable" ? "set" : "remove"}
+          devices={selected}
+          onClose={() => setDialog(undefined)}
+        />
+      ) : null}
       {dialog === "delete" ? (
         <DeleteDevicesDialog
           devices={selected}
