@@ -1,17 +1,12 @@
 import { keepPreviousData, type QueryClient, queryOptions, useQuery } from "@tanstack/react-query";
 import { useParams } from "@tanstack/react-router";
 import { useSdk } from "../../app-services.tsx";
+import { pollingOptions } from "../../lib/query-client.ts";
 import type { Sdk } from "../../lib/sdk.ts";
 import type { DeviceStatus } from "../fleets/status.tsx";
 import { fleetCan, fleetRoleOf } from "../orgs/access.ts";
 import { pineOf } from "../orgs/data.ts";
 
-/**
- * Device pages poll every 15 s (spec 2 §9) with a grace of a third of the interval before data
- * counts as stale; TanStack Query skips intervals while the tab is hidden.
- */
-export const DEVICE_POLL_MS = 15_000;
-export const DEVICE_POLL_GRACE = 0.33;
 export const DEVICE_PAGE_SIZES = [25, 50, 100] as const;
 
 /** The columns a device row carries (list and pages). */
@@ -140,11 +135,8 @@ export const loadDevice = (queryClient: QueryClient, sdk: Sdk, uuid: string) =>
 
 export function useDevice(uuid: string) {
   const sdk = useSdk();
-  return useQuery({
-    ...deviceQuery(sdk, uuid),
-    refetchInterval: DEVICE_POLL_MS,
-    staleTime: DEVICE_POLL_MS * (1 - DEVICE_POLL_GRACE),
-  });
+  // Device pages poll every 15 s with a grace of 0.33, never in hidden tabs (spec 2 §9).
+  return useQuery({ ...deviceQuery(sdk, uuid), ...pollingOptions() });
 }
 
 /** What the caller may do on a device: the fleet role table of packages/domain (spec 2 §6). */
@@ -209,7 +201,7 @@ export function useFleetDevices(query: DeviceListQuery) {
   return useQuery({
     queryKey: ["fleet-devices", query],
     placeholderData: keepPreviousData,
-    refetchInterval: DEVICE_POLL_MS,
+    ...pollingOptions(),
     queryFn: async () => {
       const $filter = deviceListFilter(query.fleetId, query.filter);
       const sort = query.sort && SORTABLE.has(query.sort.field) ? query.sort : undefined;

@@ -356,7 +356,9 @@ export function VariablesEditor(props: VariablesEditorProps) {
                         </span>
                       </Tooltip>
                       {/* Rows staged as added have no delete; rows staged as deleted have it disabled. */}
-                      {row.state === "added" ? null : (
+                      {row.state === "added" ? (
+                        <Box component="span" sx={{ display: "inline-block", width: 34 }} />
+                      ) : (
                         <Tooltip title={t("variables.delete")}>
                           <span>
                             <IconButton
