@@ -8,14 +8,18 @@
 // organization, a fleet with a release of two services and a provisioning key, and hands the rest
 // to a load generator in its own process (bench/device-load.ts, undici keep-alive pool):
 //   - registration of 2,000 devices through POST /device/register, 16 at a time;
+//   - every device polls once (not measured): target states cached, ETags known;
 //   - 64 connections for a fixed time each, rotating over the 2,000 devices:
 //     PATCH /device/v3/state with metrics, GET /device/v3/{uuid}/state with If-None-Match (304),
 //     the same without (200);
 //   - pool saturation: 4 × DATABASE_POOL_SIZE connections mixing registrations, polls whose
 //     cached target state is invalidated every 100 ms, and reports; no timeout, no stall.
-// The bare endpoint (bench/bare-json.ts) runs in a third process, measured by the same generator.
+// The bare endpoint (bench/bare-json.ts) runs in a third process, measured by the same generator
+// first. Each line also gives the database statements the server ran meanwhile: the device path
+// reads nothing when its caches hold (device keys are re-checked every 10 s, lib/authenticate.ts).
 //   --pglite / --postgres   only that database (default: both)
-//   BENCH_QUICK=1           3 s per scenario instead of 10 s
+//   BENCH_QUICK=1           3 s per scenario after 1 s of warm-up instead of 10 s after 2 s
+//   BENCH_SCENARIOS=patch   only these scenarios (patch, get-etag, get, saturation), e.g. under --cpu-prof
 // Prints a table to paste into docs/benchmarks.md ("Device path").
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import crypto from "node:crypto";
@@ -34,7 +38,7 @@ import { createFactories } from "../test/factories.ts";
 import type { Answer, Command, Kind, Stats } from "./device-load.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
-/** BENCH_SCENARIOS=patch,get to run only those (e.g. under --cpu-prof); registration always runs. */
+/** BENCH_SCENARIOS=patch,get to run only those; registration always runs. */
 const ONLY = process.env.BENCH_SCENARIOS?.split(",");
 const DEVICES = 2000;
 const CONNECTIONS = 64;
