@@ -27,6 +27,7 @@ import { healthRoutes } from "./features/health/routes.ts";
 import { invitationRoutes } from "./features/invitations/routes.ts";
 import { createMailer } from "./features/mail/mailer.ts";
 import { organizationLogoRoutes } from "./features/organizations/logo.ts";
+import { variableRoutes } from "./features/variables/routes.ts";
 import { bearerToken, registerAuthentication } from "./lib/authenticate.ts";
 import { ERROR_CODE_HEADER, registerErrorHandler } from "./lib/error-handler.ts";
 import { loadSecret } from "./lib/secret.ts";
@@ -102,6 +103,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(deviceRegisterRoutes, ctx);
   await app.register(deviceRoutes, ctx);
   await app.register(supervisorRelayRoutes, ctx);
+  await app.register(variableRoutes, ctx);
   return app;
 }
 

@@ -43,6 +43,11 @@ describe("configuration", () => {
     ["SMTP_FROM", "Flotilla", 'must be an address, or "Name <address>"'],
     ["FLOTILLA_FEATURE_FLAGS", "a,,b", "must be a comma-separated list of flag names"],
     ["FLOTILLA_STATUS_PAGE_URL", "status", "must be an http(s) URL"],
+    [
+      "FLOTILLA_VARIABLE_RESERVED_NAMESPACES",
+      "BALENA_,1X",
+      "must be a comma-separated list of names (letters, digits, _ and :, starting with a letter) or none",
+    ],
     ["REDIS_URL", "localhost:6379", "must be a redis:// or rediss:// URL"],
     [
       "FLOTILLA_DEVICE_URLS_BASE_DOMAIN",
@@ -83,6 +88,17 @@ describe("configuration", () => {
     expect(config.deviceUrlsBaseDomain).toBe("devices.localhost");
     expect(config.redisUrl).toBeUndefined();
     expect(loadConfig({ REDIS_URL: "redis://127.0.0.1:6379" }).redisUrl).toBe("redis://127.0.0.1:6379");
+  });
+
+  it("reads the variable name rules, with the domain's defaults and none as an empty list", () => {
+    expect(loadConfig({}).variableRules.reservedNamespaces).toEqual(["RESIN_", "BALENA_"]);
+    const rules = loadConfig({
+      FLOTILLA_VARIABLE_RESERVED_NAMESPACES: "none",
+      FLOTILLA_VARIABLE_WHITELISTED_NAMES: "LEGACY_A,LEGACY_B",
+    }).variableRules;
+    expect(rules.reservedNamespaces).toEqual([]);
+    expect(rules.whiteListedNames).toEqual(["LEGACY_A", "LEGACY_B"]);
+    expect(rules.reservedNames).toContain("BALENA");
   });
 
   it("treats an empty variable as unset", () => {

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { DEFAULT_VARIABLE_RULES, type VariableRules } from "@flotilla/domain";
 import { z } from "zod";
 
 /**
@@ -13,6 +14,15 @@ const port = z.coerce
   .max(65535, "must be between 0 and 65535");
 
 const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
+
+/** A comma-separated list of variable names or prefixes; `none` is the empty list. */
+const nameList = z
+  .string()
+  .regex(
+    /^(none|[A-Za-z][A-Za-z0-9_:]*(,[A-Za-z][A-Za-z0-9_:]*)*)$/,
+    "must be a comma-separated list of names (letters, digits, _ and :, starting with a letter) or none",
+  )
+  .transform((value) => (value === "none" ? [] : value.split(",")));
 
 const flag = z.enum(["0", "1"], { error: "must be 0 or 1" });
 
@@ -79,6 +89,11 @@ const schema = z.object({
     .string()
     .regex(/^[a-zA-Z0-9_-]+(,[a-zA-Z0-9_-]+)*$/, "must be a comma-separated list of flag names")
     .optional(),
+  FLOTILLA_VARIABLE_RESERVED_NAMES: nameList.optional(),
+  FLOTILLA_VARIABLE_RESERVED_NAMESPACES: nameList.optional(),
+  FLOTILLA_VARIABLE_WHITELISTED_NAMES: nameList.optional(),
+  FLOTILLA_VARIABLE_WHITELISTED_NAMESPACES: nameList.optional(),
+  FLOTILLA_VARIABLE_BLACKLISTED_NAMES: nameList.optional(),
   FLOTILLA_RATE_LIMIT: z.coerce.number({ error: "must be a number" }).int().min(1).default(1000),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
@@ -122,6 +137,8 @@ export type Config = {
   /** Feature flags (experiments) switched on for every dashboard. */
   featureFlags: string[];
   rateLimitPerMinute: number;
+  /** Variable name rules (spec 2 §5 "Variables"): the domain's defaults unless configured. */
+  variableRules: VariableRules;
   logLevel: string;
 };
 
@@ -190,6 +207,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     repositoryRawUrl: trimSlash(e.FLOTILLA_REPOSITORY_RAW_URL),
     featureFlags: e.FLOTILLA_FEATURE_FLAGS?.split(",") ?? [],
     rateLimitPerMinute: e.FLOTILLA_RATE_LIMIT,
+    variableRules: {
+      reservedNames: e.FLOTILLA_VARIABLE_RESERVED_NAMES ?? DEFAULT_VARIABLE_RULES.reservedNames,
+      reservedNamespaces: e.FLOTILLA_VARIABLE_RESERVED_NAMESPACES ?? DEFAULT_VARIABLE_RULES.reservedNamespaces,
+      whiteListedNames: e.FLOTILLA_VARIABLE_WHITELISTED_NAMES ?? DEFAULT_VARIABLE_RULES.whiteListedNames,
+      whiteListedNamespaces: e.FLOTILLA_VARIABLE_WHITELISTED_NAMESPACES ?? DEFAULT_VARIABLE_RULES.whiteListedNamespaces,
+      blackListedNames: e.FLOTILLA_VARIABLE_BLACKLISTED_NAMES ?? DEFAULT_VARIABLE_RULES.blackListedNames,
+    },
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -122,7 +122,7 @@ export const errorCatalogue = {
     status: 400,
     text: "Configuration variables are managed through the Configuration page.",
   },
-  variable_already_exists: { status: 409, text: "A variable with this name already exists (unique constraint)" },
+  variable_already_exists: { status: 409, text: "A variable with this name already exists: names must be unique" },
   variable_value_invalid: { status: 400, text: "{message}" },
   internal_error: { status: 500, text: "Something went wrong, please try again later." },
   service_unavailable: { status: 503, text: "Service unavailable." },

@@ -93,7 +93,7 @@ export const VARIABLE_TEXTS = {
   /** The hint next to an environment variable name in a reserved namespace (spec 2 §5). */
   namespaceNotice:
     "Variables beginning with {namespaces} configure OS features and must be managed on the Configuration page.",
-  alreadyExists: "A variable with this name already exists (unique constraint)",
+  alreadyExists: "A variable with this name already exists: names must be unique",
   valueTooLong: "The value must be at most 100,000 characters",
   valueRequired: "A value is required",
   integerRequired: "The value must be a whole number",

@@ -16,6 +16,7 @@ import {
 import { removeOrganizationLogos } from "../organizations/logo.ts";
 import { releaseHooks } from "../releases/hooks.ts";
 import { sshKeyHooks } from "../ssh-keys/hooks.ts";
+import { chainHooks, VARIABLE_RESOURCES, variableHooks } from "../variables/hooks.ts";
 
 /**
  * Every resource's hooks, from the feature folders, by canonical resource name. Invitations mail
@@ -24,7 +25,7 @@ import { sshKeyHooks } from "../ssh-keys/hooks.ts";
  */
 export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">): Hooks {
   if (organizationHooks.afterDelete) throw new Error("hooks: organization afterDelete is defined twice");
-  const hooks: Hooks = {
+  const hooks: Record<string, ResourceHooks | undefined> = {
     application: applicationHooks,
     device: merge(deviceHooks, deviceSettingsHooks),
     device__has__config_var_name: deviceConfigVariableHooks,
@@ -47,6 +48,10 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     user__has__public_key: sshKeyHooks,
     user: userHooks,
   };
+  // Variables' name and value rules (spec 2 §5), after the resource's own checks (a frozen device).
+  for (const name of Object.keys(VARIABLE_RESOURCES)) {
+    hooks[name] = chainHooks(hooks[name], variableHooks(name, ctx.config.variableRules));
+  }
   return withTargetStateInvalidation(model, hooks, (change) => ctx.devices.invalidate(change));
 }
 

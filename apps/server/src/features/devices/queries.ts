@@ -69,12 +69,16 @@ export async function configVariables(db: Db, fleet: number, device: number): Pr
   return rows;
 }
 
-/** Fleet then device environment variables: the device's win. */
-export async function environmentVariables(db: Db, fleet: number, device: number): Promise<Pair[]> {
-  const { rows } = await db.query<Pair>(
-    `SELECT name, value FROM (
-       SELECT name, value, 0 AS o FROM "application_environment_variable" WHERE application = $1
-       UNION ALL SELECT name, value, 1 AS o FROM "device_environment_variable" WHERE device = $2) v ORDER BY o, name`,
+/** Fleet then device environment variables, each with its level (the device's win). */
+export async function environmentVariables(
+  db: Db,
+  fleet: number,
+  device: number,
+): Promise<(Pair & { level: "fleet" | "device" })[]> {
+  const { rows } = await db.query<Pair & { level: "fleet" | "device" }>(
+    `SELECT name, value, level FROM (
+       SELECT name, value, 'fleet' AS level, 0 AS o FROM "application_environment_variable" WHERE application = $1
+       UNION ALL SELECT name, value, 'device', 1 AS o FROM "device_environment_variable" WHERE device = $2) v ORDER BY o, name`,
     [fleet, device],
   );
   return rows;
@@ -86,6 +90,9 @@ export type ReleaseService = {
   image_id: number;
   image: string | null;
   labels: Record<string, string> | null;
+  /** The image's own environment (from the release build). */
+  image_environment: Record<string, string> | null;
+  /** The fleet's variables of this service. */
   environment: Record<string, string> | null;
   device_environment: Record<string, string> | null;
 };
@@ -99,8 +106,8 @@ export async function releaseFacts(db: Db, release: number) {
 }
 
 /**
- * A release's services with their image, labels (service then image), environment (service then
- * image) and the device's own service variables, each as a JSON object.
+ * A release's services with their image, labels (service then image), the image's environment,
+ * the fleet's service variables and the device's own service variables, each as a JSON object.
  */
 export async function releaseServices(db: Db, release: number, device: number): Promise<ReleaseService[]> {
   const { rows } = await db.query<ReleaseService>(
@@ -108,9 +115,10 @@ export async function releaseServices(db: Db, release: number, device: number): 
             (SELECT jsonb_object_agg(l.k, l.v) FROM (
                SELECT label_name AS k, value AS v FROM "service_label" WHERE service = s.id
                UNION ALL SELECT label_name, value FROM "image_label" WHERE release_image = ri.id) l) AS labels,
-            (SELECT jsonb_object_agg(e.k, e.v ORDER BY e.o) FROM (
-               SELECT name AS k, value AS v, 0 AS o FROM "service_environment_variable" WHERE service = s.id
-               UNION ALL SELECT name, value, 1 FROM "image_environment_variable" WHERE release_image = ri.id) e) AS environment,
+            (SELECT jsonb_object_agg(name, value) FROM "image_environment_variable"
+              WHERE release_image = ri.id) AS image_environment,
+            (SELECT jsonb_object_agg(name, value) FROM "service_environment_variable"
+              WHERE service = s.id) AS environment,
             (SELECT jsonb_object_agg(dv.name, dv.value) FROM "device_service_environment_variable" dv
                JOIN "service_install" si ON si.id = dv.service_install
               WHERE si.device = $2 AND si.installs__service = s.id) AS device_environment

@@ -125,14 +125,24 @@ async function releasesOf(db: Db, facts: TargetStateFacts) {
   if (!release) return {};
   const composition = (release.composition ?? {}) as Composition;
   const fleetEnvironment: Record<string, string> = {};
-  for (const { name, value } of await environmentVariables(db, facts.fleet, facts.id)) fleetEnvironment[name] = value;
+  const deviceEnvironment: Record<string, string> = {};
+  for (const { name, value, level } of await environmentVariables(db, facts.fleet, facts.id)) {
+    (level === "fleet" ? fleetEnvironment : deviceEnvironment)[name] = value;
+  }
   const services: Record<string, unknown> = {};
   for (const service of await releaseServices(db, release.id, facts.id)) {
     services[service.service_name] = {
       id: service.service_id,
       image_id: service.image_id,
       image: service.image ?? "",
-      environment: { ...fleetEnvironment, ...service.environment, ...service.device_environment },
+      // Precedence (docs/device-protocol.md): image < fleet < fleet-service < device < device-service.
+      environment: {
+        ...service.image_environment,
+        ...fleetEnvironment,
+        ...service.environment,
+        ...deviceEnvironment,
+        ...service.device_environment,
+      },
       labels: service.labels ?? {},
       running: true,
       composition: composition.services?.[service.service_name] ?? {},
