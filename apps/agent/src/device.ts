@@ -10,8 +10,8 @@ import { type Clock, jittered, type Random, systemClock } from "./protocol/timin
 export type DeviceHost = {
   /** The fields of the next state report (the reporter sends only what changed). */
   currentState(now: number): CurrentState;
-  /** A new target state arrived (200, not 304). */
-  targetChanged?(state: TargetState): void;
+  /** A new target state arrived (200, not 304); the runtime is there for logs and reboots. */
+  targetChanged?(state: TargetState, device: DeviceRuntime): void;
   /** A cloudlink action; the device runtime is there for reboots, polls and logs. */
   handle(action: string, data: Record<string, unknown>, device: DeviceRuntime): Promise<ActionAnswer> | ActionAnswer;
   /** Before each regular report (a simulated device moves on a tick here). */
@@ -191,7 +191,7 @@ export class DeviceRuntime {
       const { state, changed } = await this.targetClient.fetch();
       this.stats.polls += 1;
       if (!changed) this.stats.notModified += 1;
-      else if (state) this.options.host.targetChanged?.(state);
+      else if (state) this.options.host.targetChanged?.(state, this);
     } catch (error) {
       this.stats.pollErrors += 1;
       this.options.onProblem?.("poll", describe(error));

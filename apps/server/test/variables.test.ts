@@ -1,3 +1,4 @@
+import { configVariableRebootsDevice } from "@flotilla/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "./harness.ts";
 import { call, provisioningKeyFor, registerDevice, type TestDevice } from "./support/devices.ts";
@@ -197,6 +198,12 @@ describe("GET /config/vars (balena-sdk config.getConfigVarSchema)", () => {
         },
       },
     });
+    // The schema's will_reboot is what makes the (simulated) device reboot.
+    for (const [name, property] of Object.entries(
+      (pi.json.configVarSchema as { properties: Record<string, { will_reboot?: boolean }> }).properties,
+    )) {
+      expect(property.will_reboot === true, name).toBe(configVariableRebootsDevice(name));
+    }
     const nuc = await call(t, "GET", "/config/vars?deviceType=intel-nuc", undefined);
     const properties = (nuc.json.configVarSchema as { properties: Record<string, unknown> }).properties;
     expect(properties.BALENA_SUPERVISOR_POLL_INTERVAL).toBeDefined();

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { errorCatalogue } from "./errors.ts";
 import {
   ALL_SERVICES,
+  configVariableRebootsDevice,
   configVarNameProblem,
   DEFAULT_VARIABLE_RULES,
   envVarNameProblem,
@@ -116,6 +117,13 @@ describe("values", () => {
     expect(fileVariableProblem("data:image/jpeg;base64,/9j/4AAQ")).toBe(VARIABLE_TEXTS.fileNotPng);
     expect(fileVariableProblem("data:image/png;base64,R0lGODlh")).toBe(VARIABLE_TEXTS.fileNotPng);
     expect(fileVariableProblem(png, 20)).toBe(VARIABLE_TEXTS.fileTooLarge);
+  });
+
+  it("boot configuration and persistent logging reboot the device", () => {
+    expect(configVariableRebootsDevice("BALENA_HOST_CONFIG_gpu_mem")).toBe(true);
+    expect(configVariableRebootsDevice("RESIN_HOST_CONFIG_dtoverlay")).toBe(true);
+    expect(configVariableRebootsDevice("BALENA_SUPERVISOR_PERSISTENT_LOGGING")).toBe(true);
+    expect(configVariableRebootsDevice("BALENA_SUPERVISOR_POLL_INTERVAL")).toBe(false);
   });
 
   it("the catalogue carries the spec's texts", () => {

@@ -151,6 +151,15 @@ export function configVarNameProblem(name: string, rules: VariableRules = DEFAUL
   return undefined;
 }
 
+/**
+ * Whether a change of this configuration variable reboots the device: the boot configuration
+ * (`BALENA_HOST_CONFIG_*`) and persistent logging. The server's schema (`GET /config/vars`)
+ * marks the same ones `will_reboot`; the simulated device reboots for them.
+ */
+export function configVariableRebootsDevice(name: string): boolean {
+  return /^(BALENA|RESIN)_(HOST_CONFIG_|SUPERVISOR_PERSISTENT_LOGGING$)/.test(name);
+}
+
 /** The problem of a variable value (any kind), or undefined. */
 export function variableValueProblem(value: string): string | undefined {
   return value.length > VARIABLE_VALUE_MAX_LENGTH ? VARIABLE_TEXTS.valueTooLong : undefined;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { DeviceRuntime } from "../device.ts";
+import type { TargetState } from "../protocol/target-state.ts";
 import { FakeClock, seeded } from "../testing/fake-clock.ts";
 import { SimulatedHost } from "./host.ts";
 import { SimulatedDevice } from "./model.ts";
@@ -105,5 +106,31 @@ describe("simulated device actions", () => {
     expect(model.report().apps?.app?.releases.abc1234?.services.main?.status).toBe("exited");
     expect(host.handle("start-service", { serviceName: "main" }, runtime).status).toBe(200);
     expect(model.report().apps?.app?.releases.abc1234?.services.main?.status).toBe("Running");
+  });
+
+  it("logs applied variables with the service's id and reboots for boot configuration", () => {
+    const { host, runtime, logs, calls, clock, model } = setUp();
+    const state = (gpu: string, greeting: string): TargetState => ({
+      config: { BALENA_HOST_CONFIG_gpu_mem: gpu },
+      apps: { app: { releases: { abc1234: { services: { main: { id: 4, environment: { GREETING: greeting } } } } } } },
+    });
+    host.targetChanged(state("64", "hi"), runtime);
+    expect(logs).toEqual([]);
+    host.targetChanged(state("64", "hello"), runtime);
+    expect(logs).toEqual([
+      "Applied environment variable GREETING to main",
+      "Restarted service main with its new environment",
+    ]);
+    expect(calls).toEqual([]);
+    host.targetChanged(state("128", "hello"), runtime);
+    expect(logs.slice(2)).toEqual([
+      "Applied configuration variable BALENA_HOST_CONFIG_gpu_mem",
+      "Rebooting to apply the boot configuration",
+      "Rebooting",
+    ]);
+    expect(model.report().status).toBe("Rebooting");
+    clock.advance(7000);
+    expect(calls).toEqual(["report", "stop", "start"]);
+    expect(model.phase).toBe("operational");
   });
 });

@@ -43,8 +43,16 @@ export class SimulatedHost implements DeviceHost {
     if (chance > 0 && device.cloudlink.connected && this.model.random() < chance) device.cloudlink.drop();
   }
 
-  targetChanged(state: TargetState) {
-    this.model.targetChanged(state);
+  /** Applies the target state; variable changes are logged, boot configuration changes reboot. */
+  targetChanged(state: TargetState, device?: DeviceRuntime) {
+    const { lines, reboot } = this.model.targetChanged(state);
+    if (!device) return;
+    for (const line of lines) {
+      const serviceId = line.service ? this.model.serviceIds.get(line.service) : undefined;
+      device.log({ message: line.message, isSystem: line.isSystem ?? false, ...(serviceId ? { serviceId } : {}) });
+    }
+    // A device still provisioning (or already going down) applies it with its next boot.
+    if (reboot && this.model.phase === "operational" && this.model.status !== "Rebooting") this.reboot(device);
   }
 
   nextReportInMs(intervalMs: number): number {

@@ -147,4 +147,55 @@ describe("simulated device states", () => {
     expect(device.tick()).toEqual([]);
     expect(device.report()).toEqual(before);
   });
+
+  it("applies variable changes: services log environment changes, boot configuration reboots", () => {
+    const device = new SimulatedDevice({ uuid: "a".repeat(32), random: seeded(3), provisioned: true });
+    const state = (config: Record<string, string>, environment: Record<string, string>): TargetState => ({
+      config,
+      apps: { a: { releases: { c0ffee1: { services: { main: { id: 7, environment }, worker: { id: 8 } } } } } },
+    });
+    // The first target state is what the device boots with.
+    expect(device.targetChanged(state({ BALENA_SUPERVISOR_POLL_INTERVAL: "60000" }, { MODE: "eco" }))).toEqual({
+      lines: [],
+      reboot: false,
+    });
+    expect(device.targetChanged(state({ BALENA_SUPERVISOR_POLL_INTERVAL: "60000" }, { GREETING: "hi" }))).toEqual({
+      lines: [
+        { message: "Applied environment variable GREETING to main", service: "main" },
+        { message: "Removed environment variable MODE from main", service: "main" },
+        { message: "Restarted service main with its new environment", isSystem: true },
+      ],
+      reboot: false,
+    });
+    expect(
+      device.targetChanged(
+        state({ BALENA_SUPERVISOR_POLL_INTERVAL: "30000", BALENA_HOST_CONFIG_gpu_mem: "128" }, { GREETING: "hi" }),
+      ),
+    ).toEqual({
+      lines: [
+        { message: "Applied configuration variable BALENA_HOST_CONFIG_gpu_mem", isSystem: true },
+        { message: "Applied configuration variable BALENA_SUPERVISOR_POLL_INTERVAL", isSystem: true },
+        { message: "Rebooting to apply the boot configuration", isSystem: true },
+      ],
+      reboot: true,
+    });
+    // Nothing new: nothing to do.
+    expect(
+      device.targetChanged(
+        state({ BALENA_SUPERVISOR_POLL_INTERVAL: "30000", BALENA_HOST_CONFIG_gpu_mem: "128" }, { GREETING: "hi" }),
+      ),
+    ).toEqual({ lines: [], reboot: false });
+    // Removing a poll interval override needs no reboot.
+    expect(device.targetChanged(state({ BALENA_HOST_CONFIG_gpu_mem: "128" }, { GREETING: "hi" })).reboot).toBe(false);
+  });
+
+  it("a new release starts its services with their environment without per-variable lines", () => {
+    const device = new SimulatedDevice({ uuid: "b".repeat(32), random: seeded(5), provisioned: true });
+    const state = (commit: string, value: string): TargetState => ({
+      config: {},
+      apps: { a: { releases: { [commit]: { services: { main: { environment: { MODE: value } } } } } } },
+    });
+    device.targetChanged(state("1111111", "a"));
+    expect(device.targetChanged(state("2222222", "b")).lines).toEqual([]);
+  });
 });

@@ -1,3 +1,4 @@
+import { configVariableRebootsDevice } from "@flotilla/domain";
 import { type AppReport, type CurrentState, SUPERVISOR_VERSION } from "../protocol/state-report.ts";
 import { type TargetState, targetRelease } from "../protocol/target-state.ts";
 import type { Random } from "../protocol/timing.ts";
@@ -21,6 +22,18 @@ export const UPDATE_LOCK_VARIABLE = "FLOTILLA_SIMULATOR_UPDATE_LOCK";
 
 export const CPU = { mean: 22, min: 1, max: 100, step: 8 };
 export const TEMP = { mean: 52, min: 30, max: 85, step: 1.5 };
+
+export type SimulatedLogLine = { message: string; service?: string; isSystem?: boolean };
+
+/** What a new target state's variables change on the device (spec 2 §3 "Variables"; issue #8). */
+export type VariableChanges = { lines: SimulatedLogLine[]; reboot: boolean };
+
+/** `{added or changed names, removed names}` between two variable sets. */
+function diff(before: Record<string, string>, after: Record<string, string>) {
+  const changed = Object.keys(after).filter((name) => before[name] !== after[name]);
+  const removed = Object.keys(before).filter((name) => !(name in after));
+  return { changed: changed.sort(), removed: removed.sort() };
+}
 
 export type Phase = "configuring" | "post-provisioning" | "operational" | "rebooting" | "off";
 
@@ -79,6 +92,12 @@ export class SimulatedDevice {
   rebootUntil = 0;
   stoppedServices = new Set<string>();
   readonly random: Random;
+  /** Config and per-service environment as last applied; null before the first target state. */
+  private applied: {
+    commit: string | null;
+    config: Record<string, string>;
+    environment: Map<string, Record<string, string>>;
+  } | null = null;
 
   constructor(options: SimulatedDeviceOptions) {
     this.random = options.random;
@@ -111,8 +130,14 @@ export class SimulatedDevice {
     );
   }
 
-  targetChanged(state: TargetState) {
+  /**
+   * A new target state: the release to run, the update lock variable, and the variables applied
+   * (answered as log lines, and whether a boot configuration change needs a reboot). The first
+   * target state after start is what the device boots with: nothing to log.
+   */
+  targetChanged(state: TargetState): VariableChanges {
     const { appUuid, commit, release } = targetRelease(state);
+    const changes = this.applyVariables(state, commit);
     // A variable can hold or release the simulated update lock (config, or any service's environment).
     const lock = [state.config, ...Object.values(release?.services ?? {}).map((service) => service.environment)]
       .map((variables) => variables?.[UPDATE_LOCK_VARIABLE])
@@ -126,12 +151,48 @@ export class SimulatedDevice {
         typeof service.id === "number" ? [[name, service.id] as const] : [],
       ),
     );
+    return changes;
+  }
+
+  private applyVariables(state: TargetState, commit: string | null): VariableChanges {
+    const { release } = targetRelease(state);
+    const config = { ...state.config };
+    const environment = new Map(
+      Object.entries(release?.services ?? {}).map(([name, service]) => [name, { ...service.environment }] as const),
+    );
+    const previous = this.applied;
+    this.applied = { commit, config, environment };
+    const changes: VariableChanges = { lines: [], reboot: false };
+    if (previous === null) return changes;
+    // A new release starts its services with their environment: the update's own lines tell that.
+    if (previous.commit === commit) {
+      for (const [service, variables] of environment) {
+        const before = previous.environment.get(service);
+        if (!before) continue;
+        const { changed, removed } = diff(before, variables);
+        for (const name of changed)
+          changes.lines.push({ message: `Applied environment variable ${name} to ${service}`, service });
+        for (const name of removed)
+          changes.lines.push({ message: `Removed environment variable ${name} from ${service}`, service });
+        if (changed.length + removed.length > 0) {
+          changes.lines.push({ message: `Restarted service ${service} with its new environment`, isSystem: true });
+        }
+      }
+    }
+    const { changed, removed } = diff(previous.config, config);
+    for (const name of changed)
+      changes.lines.push({ message: `Applied configuration variable ${name}`, isSystem: true });
+    for (const name of removed)
+      changes.lines.push({ message: `Removed configuration variable ${name}`, isSystem: true });
+    changes.reboot = [...changed, ...removed].some(configVariableRebootsDevice);
+    if (changes.reboot) changes.lines.push({ message: "Rebooting to apply the boot configuration", isSystem: true });
+    return changes;
   }
 
   /** Advances one tick; answers log lines the services wrote meanwhile. */
-  tick(): { message: string; service?: string; isSystem?: boolean }[] {
+  tick(): SimulatedLogLine[] {
     const r = this.random;
-    const lines: { message: string; service?: string; isSystem?: boolean }[] = [];
+    const lines: SimulatedLogLine[] = [];
     if (this.phase === "off" || this.phase === "rebooting") return lines;
     this.cpu = drift(this.cpu, CPU, r);
     // Temperature follows the load a little.
@@ -183,7 +244,7 @@ export class SimulatedDevice {
       .replace("%r", String(Math.round(r() * 99)).padStart(2, "0"));
   }
 
-  private advanceUpdate(lines: { message: string; service?: string; isSystem?: boolean }[]) {
+  private advanceUpdate(lines: SimulatedLogLine[]) {
     if (this.targetCommit === null || this.targetCommit === this.currentCommit) return;
     const r = this.random;
     switch (this.updateStatus) {

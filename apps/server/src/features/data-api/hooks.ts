@@ -17,6 +17,7 @@ import { removeOrganizationLogos } from "../organizations/logo.ts";
 import { releaseHooks } from "../releases/hooks.ts";
 import { sshKeyHooks } from "../ssh-keys/hooks.ts";
 import { chainHooks, VARIABLE_RESOURCES, variableHooks } from "../variables/hooks.ts";
+import { triggerUpdates } from "../variables/update-trigger.ts";
 
 /**
  * Every resource's hooks, from the feature folders, by canonical resource name. Invitations mail
@@ -50,7 +51,10 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
   };
   // Variables' name and value rules (spec 2 §5), after the resource's own checks (a frozen device).
   for (const name of Object.keys(VARIABLE_RESOURCES)) {
-    hooks[name] = chainHooks(hooks[name], variableHooks(name, ctx.config.variableRules));
+    hooks[name] = chainHooks(
+      hooks[name],
+      variableHooks(name, ctx.config.variableRules, (devices) => triggerUpdates(ctx.devices.relay, devices)),
+    );
   }
   return withTargetStateInvalidation(model, hooks, (change) => ctx.devices.invalidate(change));
 }

@@ -125,11 +125,6 @@ export function knownConfigVariable(name: string): ConfigVarProperty | undefined
   return EVERY_PROPERTY[canonical];
 }
 
-/** Whether changing this configuration variable reboots the device. */
-export function configVariableWillReboot(name: string): boolean {
-  return knownConfigVariable(name)?.will_reboot === true;
-}
-
 /**
  * A known configuration variable's value checked against its schema: the value to store (integers
  * normalised from the entered string, spec 2 §5) or the problem's text.

@@ -101,10 +101,37 @@ async function refuseDuplicate(context: HookContext, scope: Scope, parent: numbe
   if (rows.length > 0) throw new FlotillaError("variable_already_exists");
 }
 
-/** The hooks of one variable resource, with the server's name rules. */
-export function variableHooks(resourceName: string, rules: VariableRules): ResourceHooks {
+/** The devices a scope's rows reach, by the scope's ids. */
+const DEVICES_OF: Readonly<Record<string, string>> = {
+  application: `SELECT id FROM "device" WHERE belongs_to__application = ANY($1::int[]) AND is_active`,
+  service: `SELECT d.id FROM "device" d JOIN "service" s ON s.application = d.belongs_to__application
+             WHERE s.id = ANY($1::int[]) AND d.is_active`,
+  device: `SELECT id FROM "device" WHERE id = ANY($1::int[])`,
+  service_install: `SELECT device AS id FROM "service_install" WHERE id = ANY($1::int[])`,
+};
+
+/**
+ * The hooks of one variable resource, with the server's name rules. `notify` is told, once the
+ * write has committed, which devices' variables changed (the instant update trigger).
+ */
+export function variableHooks(
+  resourceName: string,
+  rules: VariableRules,
+  notify?: (devices: number[]) => void,
+): ResourceHooks {
   const scope = VARIABLE_RESOURCES[resourceName];
   if (!scope) throw new Error(`variable hooks: ${resourceName} is not a variable resource`);
+  const devicesOf = async (context: HookContext, ids: number[]) => {
+    const sql = DEVICES_OF[scope.parent];
+    if (!notify || !sql || ids.length === 0) return;
+    const parents = await context.tx.query<{ parent: number }>(
+      `SELECT DISTINCT "${scope.parent}" AS parent FROM "${scope.table}" WHERE "id" = ANY($1::int[])`,
+      [ids],
+    );
+    const { rows } = await context.tx.query<{ id: number }>(sql, [parents.rows.map((row) => Number(row.parent))]);
+    const devices = rows.map((row) => Number(row.id));
+    if (devices.length > 0) context.afterCommit(() => notify(devices));
+  };
   return {
     async beforeCreate(context) {
       const { body } = context;
@@ -140,6 +167,15 @@ export function variableHooks(resourceName: string, rules: VariableRules): Resou
         for (const name of names) checkValue(scope.kind, name, { value: body.value });
       }
       checkValue(scope.kind, names.size === 1 ? [...names][0] : undefined, body);
+    },
+    async afterCreate(context) {
+      await devicesOf(context, [context.id]);
+    },
+    async afterUpdate(context) {
+      await devicesOf(context, context.ids);
+    },
+    async beforeDelete(context) {
+      await devicesOf(context, context.ids);
     },
   };
 }
