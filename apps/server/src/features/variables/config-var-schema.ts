@@ -113,6 +113,9 @@ export function configVarsAnswer(rules: VariableRules, deviceType?: string) {
     whiteListedNames: rules.whiteListedNames,
     whiteListedNamespaces: rules.whiteListedNamespaces,
     blackListedNames: rules.blackListedNames,
+    // What makes a name invalid (balena-sdk's ConfigVarDefinition carries these as strings).
+    invalidRegex: "^[^A-Za-z]|[^A-Za-z0-9_]",
+    configVarInvalidRegex: "^[^A-Za-z]|[^A-Za-z0-9_:]",
     configVarSchema: { type: "object", properties: configVarProperties(deviceType) },
   };
 }

@@ -4,11 +4,24 @@ import { FlotillaError } from "../../errors.ts";
 import { configVarsAnswer } from "./config-var-schema.ts";
 
 /**
+ * `GET /config`: balena-sdk's `config.getAll()`.
  * `GET /config/vars[?deviceType=slug]`: balena-sdk's `config.getConfigVarSchema(deviceType)`
  * (spec 2 §7): the variable name rules of this server and the configuration variables' schema for
  * the device type (an alias names its type). Public, like balena's: it holds no tenant data.
  */
 export async function variableRoutes(app: FastifyInstance, { db, config }: AppContext) {
+  // balena-sdk `config.getAll()`: the public settings a client may show (no secrets here).
+  app.get("/config", { config: { public: true } }, async () => ({
+    deployment: null,
+    deviceUrlsBase: config.deviceUrlsBaseDomain,
+    adminUrl: config.publicUrl,
+    gitServerUrl: "",
+    DEVICE_ONLINE_ICON: "",
+    DEVICE_OFFLINE_ICON: "",
+    signupCodeRequired: false,
+    supportedSocialProviders: [],
+  }));
+
   app.get("/config/vars", { config: { public: true } }, async (request, reply) => {
     const query = request.query as Record<string, unknown>;
     const requested = query.deviceType;
