@@ -91,6 +91,37 @@ describe("variable names and values (spec 2 §5)", () => {
     expect((await call(t, "DELETE", `/v7/${resource}(${id})`, owner.token)).status).toBe(200);
   });
 
+  it("answers 400, never 500, to malformed bodies", async () => {
+    const scope = { application: fleet.id };
+    for (const body of [
+      { ...scope, name: "NO_VALUE" },
+      { ...scope, name: 42, value: "x" },
+      { ...scope, name: ["A"], value: "x" },
+      { ...scope, name: "NUL", value: "a\u0000b" },
+      { ...scope, name: "OBJ", value: { a: 1 } },
+      { ...scope, name: "NULL", value: null },
+      { name: "NO_SCOPE", value: "x" },
+      { application: 999_999, name: "NOWHERE", value: "x" },
+    ]) {
+      const answer = await post("application_environment_variable", body);
+      expect([400, 401], JSON.stringify(body)).toContain(answer.status);
+    }
+    const created = await post("application_environment_variable", { ...scope, name: "EDGE", value: "x" });
+    for (const body of [{ name: null }, { value: null }, { name: "" }, { application: "x" }]) {
+      const answer = await call(
+        t,
+        "PATCH",
+        `/v7/application_environment_variable(${created.json.id})`,
+        owner.token,
+        body,
+      );
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await call(t, "GET", "/config/vars?deviceType=", undefined)).status).toBe(400);
+    expect((await call(t, "GET", "/config/vars?deviceType=a&deviceType=b", undefined)).status).toBe(400);
+    await call(t, "DELETE", `/v7/application_environment_variable(${created.json.id})`, owner.token);
+  });
+
   it("renaming onto an existing name is a 409", async () => {
     const a = await post("application_environment_variable", { application: fleet.id, name: "ONE", value: "1" });
     await post("application_environment_variable", { application: fleet.id, name: "TWO", value: "2" });

@@ -136,7 +136,6 @@ export function variableHooks(
     async beforeCreate(context) {
       const { body } = context;
       const name = checkName(scope.kind, body.name, rules);
-      if (body.value === undefined) body.value = "";
       checkValue(scope.kind, name, body);
       const parent = parentOf(context, scope, body);
       // A missing scope is the data API's 400 ("… is required") after the hooks.
