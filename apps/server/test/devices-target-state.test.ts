@@ -169,3 +169,28 @@ describe("GET /device/v3/{uuid}/state", () => {
     expect((await call(t, "GET", `/device/v2/${"0".repeat(32)}/state`, ownerToken)).status).toBe(404);
   });
 });
+
+describe("device keys", () => {
+  it("are trusted from memory on the hot path, and a deleted device's key stops at once", async () => {
+    const key = await provisioningKeyFor(t, ownerToken, fleet.id);
+    const doomed = await registerDevice(t, key, fleet);
+    expect((await poll(doomed)).status).toBe(200);
+    // Checked once, the key is not read again.
+    const original = t.db.query;
+    let reads = 0;
+    t.db.query = ((...args: Parameters<typeof original>) => {
+      reads += 1;
+      return original(...args);
+    }) as typeof original;
+    try {
+      const again = await poll(doomed);
+      expect(again.status).toBe(200);
+    } finally {
+      t.db.query = original;
+    }
+    expect(reads).toBe(0);
+    // Deleting the device (its keys go with it) is felt at once, not after the cache's 10 minutes.
+    expect((await call(t, "DELETE", `/v7/device(${doomed.id})`, ownerToken)).status).toBe(200);
+    expect((await poll(doomed)).status).toBe(401);
+  });
+});

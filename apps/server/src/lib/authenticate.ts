@@ -54,7 +54,7 @@ export async function identify(ctx: AppContext, token: string): Promise<Caller> 
       apiKey: undefined,
     };
   }
-  const cache = deviceCallersOf(ctx);
+  const cache = ctx.devices.deviceKeys;
   // Held by hash: the process keeps no device key in the clear.
   const hash = hashApiKey(token);
   const cached = cache.get(hash);
@@ -71,7 +71,8 @@ export async function identify(ctx: AppContext, token: string): Promise<Caller> 
     };
     if (key.role === "device-api-key") {
       if (cache.size >= DEVICE_KEY_CACHE_SIZE) cache.clear();
-      cache.set(hash, { caller, until: Date.now() + DEVICE_KEY_CACHE_MS });
+      const expires = key.expiry_date ? new Date(key.expiry_date).getTime() : Number.POSITIVE_INFINITY;
+      cache.set(hash, { caller, until: Math.min(Date.now() + DEVICE_KEY_CACHE_MS, expires) });
     }
     return caller;
   }
@@ -90,20 +91,11 @@ export async function identify(ctx: AppContext, token: string): Promise<Caller> 
 
 /**
  * Device keys are checked on every poll, report and log stream (the hot path, DESIGN §8): a
- * checked device key is trusted for a few seconds, so a revoked one works at most that long.
+ * checked device key is trusted until it expires or for 10 minutes, and every instance forgets
+ * them all when an API key changes or a device is deleted (ctx.devices.dropDeviceKeys).
  */
-const DEVICE_KEY_CACHE_MS = 10_000;
+const DEVICE_KEY_CACHE_MS = 10 * 60_000;
 const DEVICE_KEY_CACHE_SIZE = 50_000;
-const deviceCallers = new WeakMap<AppContext, Map<string, { caller: Caller; until: number }>>();
-
-function deviceCallersOf(ctx: AppContext) {
-  let cache = deviceCallers.get(ctx);
-  if (!cache) {
-    cache = new Map();
-    deviceCallers.set(ctx, cache);
-  }
-  return cache;
-}
 
 /**
  * What a token whose second factor is still pending may call (spec 1 §4: authenticated only when

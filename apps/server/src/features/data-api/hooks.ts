@@ -56,6 +56,12 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
       variableHooks(name, ctx.config.variableRules, (devices) => triggerUpdates(ctx.devices.relay, devices)),
     );
   }
+  // Checked device keys are trusted from memory (lib/authenticate.ts): a changed or deleted key,
+  // or a deleted device, makes every instance forget them.
+  const forgetKeys = ({ afterCommit }: { afterCommit(task: () => void): void }) =>
+    afterCommit(() => ctx.devices.dropDeviceKeys());
+  hooks.api_key = chainHooks(hooks.api_key, { afterUpdate: forgetKeys, beforeDelete: forgetKeys });
+  hooks.device = chainHooks(hooks.device, { beforeDelete: forgetKeys });
   return withTargetStateInvalidation(model, hooks, (change) => ctx.devices.invalidate(change));
 }
 

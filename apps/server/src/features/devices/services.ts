@@ -43,6 +43,9 @@ export async function createDeviceServices(
   });
   const relay = createRelay(bus);
   const logs = createDeviceLogs();
+  /** Checked device keys by hash (lib/authenticate.ts): the hot path reads no key row while cached. */
+  const deviceKeys = new Map<string, DeviceKeyEntry>();
+  bus.on("device-keys.drop", () => deviceKeys.clear());
   bus.on("target-state.invalidate", (payload) => {
     targetStates.invalidate(payload as Invalidation);
     identities.invalidate(payload as Invalidation);
@@ -56,6 +59,12 @@ export async function createDeviceServices(
     reports,
     relay,
     logs,
+    deviceKeys,
+    /** After a committed change of API keys or a device deletion: forget the checked keys, on every instance. */
+    dropDeviceKeys() {
+      deviceKeys.clear();
+      bus.toAll("device-keys.drop", {}).catch(onError);
+    },
     /** After a committed write: drop the cached target states it affects, on every instance. */
     invalidate(change: Invalidation) {
       targetStates.invalidate(change);
@@ -72,3 +81,6 @@ export async function createDeviceServices(
 }
 
 export type DeviceServices = Awaited<ReturnType<typeof createDeviceServices>>;
+
+/** A checked device key: who calls, until when it may be trusted without reading it again. */
+export type DeviceKeyEntry = { caller: import("../../lib/authenticate.ts").Caller; until: number };
