@@ -16,7 +16,8 @@ export const DEMO_BLOCK = "demo-block";
 /**
  * The demo's organization "Demo" (handle `demo`): the demo account administers it, a second
  * account (`demo-member@example.com`, same password) is a member, and the team "Operators" holds
- * that member. It owns the fleet `demo-fleet` and the block `demo-block`, both for raspberrypi4-64.
+ * that member. It owns the fleet `demo-fleet` (with a release of two services) and the block
+ * `demo-block`, both for raspberrypi4-64.
  */
 async function seedDemoOrganization(tx: Tx, demo: User, member: User) {
   const { rows: orgs } = await tx.query<{ id: number }>(
@@ -51,6 +52,36 @@ async function seedDemoOrganization(tx: Tx, demo: User, member: User) {
       [crypto.randomBytes(16).toString("hex"), applicationClass, org, name, `demo/${name}`, DEFAULT_DEVICE_TYPE],
     );
   }
+  await seedDemoRelease(tx);
+}
+
+/** The demo's release of `demo-fleet`: v1.0.0 with the services `main` and `worker`, the fleet's target. */
+async function seedDemoRelease(tx: Tx) {
+  const { rows: fleets } = await tx.query<{ id: number }>(
+    `SELECT a.id FROM "application" a JOIN "organization" o ON o.id = a.organization
+      WHERE a.app_name = $1 AND o.handle = 'demo'`,
+    [DEMO_FLEET],
+  );
+  const fleetId = fleets[0]?.id;
+  const services = ["main", "worker"];
+  const composition = { services: Object.fromEntries(services.map((name) => [name, { build: `./${name}` }])) };
+  const { rows: releases } = await tx.query<{ id: number }>(
+    `INSERT INTO "release" (belongs_to__application, commit, status, composition, semver_major, end_timestamp,
+       is_final, is_finalized_at__date, release_version)
+     VALUES ($1, $2, 'success', $3, 1, now(), true, now(), 'v1.0.0') RETURNING id`,
+    [fleetId, crypto.randomBytes(16).toString("hex"), JSON.stringify(composition)],
+  );
+  const releaseId = releases[0]?.id;
+  for (const name of services) {
+    await tx.query(
+      `WITH s AS (INSERT INTO "service" (application, service_name) VALUES ($1, $2) RETURNING id),
+            i AS (INSERT INTO "image" (is_a_build_of__service, is_stored_at__image_location, status, end_timestamp, image_size)
+                  SELECT s.id, $3, 'success', now(), 52428800 FROM s RETURNING id)
+       INSERT INTO "release_image" (image, is_part_of__release) SELECT i.id, $4 FROM i`,
+      [fleetId, name, `registry.flotilla.local/demo/${DEMO_FLEET}/${name}`, releaseId],
+    );
+  }
+  await tx.query(`UPDATE "application" SET should_be_running__release = $2 WHERE id = $1`, [fleetId, releaseId]);
 }
 
 /**
