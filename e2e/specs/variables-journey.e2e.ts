@@ -13,7 +13,8 @@ type TargetState = Record<
 /**
  * Issue 8 "Done when": fleet variables added, edited and deleted in one staged batch; the spec's
  * messages for a reserved and an invalid name; the unsaved-changes warning; an override on one
- * device reaching its target state; a variable set on three devices at once.
+ * device reaching its target state and the simulated device's logs; a variable set on three
+ * devices at once.
  */
 describe("variables: staged fleet edits, device overrides, bulk", () => {
   let flotilla: RunningFlotilla;
@@ -99,6 +100,11 @@ describe("variables: staged fleet edits, device overrides, bulk", () => {
     await dialog.getByText("This environment variable is reserved and cannot be used.").waitFor();
     await name.fill("BALENA_HOST_CONFIG_gpu_mem");
     await dialog.getByText("Configuration variables are managed through the Configuration page.").waitFor();
+    await dialog
+      .getByText(
+        "Variables beginning with RESIN_ or BALENA_ configure OS features and must be managed on the Configuration page.",
+      )
+      .waitFor();
     await name.fill("9LIVES");
     await dialog.getByText("The name must start with a letter").waitFor();
     await name.fill("GREETING");
@@ -122,6 +128,34 @@ describe("variables: staged fleet edits, device overrides, bulk", () => {
     expect(await editor.getByRole("row", { name: "LEVEL" }).getAttribute("data-state")).toBe("stored");
   });
 
+  it("sets a known configuration variable with its schema's rules on the configuration page", async () => {
+    await page.goto(url(`/fleets/${fleetId}/config`));
+    await page
+      .getByRole("region", { name: "Not set: the device type's defaults apply" })
+      .getByText("BALENA_HOST_CONFIG_gpu_mem")
+      .waitFor();
+    const editor = page.getByRole("region", { name: "Configuration variables" });
+    await editor.getByRole("button", { name: "Add variable" }).click();
+    const dialog = page.getByRole("dialog", { name: "Add a variable" });
+    await dialog.getByLabel("Name").fill("GREETING");
+    await dialog.getByRole("button", { name: "Stage change" }).click();
+    await dialog.getByText("Configuration variable names must begin with RESIN_ or BALENA_").waitFor();
+    await dialog.getByLabel("Name").fill("BALENA_HOST_CONFIG_gpu_mem");
+    await dialog.getByLabel("Value").fill("lots");
+    await dialog.getByRole("button", { name: "Stage change" }).click();
+    await dialog.getByText("The value must be a whole number").waitFor();
+    await dialog.getByLabel("Value").fill("128");
+    await dialog.getByRole("button", { name: "Stage change" }).click();
+    await editor.getByRole("button", { name: "Apply 1 change" }).click();
+    await page.getByText("all changes successful").waitFor();
+    const stored = await call<{ d: Array<{ name: string; value: string }> }>(
+      "GET",
+      `/v7/application_config_variable?$select=name,value&$filter=application eq ${fleetId}`,
+    );
+    expect(stored.d).toContainEqual({ name: "BALENA_HOST_CONFIG_gpu_mem", value: "128" });
+    await shot(page, "32-fleet-config");
+  });
+
   it("overrides a fleet variable on one device and the device's target state has it", async () => {
     const devices = await call<{ d: Array<{ uuid: string; overall_status: string }> }>(
       "GET",
@@ -141,6 +175,14 @@ describe("variables: staged fleet edits, device overrides, bulk", () => {
     await shot(page, "31-device-override");
     const state = await call<TargetState>("GET", `/device/v2/${uuid}/state`);
     expect(JSON.stringify(state[uuid])).toContain('"GREETING":"hola"');
+    // The simulated device applies it and says so in its logs.
+    await expect
+      .poll(
+        async () =>
+          (await call<Array<{ message: string }>>("GET", `/device/v2/${uuid}/logs?count=200`)).map((l) => l.message),
+        { timeout: 30_000, interval: 1000 },
+      )
+      .toContainEqual(expect.stringMatching(/^Applied environment variable GREETING/));
     await page.goto(url(`/fleets/${fleetId}/envvars`));
     await page.getByRole("region", { name: "Environment variables" }).getByRole("button", { name: "1 device" }).click();
     await page.getByRole("dialog", { name: "Devices overriding GREETING" }).getByText("hola").waitFor();

@@ -248,3 +248,21 @@ describe("POST /device/v2/{uuid}/log-stream", () => {
     expect(other.status).toBe(401);
   });
 });
+
+describe("GET /device/v2/{uuid}/logs", () => {
+  it("answers the device's recent lines to those who may read it, and nothing to others", async () => {
+    await fetch(`${t.url}/device/v2/${device.uuid}/log-stream`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${device.key}`, "content-type": "application/x-ndjson" },
+      body: `${JSON.stringify({ message: "Applied environment variable GREETING to main", timestamp: 2 })}\n`,
+    });
+    const read = await call(t, "GET", `/device/v2/${device.uuid}/logs?count=1`, tokens.observer);
+    expect(read.status).toBe(200);
+    expect(read.json).toEqual([
+      expect.objectContaining({ message: "Applied environment variable GREETING to main", timestamp: 2 }),
+    ]);
+    const stranger = await t.factories.user();
+    expect((await call(t, "GET", `/device/v2/${device.uuid}/logs`, stranger.token)).status).toBe(404);
+    expect((await call(t, "GET", `/device/v2/${device.uuid}/logs?count=many`, ownerToken)).status).toBe(400);
+  });
+});

@@ -1,4 +1,4 @@
-import { configVarNameProblem, envVarNameProblem, type VariableRules } from "@flotilla/domain";
+import { configVarNameProblem, envVarNameProblem, envVarNamespaceNotice, type VariableRules } from "@flotilla/domain";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
 import Dialog from "@mui/material/Dialog";
@@ -146,6 +146,7 @@ export function FleetEnvVarsPage() {
         concurrency={ENV_CONCURRENCY}
         canEdit={fleetCan(role, "application_environment_variable", "create")}
         nameProblem={nameRule("env", rulesOf(schema.data), t)}
+        nameNotice={(name) => envVarNamespaceNotice(name, rulesOf(schema.data))}
         extraColumn={column}
         onApplied={refetch}
         emptyText={t("variables.none")}
@@ -250,6 +251,7 @@ export function DeviceEnvVarsPage() {
         concurrency={ENV_CONCURRENCY}
         canEdit={fleetCan(role, "device_environment_variable", "create")}
         nameProblem={nameRule("env", rulesOf(schema.data), t)}
+        nameNotice={(name) => envVarNamespaceNotice(name, rulesOf(schema.data))}
         onApplied={refetch}
         emptyText={t("variables.none")}
       />

@@ -68,6 +68,8 @@ export interface VariablesEditorProps {
   concurrency: number;
   canEdit: boolean;
   nameProblem: (name: string, taken: string[]) => string | undefined;
+  /** A hint about a name that is not an error of its own (a reserved namespace, spec 2 §5). */
+  nameNotice?: (name: string) => string | undefined;
   /** Known names offered while typing a new one (the configuration schema). */
   suggestions?: string[];
   valueField?: (name: string) => ValueField;
@@ -86,6 +88,7 @@ function VariableDialog(props: {
   services: Array<{ id: number; name: string }>;
   taken: (serviceId: number) => string[];
   nameProblem: VariablesEditorProps["nameProblem"];
+  nameNotice?: VariablesEditorProps["nameNotice"];
   suggestions?: string[];
   valueField?: VariablesEditorProps["valueField"];
   onSave: (name: string, value: string, serviceId: number) => void;
@@ -173,6 +176,9 @@ function VariableDialog(props: {
               />
             )}
             {field?.render && touched && valueProblem ? <Alert severity="error">{valueProblem}</Alert> : null}
+            {!nameLocked && props.nameNotice?.(name.trim()) ? (
+              <Alert severity="info">{props.nameNotice(name.trim())}</Alert>
+            ) : null}
           </Stack>
         </DialogContent>
         <DialogActions>
@@ -417,6 +423,7 @@ export function VariablesEditor(props: VariablesEditorProps) {
           services={services}
           taken={(serviceId) => takenNames(rows, serviceId)}
           nameProblem={props.nameProblem}
+          nameNotice={props.nameNotice}
           suggestions={props.suggestions}
           valueField={props.valueField}
           onSave={save}
