@@ -43,8 +43,11 @@ export function Setting(props: { title: string; text?: ReactNode; children: Reac
 /** A row of a setting's controls. */
 export const settingRow = { display: "flex", gap: 1, alignItems: "flex-start" } as const;
 
-/** Runs a settings change, keeping the error's text next to the control. */
-export function useAction() {
+/**
+ * A form's or setting's submit: busy while the action runs, and the error's text kept for the
+ * form to show next to its controls (the user's input stays).
+ */
+export function useSubmission() {
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const run = async (action: () => Promise<void>) => {
@@ -58,7 +61,7 @@ export function useAction() {
       setBusy(false);
     }
   };
-  return { error, busy, run, setError };
+  return { error, setError, busy, run };
 }
 
 export function ErrorNote({ error }: { error: string | undefined }) {
@@ -101,7 +104,7 @@ export function SupportAccessSetting(props: {
 }) {
   const { t } = useTranslation();
   const [input, setInput] = useState(defaultSupportAccessInput);
-  const { error, busy, run, setError } = useAction();
+  const { error, busy, run, setError } = useSubmission();
   const state = supportAccessState(props.until);
   const status =
     state.state === "off"

@@ -9,6 +9,7 @@ import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
+import { useSubmission } from "../../components/settings.tsx";
 import { showToast } from "../../lib/toasts.ts";
 import { useApplicationList } from "../fleets/data.ts";
 import { shortCommit, useFleetReleases } from "../fleets/releases.ts";
@@ -79,7 +80,7 @@ export function SupervisorActionDialog(props: {
   const { t } = useTranslation();
   const sdk = useSdk();
   const report = useDeviceBatch();
-  const [busy, setBusy] = useState(false);
+  const { busy, run: whileBusy } = useSubmission();
   const [locked, setLocked] = useState<string[]>();
   const action = props.action;
   const close = () => {
@@ -88,8 +89,7 @@ export function SupervisorActionDialog(props: {
   };
   const run = async (uuids: string[], force: boolean) => {
     if (!action) return;
-    setBusy(true);
-    try {
+    await whileBusy(async () => {
       const { outcome, result } = await report(
         uuids,
         (uuid) => runSupervisor(sdk, action, uuid, force),
@@ -101,9 +101,7 @@ export function SupervisorActionDialog(props: {
       }
       if (outcome.severity === "locked") showToast("warning", t("devices.errors.update_lock"));
       close();
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   if (!action) return null;
   const danger = action === "purge" || action === "reboot" || action === "shutdown";
@@ -171,7 +169,7 @@ export function MoveDevicesDialog(props: {
   const fleets = useApplicationList("fleet");
   const [target, setTarget] = useState("");
   const [touched, setTouched] = useState(false);
-  const [busy, setBusy] = useState(false);
+  const { busy, run: whileBusy } = useSubmission();
   const current = new Set(props.devices.map((device) => device.belongs_to__application[0]?.id));
   const architectures = new Set(props.devices.map((d) => d.is_of__device_type[0]?.is_of__cpu_architecture[0]?.id));
   // Only fleets of the devices' CPU architecture, where the user may move devices in (spec 2 §6, §7).
@@ -187,8 +185,7 @@ export function MoveDevicesDialog(props: {
     setTouched(true);
     if (!target) return;
     const fleetId = Number(target);
-    setBusy(true);
-    try {
+    await whileBusy(async () => {
       const { outcome } = await report(
         props.devices.map((device) => device.uuid),
         (uuid) => sdk.models.device.move(uuid, fleetId),
@@ -198,9 +195,7 @@ export function MoveDevicesDialog(props: {
         props.onClose();
         props.onMoved?.(fleetId);
       }
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <ConfirmDialog
@@ -248,10 +243,9 @@ export function PinDevicesDialog(props: {
   const report = useDeviceBatch();
   const releases = useFleetReleases(props.fleetId, { statuses: ["success"] });
   const [choice, setChoice] = useState("track");
-  const [busy, setBusy] = useState(false);
+  const { busy, run: whileBusy } = useSubmission();
   const submit = async () => {
-    setBusy(true);
-    try {
+    await whileBusy(async () => {
       await report(
         props.devices.map((device) => device.uuid),
         (uuid) =>
@@ -261,9 +255,7 @@ export function PinDevicesDialog(props: {
         choice === "track" ? t("devices.pin.tracking") : t("devices.pin.pinned"),
       );
       props.onClose();
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <ConfirmDialog
@@ -303,11 +295,10 @@ export function TagDevicesDialog(props: { devices: Array<Pick<Device, "uuid" | "
   const report = useDeviceBatch();
   const [key, setKey] = useState("");
   const [value, setValue] = useState("");
-  const [busy, setBusy] = useState(false);
+  const { busy, run: whileBusy } = useSubmission();
   const submit = async () => {
     if (!key.trim()) return;
-    setBusy(true);
-    try {
+    await whileBusy(async () => {
       await report(
         props.devices.map((device) => device.uuid),
         (uuid) => sdk.models.device.tags.set(uuid, key.trim(), value),
@@ -315,9 +306,7 @@ export function TagDevicesDialog(props: { devices: Array<Pick<Device, "uuid" | "
         TAG_CONCURRENCY,
       );
       props.onClose();
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <ConfirmDialog
@@ -355,10 +344,9 @@ export function DeleteDevicesDialog(props: {
   const { t } = useTranslation();
   const sdk = useSdk();
   const report = useDeviceBatch();
-  const [busy, setBusy] = useState(false);
+  const { busy, run: whileBusy } = useSubmission();
   const submit = async () => {
-    setBusy(true);
-    try {
+    await whileBusy(async () => {
       const { outcome } = await report(
         props.devices.map((device) => device.uuid),
         (uuid) => sdk.models.device.remove(uuid),
@@ -368,9 +356,7 @@ export function DeleteDevicesDialog(props: {
         props.onClose();
         props.onDeleted?.();
       }
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <ConfirmDialog
@@ -403,13 +389,12 @@ export function DeviceVariableDialog(props: {
   const [name, setName] = useState("");
   const [value, setValue] = useState("");
   const [touched, setTouched] = useState(false);
-  const [busy, setBusy] = useState(false);
+  const { busy, run: whileBusy } = useSubmission();
   const problem = envVarNameProblem(name.trim());
   const submit = async () => {
     setTouched(true);
     if (problem) return;
-    setBusy(true);
-    try {
+    await whileBusy(async () => {
       await report(
         props.devices.map((device) => device.uuid),
         (uuid) =>
@@ -420,9 +405,7 @@ export function DeviceVariableDialog(props: {
         TAG_CONCURRENCY,
       );
       props.onClose();
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <ConfirmDialog

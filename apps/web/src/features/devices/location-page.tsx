@@ -12,7 +12,7 @@ import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { PageHeader } from "../../components/page.tsx";
-import { ErrorNote, useAction } from "../../components/settings.tsx";
+import { ErrorNote, useSubmission } from "../../components/settings.tsx";
 import { showToast } from "../../lib/toasts.ts";
 import { statusColor } from "../fleets/status.tsx";
 import { type Device, usePageDevice } from "./data.ts";
@@ -56,7 +56,7 @@ export function DeviceLocationPage() {
   const [mode, setMode] = useState<Mode>();
   const [latitude, setLatitude] = useState<string>();
   const [longitude, setLongitude] = useState<string>();
-  const { error, busy, run } = useAction();
+  const { error, busy, run } = useSubmission();
   if (!device) return null;
   const custom = Boolean(device.custom_latitude && device.custom_longitude);
   const currentMode: Mode = mode ?? (custom ? "manual" : "auto");

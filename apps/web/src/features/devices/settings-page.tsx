@@ -12,7 +12,7 @@ import { useTranslation } from "react-i18next";
 import { useSdk, useServices } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { PageHeader } from "../../components/page.tsx";
-import { ErrorNote, Setting, SupportAccessSetting, settingRow, useAction } from "../../components/settings.tsx";
+import { ErrorNote, Setting, SupportAccessSetting, settingRow, useSubmission } from "../../components/settings.tsx";
 import { showToast } from "../../lib/toasts.ts";
 import { shortCommit } from "../fleets/releases.ts";
 import { DeleteDevicesDialog, MoveDevicesDialog, PinDevicesDialog } from "./actions.tsx";
@@ -54,7 +54,7 @@ function PublicUrlSetting({ device }: { device: Device }) {
   const sdk = useSdk();
   const { config } = useServices();
   const change = useDeviceChange(device);
-  const { error, busy, run } = useAction();
+  const { error, busy, run } = useSubmission();
   const url = deviceUrl(device.uuid, config.deviceUrlsBaseDomain);
   return (
     <Setting title={t("devices.settings.public_url")} text={t("devices.settings.public_url_text", { url: url ?? "" })}>
@@ -88,7 +88,7 @@ function LocalModeSetting({ device, allowed }: { device: Device; allowed: boolea
   const { t } = useTranslation();
   const sdk = useSdk();
   const change = useDeviceChange(device);
-  const { error, busy, run } = useAction();
+  const { error, busy, run } = useSubmission();
   const problem = localModeProblem(device);
   // Turning local mode off is always possible; turning it on follows spec 2 §5.
   const blocked = !device.is_in_local_mode && problem !== undefined;
@@ -129,7 +129,7 @@ function DeactivateSetting({ device }: { device: Device }) {
   const { t } = useTranslation();
   const sdk = useSdk();
   const change = useDeviceChange(device);
-  const { error, busy, run } = useAction();
+  const { error, busy, run } = useSubmission();
   const [confirming, setConfirming] = useState(false);
   return (
     <Setting title={t("devices.settings.deactivate")} text={t("devices.settings.deactivate_text")}>

@@ -1,4 +1,4 @@
-import { API_KEY_EXPIRY_DAYS, DATE_FORMAT } from "@flotilla/domain";
+import { DATE_FORMAT } from "@flotilla/domain";
 import AddOutlined from "@mui/icons-material/AddOutlined";
 import ContentCopyOutlined from "@mui/icons-material/ContentCopyOutlined";
 import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
@@ -11,7 +11,6 @@ import DialogActions from "@mui/material/DialogActions";
 import DialogContent from "@mui/material/DialogContent";
 import DialogTitle from "@mui/material/DialogTitle";
 import IconButton from "@mui/material/IconButton";
-import MenuItem from "@mui/material/MenuItem";
 import Paper from "@mui/material/Paper";
 import Stack from "@mui/material/Stack";
 import Table from "@mui/material/Table";
@@ -34,6 +33,7 @@ import { errorText } from "../../lib/errors.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { type ExpiryChoice, expiryDateFor } from "../preferences/api-key-expiry.ts";
+import { ExpiryFields } from "../preferences/expiry-fields.tsx";
 import { usePageFleet } from "./summary-page.tsx";
 
 interface ProvisioningKey {
@@ -150,35 +150,13 @@ function CreateKeyDialog({ fleetId, onClose }: { fleetId: number; onClose: () =>
                 value={description}
                 onChange={(event) => setDescription(event.target.value)}
               />
-              <TextField
-                select
-                label={t("preferences.tokens.expiry")}
-                fullWidth
-                value={choice}
-                onChange={(event) => setChoice(event.target.value as ExpiryChoice)}
-                error={Boolean(errors.expiry) && choice !== "custom"}
-                helperText={choice !== "custom" ? errors.expiry : undefined}
-              >
-                {API_KEY_EXPIRY_DAYS.map((days) => (
-                  <MenuItem key={days} value={String(days)}>
-                    {t("preferences.tokens.days", { count: days })}
-                  </MenuItem>
-                ))}
-                <MenuItem value="custom">{t("preferences.tokens.custom")}</MenuItem>
-                <MenuItem value="never">{t("preferences.tokens.never")}</MenuItem>
-              </TextField>
-              {choice === "custom" ? (
-                <TextField
-                  type="datetime-local"
-                  label={t("preferences.tokens.custom_date")}
-                  fullWidth
-                  value={custom}
-                  onChange={(event) => setCustom(event.target.value)}
-                  error={Boolean(errors.expiry)}
-                  helperText={errors.expiry}
-                  slotProps={{ inputLabel: { shrink: true } }}
-                />
-              ) : null}
+              <ExpiryFields
+                choice={choice}
+                custom={custom}
+                error={errors.expiry}
+                onChoice={setChoice}
+                onCustom={setCustom}
+              />
             </Stack>
           </DialogContent>
           <DialogActions>

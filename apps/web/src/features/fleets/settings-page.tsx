@@ -18,7 +18,7 @@ import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { PageHeader } from "../../components/page.tsx";
-import { settingRow as row, Setting, SupportAccessSetting, useAction } from "../../components/settings.tsx";
+import { settingRow as row, Setting, SupportAccessSetting, useSubmission } from "../../components/settings.tsx";
 import { errorText } from "../../lib/errors.ts";
 import { repositoryUrlValue } from "../../lib/support-access.ts";
 import { showToast } from "../../lib/toasts.ts";
@@ -54,7 +54,7 @@ function RenameSetting({ fleet }: { fleet: Fleet }) {
   const patch = usePatch(fleet);
   const names = useOrgApplicationNames(fleet.organization[0]?.id);
   const [name, setName] = useState(fleet.app_name);
-  const { error, busy, run } = useAction();
+  const { error, busy, run } = useSubmission();
   const legacy = fleet.application_type[0]?.is_legacy === true;
   const taken = (names.data ?? [])
     .filter((app) => app.is_of__class === fleet.is_of__class && app.id !== fleet.id)
@@ -128,7 +128,7 @@ function ReleaseSetting({ fleet }: { fleet: Fleet }) {
     : String(fleet.should_be_running__release[0]?.id ?? "latest");
   const [value, setValue] = useState(current);
   useEffect(() => setValue(current), [current]);
-  const { error, busy, run } = useAction();
+  const { error, busy, run } = useSubmission();
   const save = () =>
     void run(() =>
       value === "latest"
@@ -173,8 +173,8 @@ function RepositorySettings({ fleet }: { fleet: Fleet }) {
   const { t } = useTranslation();
   const patch = usePatch(fleet);
   const [url, setUrl] = useState(fleet.is_stored_at__repository_url ?? "");
-  const repo = useAction();
-  const pub = useAction();
+  const repo = useSubmission();
+  const pub = useSubmission();
   const legacy = fleet.application_type[0]?.is_legacy === true;
   const needsRepo = legacy && !fleet.is_stored_at__repository_url && !fleet.is_public;
   return (
@@ -260,7 +260,7 @@ function FleetTypeSetting({ fleet }: { fleet: Fleet }) {
   }));
   const current = fleet.application_type[0];
   const [value, setValue] = useState(current?.slug ?? "");
-  const { error, busy, run } = useAction();
+  const { error, busy, run } = useSubmission();
   const chosen = options.find((option) => option.type.slug === value);
   const upgrade = options.find((option) => option.state === "ok" && !option.type.is_legacy);
   const save = (slug: string) => {
@@ -332,7 +332,7 @@ function DeviceTypeSetting({ fleet }: { fleet: Fleet }) {
   // Only device types of the same CPU architecture (spec 2 §5).
   const compatible = (deviceTypes.data ?? []).filter((type) => type.is_of__cpu_architecture[0]?.slug === arch);
   const [value, setValue] = useState(current?.slug ?? "");
-  const { error, busy, run } = useAction();
+  const { error, busy, run } = useSubmission();
   const chosen = compatible.find((type) => type.slug === value);
   return (
     <Setting

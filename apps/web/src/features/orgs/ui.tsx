@@ -11,7 +11,9 @@ import Typography from "@mui/material/Typography";
 import { useParams } from "@tanstack/react-router";
 import { type FormEvent, type ReactNode, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { errorText } from "../../lib/errors.ts";
+import { useSubmission } from "../../components/settings.tsx";
+
+export { useSubmission };
 
 /** A numeric route parameter (the routes' guards already refused non-numeric ids). */
 export function useNumericParam(name: "orgId" | "memberId" | "teamId" | "fleetId"): number {
@@ -47,27 +49,6 @@ export function Card(props: {
       </Box>
     </Paper>
   );
-}
-
-/**
- * A dialog's submit: busy while the action runs, and the error's text kept for the dialog to
- * show (the user's input stays).
- */
-export function useSubmission() {
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const run = async (action: () => Promise<void>) => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await action();
-    } catch (caught) {
-      setError(errorText(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { error, setError, busy, run };
 }
 
 /** A one-field dialog (create or rename): required, trimmed; the server's error shows in it. */

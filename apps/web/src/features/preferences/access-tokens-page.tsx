@@ -1,4 +1,4 @@
-import { API_KEY_EXPIRY_DAYS, DATE_FORMAT } from "@flotilla/domain";
+import { DATE_FORMAT } from "@flotilla/domain";
 import ContentCopyOutlined from "@mui/icons-material/ContentCopyOutlined";
 import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
 import EditOutlined from "@mui/icons-material/EditOutlined";
@@ -11,7 +11,6 @@ import DialogActions from "@mui/material/DialogActions";
 import DialogContent from "@mui/material/DialogContent";
 import DialogTitle from "@mui/material/DialogTitle";
 import IconButton from "@mui/material/IconButton";
-import MenuItem from "@mui/material/MenuItem";
 import Stack from "@mui/material/Stack";
 import Table from "@mui/material/Table";
 import TableBody from "@mui/material/TableBody";
@@ -34,6 +33,7 @@ import { useAccountApi } from "../../lib/use-account-api.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { useReauth } from "../auth/reauth.tsx";
 import { type ExpiryChoice, expiryDateFor } from "./api-key-expiry.ts";
+import { ExpiryFields } from "./expiry-fields.tsx";
 import { Section } from "./section.tsx";
 import { useSessionUser } from "./use-user.ts";
 
@@ -163,35 +163,13 @@ function CreateDialog({ open, onClose }: { open: boolean; onClose: () => void })
                 value={description}
                 onChange={(event) => setDescription(event.target.value)}
               />
-              <TextField
-                select
-                label={t("preferences.tokens.expiry")}
-                fullWidth
-                value={choice}
-                onChange={(event) => setChoice(event.target.value as ExpiryChoice)}
-                error={Boolean(errors.expiry) && choice !== "custom"}
-                helperText={choice !== "custom" ? errors.expiry : undefined}
-              >
-                {API_KEY_EXPIRY_DAYS.map((days) => (
-                  <MenuItem key={days} value={String(days)}>
-                    {t("preferences.tokens.days", { count: days })}
-                  </MenuItem>
-                ))}
-                <MenuItem value="custom">{t("preferences.tokens.custom")}</MenuItem>
-                <MenuItem value="never">{t("preferences.tokens.never")}</MenuItem>
-              </TextField>
-              {choice === "custom" ? (
-                <TextField
-                  type="datetime-local"
-                  label={t("preferences.tokens.custom_date")}
-                  fullWidth
-                  value={custom}
-                  onChange={(event) => setCustom(event.target.value)}
-                  error={Boolean(errors.expiry)}
-                  helperText={errors.expiry}
-                  slotProps={{ inputLabel: { shrink: true } }}
-                />
-              ) : null}
+              <ExpiryFields
+                choice={choice}
+                custom={custom}
+                error={errors.expiry}
+                onChoice={setChoice}
+                onCustom={setCustom}
+              />
               {choice === "never" ? <Alert severity="warning">{t("preferences.tokens.never_warning")}</Alert> : null}
             </Stack>
           </DialogContent>
