@@ -6,12 +6,14 @@ import DialogActions from "@mui/material/DialogActions";
 import DialogContent from "@mui/material/DialogContent";
 import DialogTitle from "@mui/material/DialogTitle";
 import Link from "@mui/material/Link";
+import Paper from "@mui/material/Paper";
 import Stack from "@mui/material/Stack";
 import Table from "@mui/material/Table";
 import TableBody from "@mui/material/TableBody";
 import TableCell from "@mui/material/TableCell";
 import TablePagination from "@mui/material/TablePagination";
 import TableRow from "@mui/material/TableRow";
+import Typography from "@mui/material/Typography";
 import type { TFunction } from "i18next";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
@@ -202,14 +204,12 @@ function KnownConfiguration(props: { schema: ReturnType<typeof useConfigVarSchem
   );
   if (entries.length === 0) return null;
   return (
-    <Box component="section" aria-label={t("variables.defaults")}>
+    <Paper variant="outlined" component="section" aria-label={t("variables.defaults")}>
+      <Typography variant="subtitle1" component="h2" sx={{ fontWeight: 600, px: 2, py: 1.5 }}>
+        {t("variables.defaults")}
+      </Typography>
       <Table size="small" aria-label={t("variables.defaults")}>
         <TableBody>
-          <TableRow>
-            <TableCell colSpan={3} sx={{ fontWeight: 600, pl: 2 }}>
-              {t("variables.defaults")}
-            </TableCell>
-          </TableRow>
           {entries.map(([name, property]) => (
             <TableRow key={name}>
               <TableCell sx={{ pl: 2, fontFamily: MONO_FONT_STACK, fontSize: 13 }}>{name}</TableCell>
@@ -221,7 +221,7 @@ function KnownConfiguration(props: { schema: ReturnType<typeof useConfigVarSchem
           ))}
         </TableBody>
       </Table>
-    </Box>
+    </Paper>
   );
 }
 

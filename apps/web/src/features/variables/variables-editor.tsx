@@ -258,7 +258,7 @@ export function VariablesEditor(props: VariablesEditorProps) {
               {t("variables.revert_all")}
             </Button>
             <Button size="small" variant="contained" disabled={!dirty} loading={applying} onClick={() => void apply()}>
-              {t("variables.apply", { count: changes.length })}
+              {dirty ? t("variables.apply", { count: changes.length }) : t("variables.apply_none")}
             </Button>
             <Button
               size="small"
