@@ -1,4 +1,5 @@
 export * from "./accounts.ts";
+export * from "./cloudlink.ts";
 export * from "./constants.ts";
 export * from "./errors.ts";
 export * from "./fleet-types.ts";

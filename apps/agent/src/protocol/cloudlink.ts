@@ -2,20 +2,6 @@ import WebSocket from "ws";
 import { describe } from "./http.ts";
 import { Backoff, type Clock, type Random, systemClock } from "./timing.ts";
 
-export const ACTIONS = [
-  "blink",
-  "restart",
-  "reboot",
-  "shutdown",
-  "purge",
-  "update",
-  "device",
-  "start-service",
-  "stop-service",
-  "restart-service",
-] as const;
-export type Action = (typeof ACTIONS)[number];
-
 export type ActionRequest = { type: "request"; id: string; action: string; data?: Record<string, unknown> };
 export type ActionAnswer = { status: number; body: unknown };
 export type ActionHandler = (action: string, data: Record<string, unknown>) => Promise<ActionAnswer> | ActionAnswer;

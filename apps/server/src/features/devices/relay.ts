@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import type { CloudlinkAction } from "@flotilla/domain";
 import type { WebSocket } from "ws";
 import { FlotillaError } from "../../errors.ts";
 import type { Bus } from "./bus.ts";
@@ -13,19 +14,8 @@ export const RELAY_TIMEOUT_MS = 30_000;
 /** Answers waited for on one socket at a time: a device cannot be flooded with requests. */
 const MAX_PENDING_PER_DEVICE = 100;
 
-export const RELAY_ACTIONS = [
-  "blink",
-  "restart",
-  "reboot",
-  "shutdown",
-  "purge",
-  "update",
-  "device",
-  "start-service",
-  "stop-service",
-  "restart-service",
-] as const;
-export type RelayAction = (typeof RELAY_ACTIONS)[number];
+/** The actions relayed to devices: the domain's cloudlink actions. */
+export type RelayAction = CloudlinkAction;
 
 export type RelayAnswer = { status: number; body: unknown };
 

@@ -18,17 +18,16 @@ import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useQueryClient } from "@tanstack/react-query";
 import { format, formatDistanceToNowStrict } from "date-fns";
-import { type FormEvent, type ReactNode, useState } from "react";
+import { type ReactNode, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk, useServices } from "../../app-services.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { PageHeader } from "../../components/page.tsx";
-import { Facts } from "../../components/settings.tsx";
-import { errorText } from "../../lib/errors.ts";
+import { Facts, useSubmission } from "../../components/settings.tsx";
 import { supportAccessState } from "../../lib/support-access.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
-import { Card } from "../orgs/ui.tsx";
+import { Card, NameDialog } from "../orgs/ui.tsx";
 import { type Device, deviceUrl, metricLevel, usedPercent, usePageDevice } from "./data.ts";
 import { DeviceNotes } from "./notes.tsx";
 import { DeviceStatusChip } from "./status-chip.tsx";
@@ -86,69 +85,13 @@ function MetricsCard({ device }: { device: Device }) {
   );
 }
 
-function RenameDialog({ device, onClose }: { device: Device; onClose: () => void }) {
-  const { t } = useTranslation();
-  const sdk = useSdk();
-  const queryClient = useQueryClient();
-  const [name, setName] = useState(device.device_name);
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    if (!name.trim()) {
-      setError(t("devices.rename.required"));
-      return;
-    }
-    setBusy(true);
-    try {
-      await sdk.models.device.rename(device.uuid, name.trim());
-      await queryClient.invalidateQueries({ queryKey: ["device", device.uuid] });
-      showToast("success", t("devices.rename.done"));
-      onClose();
-    } catch (caught) {
-      setError(errorText(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <Dialog open onClose={onClose} maxWidth="xs" fullWidth>
-      <Box component="form" noValidate onSubmit={submit}>
-        <DialogTitle>{t("devices.rename.title")}</DialogTitle>
-        <DialogContent>
-          {error ? (
-            <Alert severity="error" sx={{ mb: 2 }}>
-              {error}
-            </Alert>
-          ) : null}
-          <TextField
-            autoFocus
-            fullWidth
-            margin="dense"
-            label={t("devices.rename.label")}
-            value={name}
-            onChange={(event) => setName(event.target.value)}
-          />
-        </DialogContent>
-        <DialogActions>
-          <Button onClick={onClose}>{t("confirm.cancel")}</Button>
-          <Button type="submit" variant="contained" loading={busy}>
-            {t("devices.rename.save")}
-          </Button>
-        </DialogActions>
-      </Box>
-    </Dialog>
-  );
-}
-
 /** Manage tags (spec 2 §2): add, edit and remove a device's tags. */
 function TagsDialog({ device, onClose }: { device: Device; onClose: () => void }) {
   const { t } = useTranslation();
   const sdk = useSdk();
   const queryClient = useQueryClient();
   const [rows, setRows] = useState(device.device_tag.map((tag) => ({ key: tag.tag_key, value: tag.value })));
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { error, setError, busy, run } = useSubmission();
   const save = async () => {
     const keys = rows.map((row) => row.key.trim());
     if (keys.some((key) => key === "")) {
@@ -159,8 +102,7 @@ function TagsDialog({ device, onClose }: { device: Device; onClose: () => void }
       setError(t("devices.tags.key_unique"));
       return;
     }
-    setBusy(true);
-    try {
+    await run(async () => {
       const removed = device.device_tag.filter((tag) => !keys.includes(tag.tag_key));
       for (const tag of removed) await sdk.models.device.tags.remove(device.uuid, tag.tag_key);
       for (const row of rows) {
@@ -170,11 +112,7 @@ function TagsDialog({ device, onClose }: { device: Device; onClose: () => void }
       await queryClient.invalidateQueries({ queryKey: ["device", device.uuid] });
       showToast("success", t("devices.tags.saved"));
       onClose();
-    } catch (caught) {
-      setError(errorText(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <Dialog open onClose={onClose} maxWidth="sm" fullWidth>
@@ -263,7 +201,8 @@ const mono = (value: string | null | undefined) =>
 /** `/devices/{uuid}` (spec 2 §2 "Device pages"): the summary card, metrics, tags and notes. */
 export function DeviceSummaryPage() {
   const { t } = useTranslation();
-  const { config } = useServices();
+  const { config, sdk } = useServices();
+  const queryClient = useQueryClient();
   const { device, abilities } = usePageDevice();
   const [renaming, setRenaming] = useState(false);
   const [tagging, setTagging] = useState(false);
@@ -390,7 +329,19 @@ export function DeviceSummaryPage() {
           </Card>
         </Stack>
       </Box>
-      {renaming ? <RenameDialog device={device} onClose={() => setRenaming(false)} /> : null}
+      <NameDialog
+        open={renaming}
+        title={t("devices.rename.title")}
+        label={t("devices.rename.label")}
+        submitLabel={t("devices.rename.save")}
+        initial={device.device_name}
+        onSubmit={async (name) => {
+          await sdk.models.device.rename(device.uuid, name);
+          await queryClient.invalidateQueries({ queryKey: ["device", device.uuid] });
+          showToast("success", t("devices.rename.done"));
+        }}
+        onClose={() => setRenaming(false)}
+      />
       {tagging ? <TagsDialog device={device} onClose={() => setTagging(false)} /> : null}
     </>
   );
