@@ -124,6 +124,23 @@ export const errorCatalogue = {
   },
   variable_already_exists: { status: 409, text: "A variable with this name already exists: names must be unique" },
   variable_value_invalid: { status: 400, text: "{message}" },
+  // Releases and builds (spec 2 §4 "Release rules", §8; texts in releases.ts RELEASE_TEXTS).
+  release_not_found: { status: 404, text: "Release not found: {release}" },
+  release_ambiguous: { status: 400, text: "Release is ambiguous: multiple releases match the hash" },
+  already_finalized: { status: 409, text: "This release is already finalized." },
+  cannot_unfinalize: {
+    status: 400,
+    text: "Finalizing is one way: you will not be able to turn this release back into a draft.",
+  },
+  cannot_validate_failed_releases: { status: 400, text: "Failed or cancelled releases cannot be marked valid." },
+  cannot_delete_pinned_releases: {
+    status: 409,
+    text: "A release that a fleet or a device is pinned to (or targets) cannot be deleted.",
+  },
+  release_invalidated: { status: 400, text: "An invalidated release cannot be selected: {release}" },
+  release_version_invalid: { status: 400, text: "The release version must be three numbers: major.minor.patch" },
+  build_upload_invalid: { status: 400, text: "The upload is not a tar archive: {message}" },
+  build_url_invalid: { status: 400, text: "The build URL must be an http(s) URL of a tar archive" },
   internal_error: { status: 500, text: "Something went wrong, please try again later." },
   service_unavailable: { status: 503, text: "Service unavailable." },
 } as const satisfies Record<string, { status: number; text: string }>;

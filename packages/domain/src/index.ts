@@ -6,5 +6,6 @@ export * from "./fleet-types.ts";
 export * from "./names.ts";
 export * from "./permissions.ts";
 export * from "./proof-of-work.ts";
+export * from "./releases.ts";
 export * from "./ssh-keys.ts";
 export * from "./variables.ts";
