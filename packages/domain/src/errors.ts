@@ -137,7 +137,10 @@ export const errorCatalogue = {
     status: 409,
     text: "A release that a fleet or a device is pinned to (or targets) cannot be deleted.",
   },
-  release_invalidated: { status: 400, text: "An invalidated release cannot be selected: {release}" },
+  release_not_selectable: {
+    status: 400,
+    text: "Only a successful release that is not invalidated can be selected: {release}",
+  },
   release_version_invalid: { status: 400, text: "The release version must be three numbers: major.minor.patch" },
   build_upload_invalid: { status: 400, text: "The upload is not a tar archive: {message}" },
   build_url_invalid: { status: 400, text: "The build URL must be an http(s) URL of a tar archive" },

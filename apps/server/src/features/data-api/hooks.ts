@@ -14,7 +14,7 @@ import {
   teamMembershipHooks,
 } from "../organizations/hooks.ts";
 import { removeOrganizationLogos } from "../organizations/logo.ts";
-import { releaseHooks } from "../releases/hooks.ts";
+import { devicePinHooks, fleetReleaseHooks, releaseHooks } from "../releases/hooks.ts";
 import { sshKeyHooks } from "../ssh-keys/hooks.ts";
 import { chainHooks, VARIABLE_RESOURCES, variableHooks } from "../variables/hooks.ts";
 import { triggerUpdates } from "../variables/update-trigger.ts";
@@ -27,8 +27,8 @@ import { triggerUpdates } from "../variables/update-trigger.ts";
 export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">): Hooks {
   if (organizationHooks.afterDelete) throw new Error("hooks: organization afterDelete is defined twice");
   const hooks: Record<string, ResourceHooks | undefined> = {
-    application: applicationHooks,
-    device: merge(deviceHooks, deviceSettingsHooks),
+    application: chainHooks(applicationHooks, fleetReleaseHooks(ctx.devices)),
+    device: chainHooks(merge(deviceHooks, deviceSettingsHooks), devicePinHooks(ctx.devices)),
     device__has__config_var_name: deviceConfigVariableHooks,
     device_tag: frozenDeviceChildHooks("device_tag"),
     device__has__env_var_name: frozenDeviceChildHooks("device_environment_variable"),
@@ -45,7 +45,7 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     team_application_access: teamApplicationAccessHooks,
     invitee__is_invited_to__organization: organizationInviteHooks(ctx),
     invitee__is_invited_to__application: applicationInviteHooks(ctx),
-    release: releaseHooks,
+    release: releaseHooks(ctx.devices, ctx.config.dataDir),
     user__has__public_key: sshKeyHooks,
     user: userHooks,
   };

@@ -1,10 +1,12 @@
+import fastifyMultipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
-import { requireAuth } from "../../lib/authenticate.ts";
+import { type Caller, requireAuth } from "../../lib/authenticate.ts";
 import { model } from "../../model/index.ts";
-import { createPermissions, handleODataRequest } from "../../odata/index.ts";
+import { createPermissions, handleODataRequest, type ODataRequest } from "../../odata/index.ts";
 import { resendVerificationEmail } from "../account/service.ts";
+import { assetHref, isAssetUpload, readAssetUpload, storeAsset } from "../releases/assets.ts";
 import { createHooks } from "./hooks.ts";
 import { permissionsForKey, permissionsForUser } from "./permissions.ts";
 
@@ -12,16 +14,54 @@ import { permissionsForKey, permissionsForUser } from "./permissions.ts";
 /** `PATCH /v7/user(1)` or `/v7/user(id=1)`: the user addressed by key. */
 const USER_BY_KEY = /^\/v7\/user\((?:id=)?(\d+)\)(?:\?.*)?$/;
 
+/** A data API request as the caller: their permissions and hooks apply, as on /v7. */
+export function odataAs(ctx: AppContext, caller: Caller, request: Pick<ODataRequest, "method" | "url" | "body">) {
+  const strings = caller.user ? permissionsForUser(caller.globalRoles) : permissionsForKey(caller.apiKey?.role);
+  return handleODataRequest({
+    db: ctx.db,
+    model,
+    permissions: createPermissions({ model, permissions: strings, actorId: caller.actor }),
+    hooks: hooksOf(ctx),
+    actorId: caller.actor,
+    authTime: caller.session?.authTime,
+    ...request,
+  });
+}
+
+const hooksByContext = new WeakMap<AppContext, ReturnType<typeof createHooks>>();
+function hooksOf(ctx: AppContext) {
+  let hooks = hooksByContext.get(ctx);
+  if (!hooks) {
+    hooks = createHooks(ctx);
+    hooksByContext.set(ctx, hooks);
+  }
+  return hooks;
+}
+
 export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
-  const { db } = ctx;
-  const hooks = createHooks(ctx);
+  // Only release assets are sent as multipart (balena-sdk release.asset.upload).
+  await app.register(fastifyMultipart);
   app.route({
     method: ["GET", "POST", "PATCH", "DELETE"],
     url: "/v7/*",
     handler: async (request, reply) => {
       const caller = requireAuth(request);
-      const strings = caller.user ? permissionsForUser(caller.globalRoles) : permissionsForKey(caller.apiKey?.role);
-      const permissions = createPermissions({ model, permissions: strings, actorId: caller.actor });
+      if (request.isMultipart()) {
+        if (!isAssetUpload(request) || request.method === "GET" || request.method === "DELETE") {
+          throw new FlotillaError("unsupported_media_type");
+        }
+        const { body, file } = await readAssetUpload(request);
+        const response = await odataAs(ctx, caller, { method: request.method, url: request.url, body });
+        const created = response.body as { id?: number } | undefined;
+        const id = request.method === "POST" ? created?.id : Number(/\((?:id=)?(\d+)\)/.exec(request.url)?.[1]);
+        if (file && id) {
+          await storeAsset(ctx.config.dataDir, id, file);
+          const asset = { ...(body.asset as object), href: assetHref(ctx.config.apiUrl, id) };
+          await ctx.db.query(`UPDATE "release_asset" SET asset = $2 WHERE id = $1`, [id, JSON.stringify(asset)]);
+          if (created && request.method === "POST") Object.assign(created, { asset });
+        }
+        return reply.code(response.status).headers(response.headers).send(response.body);
+      }
       let body = request.body;
       // balena-sdk `auth.requestVerificationEmail` PATCHes this write-only field of the user.
       const userKey = request.method === "PATCH" ? USER_BY_KEY.exec(request.url) : null;
@@ -35,17 +75,7 @@ export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
         if (Object.keys(rest).length === 0) return reply.code(200).send();
         body = rest;
       }
-      const response = await handleODataRequest({
-        db,
-        model,
-        permissions,
-        hooks,
-        actorId: caller.actor,
-        authTime: caller.session?.authTime,
-        method: request.method,
-        url: request.url,
-        body,
-      });
+      const response = await odataAs(ctx, caller, { method: request.method, url: request.url, body });
       return reply.code(response.status).headers(response.headers).send(response.body);
     },
   });

@@ -1,0 +1,175 @@
+import type { Queryable } from "../../db/index.ts";
+import type { ServiceSpec } from "./project.ts";
+
+/** The release builder's and rollout's SQL (docs/releases.md). */
+
+type Db = Pick<Queryable, "query">;
+
+export type FleetToBuild = { id: number; app_name: string; handle: string };
+
+/** A fleet by id, or by its organization's handle and its name (case-insensitive, as slugs are). */
+export async function findFleet(db: Db, app: string, owner: string | undefined): Promise<FleetToBuild | undefined> {
+  const byId = /^\d{1,9}$/.test(app) && owner === undefined;
+  const { rows } = await db.query<FleetToBuild>(
+    `SELECT a.id, a.app_name, o.handle FROM "application" a JOIN "organization" o ON o.id = a.organization
+      WHERE ${byId ? "a.id = $1::int" : "lower(o.handle) = lower($2) AND lower(a.app_name) = lower($1)"}`,
+    byId ? [app] : [app, owner ?? ""],
+  );
+  return rows[0];
+}
+
+export async function createRelease(
+  db: Db,
+  values: { fleet: number; commit: string; user: number | undefined; note: string | undefined; source: string },
+): Promise<number> {
+  const { rows } = await db.query<{ id: number }>(
+    `INSERT INTO "release" (belongs_to__application, commit, status, source, build_log, is_created_by__user, note)
+     VALUES ($1, $2, 'running', $3, '', $4, $5) RETURNING id`,
+    [values.fleet, values.commit, values.source, values.user ?? null, values.note ?? null],
+  );
+  return Number(rows[0]?.id);
+}
+
+/** Appends build-log lines and marks the release as alive (a silent running build times out). */
+export async function appendReleaseLog(db: Db, release: number, text: string, image?: number) {
+  await db.query(
+    `UPDATE "release" SET build_log = COALESCE(build_log, '') || $2, update_timestamp = now() WHERE id = $1`,
+    [release, text],
+  );
+  if (image !== undefined) {
+    await db.query(`UPDATE "image" SET build_log = COALESCE(build_log, '') || $2 WHERE id = $1`, [image, text]);
+  }
+}
+
+/** The service (once per fleet and name) and a running image of it in the release; returns the image id. */
+export async function createReleaseImage(
+  db: Db,
+  values: { fleet: number; release: number; service: ServiceSpec; location: string; dockerfile: string | undefined },
+): Promise<number> {
+  const { rows } = await db.query<{ image: number }>(
+    `WITH existing AS (SELECT id FROM "service" WHERE application = $1 AND service_name = $2),
+          created AS (INSERT INTO "service" (application, service_name) SELECT $1, $2
+                       WHERE NOT EXISTS (SELECT 1 FROM existing) RETURNING id),
+          s AS (SELECT id FROM existing UNION ALL SELECT id FROM created),
+          i AS (INSERT INTO "image" (is_a_build_of__service, is_stored_at__image_location, status, dockerfile, build_log, project_type)
+                SELECT s.id, $3, 'running', $4, '', $5 FROM s RETURNING id),
+          ri AS (INSERT INTO "release_image" (image, is_part_of__release) SELECT i.id, $6 FROM i RETURNING id),
+          labels AS (INSERT INTO "image_label" (release_image, label_name, value)
+                     SELECT ri.id, l.key, l.value FROM ri, jsonb_each_text($7::jsonb) l),
+          env AS (INSERT INTO "image_environment_variable" (release_image, name, value)
+                  SELECT ri.id, e.key, e.value FROM ri, jsonb_each_text($8::jsonb) e)
+     SELECT i.id AS image FROM i`,
+    [
+      values.fleet,
+      values.service.name,
+      values.location,
+      values.dockerfile ?? null,
+      values.service.build ? "Dockerfile" : "prebuilt",
+      values.release,
+      JSON.stringify(values.service.labels),
+      JSON.stringify(values.service.environment),
+    ],
+  );
+  return Number(rows[0]?.image);
+}
+
+export async function finishImage(
+  db: Db,
+  image: number,
+  values: { status: "success" | "failed" | "cancelled"; error?: string; size?: number },
+) {
+  await db.query(
+    `UPDATE "image" SET status = $2, error_message = $3, image_size = COALESCE($4, image_size), end_timestamp = now(),
+            push_timestamp = CASE WHEN $2 = 'success' THEN now() END
+      WHERE id = $1`,
+    [image, values.status, values.error ?? null, values.size ?? null],
+  );
+}
+
+export type ReleaseOutcome = {
+  status: "success" | "failed" | "error" | "cancelled";
+  composition: Record<string, unknown> | undefined;
+  version: { major: number; minor: number; patch: number; prerelease: string } | undefined;
+  final: boolean;
+};
+
+/** Ends the build; a successful final release gets its revision among the fleet's final releases of the same version. */
+export async function finishRelease(
+  db: Db,
+  release: number,
+  outcome: ReleaseOutcome,
+): Promise<{ raw_version: string }> {
+  const version = outcome.version ?? { major: 0, minor: 0, patch: 0, prerelease: "" };
+  const final = outcome.status === "success" && outcome.final;
+  await db.query(
+    `UPDATE "release" SET status = $2, composition = COALESCE($3::jsonb, composition), semver_major = $4,
+            semver_minor = $5, semver_patch = $6, semver_prerelease = $7, end_timestamp = now(), update_timestamp = now(),
+            is_final = $8, is_finalized_at__date = CASE WHEN $8 THEN now() END
+      WHERE id = $1`,
+    [
+      release,
+      outcome.status,
+      outcome.composition === undefined ? null : JSON.stringify(outcome.composition),
+      version.major,
+      version.minor,
+      version.patch,
+      version.prerelease,
+      final,
+    ],
+  );
+  if (final) await assignRevisions(db, [release]);
+  const { rows } = await db.query<{ raw_version: string }>(
+    `SELECT semver_major || '.' || semver_minor || '.' || semver_patch
+            || CASE WHEN semver_prerelease <> '' THEN '-' || semver_prerelease ELSE '' END
+            || CASE WHEN revision > 0 THEN '+rev' || revision ELSE '' END AS raw_version
+       FROM "release" WHERE id = $1`,
+    [release],
+  );
+  return { raw_version: rows[0]?.raw_version ?? "0.0.0" };
+}
+
+/** Final releases number their repeats of a version: the first has none, the next `+rev1`, … */
+export async function assignRevisions(db: Db, releases: number[]) {
+  await db.query(
+    `UPDATE "release" r SET revision = (
+        SELECT count(*)::int FROM "release" o
+         WHERE o.belongs_to__application = r.belongs_to__application AND o.is_final AND o.id <> r.id
+           AND o.revision IS NOT NULL
+           AND (o.semver_major, o.semver_minor, o.semver_patch, o.semver_prerelease)
+             = (r.semver_major, r.semver_minor, r.semver_patch, r.semver_prerelease))
+      WHERE r.id = ANY($1::int[]) AND r.is_final AND r.revision IS NULL`,
+    [releases],
+  );
+}
+
+/**
+ * Fleets that track the latest release move to their newest successful, final, valid one
+ * (docs/releases.md "Rollout"). Returns the fleets whose target changed.
+ */
+export async function followLatestRelease(db: Db, fleets: number[]): Promise<number[]> {
+  if (fleets.length === 0) return [];
+  const { rows } = await db.query<{ id: number }>(
+    `UPDATE "application" a SET should_be_running__release = latest.id
+       FROM (SELECT DISTINCT ON (r.belongs_to__application) r.belongs_to__application AS fleet, r.id
+               FROM "release" r
+              WHERE r.belongs_to__application = ANY($1::int[]) AND r.status = 'success' AND r.is_final
+                AND NOT r.is_invalidated
+              ORDER BY r.belongs_to__application, r.created_at DESC, r.id DESC) latest
+      WHERE a.id = latest.fleet AND a.should_track_latest_release
+        AND a.should_be_running__release IS DISTINCT FROM latest.id
+     RETURNING a.id`,
+    [fleets],
+  );
+  return rows.map((row) => Number(row.id));
+}
+
+/** The devices of these fleets that follow the fleet's release (not pinned): told to update at once. */
+export async function unpinnedDevicesOf(db: Db, fleets: number[]): Promise<number[]> {
+  if (fleets.length === 0) return [];
+  const { rows } = await db.query<{ id: number }>(
+    `SELECT id FROM "device" WHERE belongs_to__application = ANY($1::int[]) AND is_pinned_on__release IS NULL
+      ORDER BY id LIMIT 1000`,
+    [fleets],
+  );
+  return rows.map((row) => Number(row.id));
+}

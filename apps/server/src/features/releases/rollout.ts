@@ -1,0 +1,28 @@
+import type { Queryable } from "../../db/index.ts";
+import type { DeviceServices } from "../devices/services.ts";
+import { triggerUpdates } from "../variables/update-trigger.ts";
+import { followLatestRelease, unpinnedDevicesOf } from "./queries.ts";
+
+/**
+ * Rollout (docs/releases.md "Rollout"): fleets that track the latest release move to it, and
+ * once that is committed the fleets' cached target states go and their unpinned devices are
+ * told to fetch the new one now (instead of at their next poll).
+ *
+ * `fleets` are the fleets whose releases changed; `changed` fleets had their target moved by
+ * the write itself (a pin), so their devices are woken even when no tracking fleet moved.
+ */
+export async function rollOut(
+  tx: Pick<Queryable, "query">,
+  devices: Pick<DeviceServices, "invalidate" | "relay">,
+  afterCommit: (task: () => void) => void,
+  { fleets = [], changed = [] }: { fleets?: number[]; changed?: number[] },
+) {
+  const moved = await followLatestRelease(tx, fleets);
+  const woken = [...new Set([...moved, ...changed])];
+  if (woken.length === 0) return;
+  const targets = await unpinnedDevicesOf(tx, woken);
+  afterCommit(() => {
+    devices.invalidate({ fleets: woken });
+    triggerUpdates(devices.relay, targets);
+  });
+}

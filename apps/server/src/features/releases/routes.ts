@@ -1,0 +1,183 @@
+import { Readable, Transform } from "node:stream";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
+import type { AppContext } from "../../context.ts";
+import { FlotillaError } from "../../errors.ts";
+import { requireUser } from "../../lib/authenticate.ts";
+import { mayDo } from "../data-api/actions.ts";
+import { odataAs } from "../data-api/routes.ts";
+import { readAsset } from "./assets.ts";
+import { type BuildEvent, runBuild } from "./builder.ts";
+import { PROJECT_MAX_BYTES, ProjectError, type ProjectFiles, readProject } from "./project.ts";
+import { findFleet } from "./queries.ts";
+import { rollOut } from "./rollout.ts";
+
+/** Connecting to a build URL and getting its headers may take this long. */
+const URL_CONNECT_TIMEOUT_MS = 10_000;
+const ARCHIVE_TYPES = [
+  "application/x-tar",
+  "application/tar",
+  "application/gzip",
+  "application/x-gzip",
+  "application/octet-stream",
+];
+
+const buildQuery = z.object({
+  app: z.string().min(1).max(300),
+  owner: z.string().min(1).max(300).optional(),
+  draft: z.enum(["true", "false"]).optional(),
+  message: z.string().max(10_000).optional(),
+  headless: z.string().optional(),
+});
+
+const urlBody = z.object({ url: z.string().max(2000), shouldFlatten: z.boolean().optional() });
+
+/** Counts the bytes of an upload and stops it beyond the bound. */
+function bounded(limit: number) {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (seen > limit) done(new FlotillaError("payload_too_large", "A project archive is at most 64 MiB"));
+      else done(null, chunk);
+    },
+  });
+}
+
+/**
+ * The builder endpoints (docs/releases.md): `POST /v3/build` streams a pushed project's build as
+ * NDJSON; `POST /v3/buildFromUrl` (balena-sdk `release.createFromUrl`) builds a tarball from a
+ * URL in the background. Release asset files are read at `GET /release-asset/v1/{id}/download`.
+ */
+export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
+  // The archive reaches the handler as a stream (bounded there), never buffered by Fastify.
+  app.addContentTypeParser(ARCHIVE_TYPES, (_request, payload, done) => done(null, payload));
+
+  /** The fleet a build goes to, checked for the pusher: 404 when unreadable, 403 without push rights. */
+  async function fleetToBuild(request: FastifyRequest) {
+    const user = requireUser(request);
+    const parsed = buildQuery.safeParse(request.query ?? {});
+    if (!parsed.success)
+      throw new FlotillaError("bad_request", "The build needs app (a fleet id, or a name with owner)");
+    const { app: name, owner } = parsed.data;
+    const fleet = await findFleet(ctx.db, name, owner);
+    const label = owner ? `${owner}/${name}` : name;
+    if (!fleet || !(await mayDo(ctx.db, user.caller, "application.read", { fleet: fleet.id }))) {
+      throw new FlotillaError("not_found", `Fleet not found: ${label}`);
+    }
+    if (!(await mayDo(ctx.db, user.caller, "application.push", { fleet: fleet.id }))) {
+      throw new FlotillaError("forbidden", "You are not allowed to push releases to this fleet");
+    }
+    return { fleet, user, query: parsed.data };
+  }
+
+  async function projectOf(source: Readable, flatten: boolean): Promise<ProjectFiles> {
+    try {
+      return await readProject(source.pipe(bounded(PROJECT_MAX_BYTES)), { flatten });
+    } catch (error) {
+      if (error instanceof FlotillaError) throw error;
+      if (error instanceof ProjectError) {
+        throw new FlotillaError("build_upload_invalid", undefined, { params: { message: error.message } });
+      }
+      throw error;
+    }
+  }
+
+  /** After a build: tracking fleets move to a new final release, and their devices hear of it. */
+  async function releaseBuilt(fleet: number, status: BuildEvent & { type: "status" }) {
+    if (status.status === "success") await rollOut(ctx.db, ctx.devices, (task) => task(), { fleets: [fleet] });
+  }
+
+  app.post("/v3/build", async (request, reply) => {
+    const { fleet, user, query } = await fleetToBuild(request);
+    if (!(request.body instanceof Readable)) {
+      throw new FlotillaError("unsupported_media_type", "Send the project as application/x-tar (gzip allowed)");
+    }
+    const files = await projectOf(request.body, false);
+    const aborted = new AbortController();
+    reply.raw.on("close", () => {
+      if (!reply.raw.writableFinished) aborted.abort();
+    });
+    reply.hijack();
+    reply.raw.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      "content-type": "application/x-ndjson; charset=utf-8",
+      "cache-control": "no-store",
+    });
+    const emit = (event: BuildEvent) => {
+      if (!reply.raw.destroyed) reply.raw.write(`${JSON.stringify(event)}\n`);
+    };
+    try {
+      const status = await runBuild(
+        ctx.db,
+        request.log,
+        {
+          fleet: fleet.id,
+          user: user.id,
+          files,
+          draft: query.draft === "true",
+          note: query.message,
+          signal: aborted.signal,
+        },
+        emit,
+      );
+      await releaseBuilt(fleet.id, status);
+    } finally {
+      reply.raw.end();
+    }
+  });
+
+  app.post("/v3/buildFromUrl", async (request) => {
+    const { fleet, user, query } = await fleetToBuild(request);
+    const parsed = urlBody.safeParse(request.body ?? {});
+    const url = parsed.success ? safeUrl(parsed.data.url) : undefined;
+    if (!parsed.success || !url) throw new FlotillaError("build_url_invalid");
+    let files: ProjectFiles;
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(URL_CONNECT_TIMEOUT_MS), redirect: "follow" });
+      if (!response.ok || !response.body)
+        return { started: false, message: `Could not download ${url}: ${response.status}` };
+      files = await projectOf(Readable.fromWeb(response.body as never), parsed.data.shouldFlatten ?? true);
+    } catch (error) {
+      if (error instanceof FlotillaError && error.code !== "build_upload_invalid") throw error;
+      return { started: false, message: `Could not read ${url}: ${(error as Error).message}` };
+    }
+    // Answers once the release exists; the build goes on without the caller.
+    const started = new Promise<number>((resolve) => {
+      runBuild(
+        ctx.db,
+        request.log,
+        { fleet: fleet.id, user: user.id, files, draft: query.draft === "true", note: query.message },
+        (event) => event.type === "release" && resolve(event.id),
+      )
+        .then((status) => releaseBuilt(fleet.id, status))
+        .catch((error) => request.log.error({ err: error }, "build from URL failed"));
+    });
+    return { started: true, releaseId: await started };
+  });
+
+  app.get("/release-asset/v1/:id/download", async (request, reply) => {
+    const caller = requireUser(request).caller;
+    const raw = (request.params as { id: string }).id;
+    if (!/^\d{1,9}$/.test(raw)) throw new FlotillaError("bad_request", "invalid id passed in url");
+    const read = await odataAs(ctx, caller, { method: "GET", url: `/v7/release_asset(${raw})?$select=id,asset` });
+    const row = (read.body as { d?: { asset: { filename?: string; content_type?: string } | null }[] }).d?.[0];
+    const bytes = row?.asset ? await readAsset(ctx.config.dataDir, Number(raw)) : undefined;
+    if (!row?.asset || !bytes) throw new FlotillaError("not_found", "Release asset not found");
+    const filename = (row.asset.filename ?? "asset").replace(/[^\w.-]/g, "_");
+    return reply
+      .type(row.asset.content_type ?? "application/octet-stream")
+      .header("content-disposition", `attachment; filename="${filename}"`)
+      .header("x-content-type-options", "nosniff")
+      .send(bytes);
+  });
+}
+
+function safeUrl(text: string): string | undefined {
+  try {
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:" ? url.toString() : undefined;
+  } catch {
+    return undefined;
+  }
+}
