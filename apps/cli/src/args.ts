@@ -49,7 +49,8 @@ export function assetOption(value: string): { file: string; key: string } {
   const colon = value.lastIndexOf(":");
   let file = value;
   let key: string | undefined;
-  if (colon > 1 && !/[\\/]/.test(value.slice(colon + 1))) {
+  const driveLetter = colon === 1 && /^[A-Za-z]:[\\/]/.test(value);
+  if (colon !== -1 && !driveLetter && !/[\\/]/.test(value.slice(colon + 1))) {
     file = value.slice(0, colon);
     key = value.slice(colon + 1);
   }

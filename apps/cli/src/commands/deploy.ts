@@ -19,11 +19,13 @@ const options = {
  * service names an `image:` and has no `build:`. Returns the service names.
  */
 export function checkPrebuiltCompose(text: string, file: string): string[] {
-  const document = YAML.parseDocument(text, { prettyErrors: false });
+  const document = YAML.parseDocument(text);
   const [problem] = document.errors;
   if (problem) {
     const where = problem.linePos?.[0] ? ` (line ${problem.linePos[0].line})` : "";
-    throw new CliError(`${file} is not valid YAML${where}: ${problem.message.split("\n")[0]}`);
+    throw new CliError(
+      `${file} is not valid YAML${where}: ${(problem.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "")}`,
+    );
   }
   const compose = document.toJS() as unknown;
   const services = (compose as { services?: unknown } | null)?.services;
