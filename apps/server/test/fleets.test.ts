@@ -533,6 +533,23 @@ describe("demo (issue #6)", () => {
       "raspberrypi4-64",
       "raspberrypi4-64",
     ]);
+    // Two releases built by the builder (issue #9); the fleet tracks the latest, of three services.
+    const releases = await demo.models.release.getAllByApplication("demo/demo-fleet", {
+      $select: ["id", "raw_version", "status", "is_final", "build_log"],
+      $expand: { release_image: { $select: "id" } },
+    });
+    expect(releases.map((r) => [r.raw_version, r.status, r.is_final, r.release_image?.length])).toEqual([
+      ["1.1.0", "success", true, 3],
+      ["1.0.0", "success", true, 2],
+    ]);
+    expect(releases[1]?.build_log).toContain("[worker] Using prebuilt image alpine:3.20");
+    const fleet = await demo.models.application.get("demo/demo-fleet", {
+      $select: ["should_track_latest_release", "should_be_running__release"],
+    });
+    expect(fleet).toMatchObject({
+      should_track_latest_release: true,
+      should_be_running__release: { __id: releases[0]?.id },
+    });
   });
 });
 

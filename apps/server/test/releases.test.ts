@@ -184,7 +184,7 @@ describe("POST /v3/build", () => {
       body: "x".repeat(1024),
     });
     expect(notTar.status).toBe(400);
-    expect((await notTar.json()).code).toBe("build_upload_invalid");
+    expect(((await notTar.json()) as { code: string }).code).toBe("build_upload_invalid");
     const json = await fetch(`${t.url}/v3/build?app=${fleet.id}`, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

@@ -368,7 +368,7 @@ describe("balena-sdk: settings that are plain data", () => {
     expect((await sdk.models.release.get(draft.id, { $select: "is_final" })).is_final).toBe(true);
     // Finalizing is one way.
     await expect(sdk.pine.patch({ resource: "release", id: draft.id, body: { is_final: false } })).rejects.toThrow(
-      "A final release cannot be made a draft again",
+      "Finalizing is one way: you will not be able to turn this release back into a draft.",
     );
     await sdk.models.release.tags.remove(draft.id, "channel");
     expect(await sdk.models.release.tags.getAllByRelease(draft.id)).toEqual([]);

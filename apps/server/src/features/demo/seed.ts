@@ -3,6 +3,8 @@ import { DEFAULT_DEVICE_TYPE } from "@flotilla/domain";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config.ts";
 import type { Database, Tx } from "../../db/index.ts";
+import { runBuild } from "../releases/builder.ts";
+import { followLatestRelease } from "../releases/queries.ts";
 import { hashPassword } from "../users/passwords.ts";
 import { createUser, findUserByLogin, grantGlobalRole, setPassword, type User } from "../users/service.ts";
 
@@ -16,7 +18,7 @@ export const DEMO_BLOCK = "demo-block";
 /**
  * The demo's organization "Demo" (handle `demo`): the demo account administers it, a second
  * account (`demo-member@example.com`, same password) is a member, and the team "Operators" holds
- * that member. It owns the fleet `demo-fleet` (with a release of two services) and the block
+ * that member. It owns the fleet `demo-fleet` (with two releases) and the block
  * `demo-block`, both for raspberrypi4-64.
  */
 async function seedDemoOrganization(tx: Tx, demo: User, member: User) {
@@ -52,36 +54,67 @@ async function seedDemoOrganization(tx: Tx, demo: User, member: User) {
       [crypto.randomBytes(16).toString("hex"), applicationClass, org, name, `demo/${name}`, DEFAULT_DEVICE_TYPE],
     );
   }
-  await seedDemoRelease(tx);
 }
 
-/** The demo's release of `demo-fleet`: v1.0.0 with the services `main` and `worker`, the fleet's target. */
-async function seedDemoRelease(tx: Tx) {
+/** The demo's releases of `demo-fleet`, v1.0.0 then v1.1.0 (a third service), built by the release builder. */
+const DEMO_RELEASES = [
+  {
+    version: "1.0.0",
+    compose: `services:
+  main:
+    image: nginx:1.27-alpine
+    ports: ["80:80"]
+    labels: { io.balena.features.supervisor-api: "1" }
+  worker:
+    image: alpine:3.20
+    command: ["sh", "-c", "while true; do date; sleep 60; done"]
+    environment: [MODE=batch]
+`,
+  },
+  {
+    version: "1.1.0",
+    compose: `services:
+  main:
+    image: nginx:1.27-alpine
+    ports: ["80:80"]
+    labels: { io.balena.features.supervisor-api: "1" }
+  worker:
+    image: alpine:3.20
+    command: ["sh", "-c", "while true; do date; sleep 30; done"]
+    environment: [MODE=stream]
+  metrics:
+    image: prom/node-exporter:v1.8.2
+    network_mode: host
+volumes:
+  data: {}
+`,
+  },
+];
+
+/** Builds the demo releases through the builder (as `flotilla push` would); the fleet tracks the latest. */
+async function seedDemoReleases(tx: Tx, log: FastifyBaseLogger, creator: User) {
   const { rows: fleets } = await tx.query<{ id: number }>(
     `SELECT a.id FROM "application" a JOIN "organization" o ON o.id = a.organization
       WHERE a.app_name = $1 AND o.handle = 'demo'`,
     [DEMO_FLEET],
   );
-  const fleetId = fleets[0]?.id;
-  const services = ["main", "worker"];
-  const composition = { services: Object.fromEntries(services.map((name) => [name, { build: `./${name}` }])) };
-  const { rows: releases } = await tx.query<{ id: number }>(
-    `INSERT INTO "release" (belongs_to__application, commit, status, composition, semver_major, end_timestamp,
-       is_final, is_finalized_at__date, release_version)
-     VALUES ($1, $2, 'success', $3, 1, now(), true, now(), 'v1.0.0') RETURNING id`,
-    [fleetId, crypto.randomBytes(16).toString("hex"), JSON.stringify(composition)],
-  );
-  const releaseId = releases[0]?.id;
-  for (const name of services) {
+  const fleet = Number(fleets[0]?.id);
+  for (const [index, { version, compose }] of DEMO_RELEASES.entries()) {
+    const files = new Map([
+      ["docker-compose.yml", compose],
+      ["balena.yml", `version: ${version}`],
+    ]);
+    const built = await runBuild(tx, log, { fleet, user: creator.id, files, draft: false, note: undefined }, () => {});
+    // One transaction stamps both with the same time: the older release is dated a day back.
+    const age = DEMO_RELEASES.length - 1 - index;
     await tx.query(
-      `WITH s AS (INSERT INTO "service" (application, service_name) VALUES ($1, $2) RETURNING id),
-            i AS (INSERT INTO "image" (is_a_build_of__service, is_stored_at__image_location, status, end_timestamp, image_size)
-                  SELECT s.id, $3, 'success', now(), 52428800 FROM s RETURNING id)
-       INSERT INTO "release_image" (image, is_part_of__release) SELECT i.id, $4 FROM i`,
-      [fleetId, name, `registry.flotilla.local/demo/${DEMO_FLEET}/${name}`, releaseId],
+      `UPDATE "release" SET created_at = created_at - $2 * interval '1 day', start_timestamp = start_timestamp - $2 * interval '1 day',
+              update_timestamp = update_timestamp - $2 * interval '1 day', end_timestamp = end_timestamp - $2 * interval '1 day'
+        WHERE id = $1`,
+      [built.id, age],
     );
   }
-  await tx.query(`UPDATE "application" SET should_be_running__release = $2 WHERE id = $1`, [fleetId, releaseId]);
+  await followLatestRelease(tx, [fleet]);
 }
 
 /**
@@ -111,6 +144,7 @@ export async function seedDemo(db: Database, config: Config, log: FastifyBaseLog
       isVerified: true,
     });
     await seedDemoOrganization(tx, demo, member);
+    await seedDemoReleases(tx, log, demo);
     log.info(
       config.demoPassword
         ? `Demo account ${DEMO_EMAIL} created with FLOTILLA_DEMO_PASSWORD`
