@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
+import { APP_VERSION } from "@flotilla/domain";
 import { type BalenaSDK, getSdk } from "balena-sdk";
 import tar from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -298,5 +299,13 @@ describe("POST /v3/buildFromUrl (release.createFromUrl)", () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe("GET /cli/package.json", () => {
+  it("tells the CLI version without a token", async () => {
+    const response = await fetch(`${t.url}/cli/package.json`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ name: "flotilla", version: APP_VERSION });
   });
 });

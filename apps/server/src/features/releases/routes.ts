@@ -1,4 +1,5 @@
 import { Readable, Transform } from "node:stream";
+import { APP_VERSION } from "@flotilla/domain";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { AppContext } from "../../context.ts";
@@ -155,6 +156,15 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
     });
     return { started: true, releaseId: await started };
   });
+
+  // The CLI's package metadata (spec 2 §7): the add-release dialog reads the version offered,
+  // without a token. The CLI ships with the server and carries its version.
+  app.get("/cli/package.json", { config: { public: true } }, async () => ({
+    name: "flotilla",
+    version: APP_VERSION,
+    description: "The Flotilla command line: login, push and deploy releases",
+    bin: { flotilla: "apps/cli/bin/flotilla.mjs" },
+  }));
 
   app.get("/release-asset/v1/:id/download", async (request, reply) => {
     const caller = requireUser(request).caller;
