@@ -23,6 +23,8 @@ import { getSessionState } from "./features/auth/session.ts";
 import { deploySearch } from "./features/deploy/deploy.ts";
 import { deviceAbilities, loadDevice } from "./features/devices/data.ts";
 import { type Fleet, fleetAbilities, loadFleet } from "./features/fleet-access/data.ts";
+import { loadRelease } from "./features/releases/data.ts";
+import { releaseAbilities } from "./features/releases/model.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
 import { requireNumericId } from "./lib/route-id.ts";
 import type { Sdk } from "./lib/sdk.ts";
@@ -52,10 +54,11 @@ export type CrumbKey =
   | "nav.actions"
   | "nav.location"
   | "nav.envvars"
-  | "nav.config";
+  | "nav.config"
+  | "nav.releases";
 
 /** A breadcrumb named after the object a route shows (organization, member, team, fleet). */
-export type CrumbObject = "org" | "member" | "team" | "fleet" | "device";
+export type CrumbObject = "org" | "member" | "team" | "fleet" | "device" | "release";
 
 declare module "@tanstack/react-router" {
   interface Register {
@@ -327,6 +330,11 @@ const fleetSettings = () => import("./features/fleets/settings-page.tsx");
 const fleetApiKeys = () => import("./features/fleets/api-keys-page.tsx");
 const fleetDevices = () => import("./features/devices/devices-page.tsx");
 const variablePages = () => import("./features/variables/pages.tsx");
+const releasePages = {
+  list: () => import("./features/releases/list-page.tsx"),
+  summary: () => import("./features/releases/summary-page.tsx"),
+  settings: () => import("./features/releases/settings-page.tsx"),
+};
 
 const orgsIndexRoute = createRoute({
   getParentRoute: () => orgsRoute,
@@ -522,8 +530,62 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
       const fleet = await loadFleet(context.queryClient, context.sdk, Number(params.fleetId)).catch(() => undefined);
       if (fleet && !check(fleetAbilities(fleet))) throw redirect({ to: "/", replace: true });
     };
+  const releases = createRoute({
+    getParentRoute: () => base,
+    path: "releases",
+    staticData: { crumb: "nav.releases" },
+  });
+  /**
+   * `…/releases/{releaseId}` (spec 2 §2): a non-numeric id shows "invalid id passed in url" and
+   * goes up to the list; a release the fleet does not have is "Release not found: {release}".
+   */
+  const release = createRoute({
+    getParentRoute: () => releases,
+    path: "$releaseId",
+    staticData: { crumbObject: "release" },
+    beforeLoad: async ({ params, location, context }) => {
+      const list = location.pathname.replace(/(\/releases)\/.*$/, "$1");
+      const releaseId = requireNumericId(params.releaseId, `${list}/${params.releaseId}`);
+      let found: Awaited<ReturnType<typeof loadRelease>>;
+      try {
+        found = await loadRelease(context.queryClient, context.sdk, Number(params.fleetId), releaseId);
+      } catch {
+        return;
+      }
+      if (!found) {
+        showToast("error", `Release not found: ${params.releaseId}`);
+        throw redirect({ href: list, replace: true });
+      }
+    },
+  });
+  // Typed as the bare "releases" route: the full subtree, three times over, makes the route
+  // tree's type too large for tsc to emit. Release links are built as strings anyway.
+  const releaseTree = releases.addChildren([
+    createRoute({ getParentRoute: () => releases, path: "/", component: page(releasePages.list, "FleetReleasesPage") }),
+    release.addChildren([
+      createRoute({
+        getParentRoute: () => release,
+        path: "/",
+        component: page(releasePages.summary, "ReleaseSummaryPage"),
+      }),
+      createRoute({
+        getParentRoute: () => release,
+        path: "settings",
+        staticData: { crumb: "nav.settings" },
+        // Release settings need resin.release.update, else `/` (spec 1 §2.2).
+        beforeLoad: async ({ params, context }) => {
+          const fleet = await loadFleet(context.queryClient, context.sdk, Number(params.fleetId)).catch(
+            () => undefined,
+          );
+          if (fleet && !releaseAbilities(fleet.user_access_roles).update) throw redirect({ to: "/", replace: true });
+        },
+        component: page(releasePages.settings, "ReleaseSettingsPage"),
+      }),
+    ]),
+  ]) as unknown as typeof releases;
   return base.addChildren([
     createRoute({ getParentRoute: () => base, path: "/", component: page(fleetSummary, "FleetSummaryPage") }),
+    releaseTree,
     createRoute({
       getParentRoute: () => base,
       path: "members",

@@ -8,6 +8,7 @@ import { useSdk } from "../app-services.tsx";
 import { deviceQuery } from "../features/devices/data.ts";
 import { useFleet } from "../features/fleet-access/data.ts";
 import { pineOf, useOrganization, useTeams } from "../features/orgs/data.ts";
+import { releaseQuery } from "../features/releases/data.ts";
 import type { CrumbKey, CrumbObject } from "../router.tsx";
 import { TextLink } from "./links.tsx";
 
@@ -26,6 +27,10 @@ function ObjectName({ kind, params }: { kind: CrumbObject; params: Record<string
   const teams = useTeams(kind === "team" ? orgId : 0, kind === "team");
   const fleet = useFleet(Number(params.fleetId ?? 0), kind === "fleet");
   const device = useQuery({ ...deviceQuery(sdk, params.uuid ?? ""), enabled: kind === "device" });
+  const release = useQuery({
+    ...releaseQuery(sdk, Number(params.fleetId ?? 0), Number(params.releaseId ?? 0)),
+    enabled: kind === "release" && /^\d+$/.test(params.releaseId ?? ""),
+  });
   const member = useQuery({
     queryKey: ["orgs", orgId, "member-name", params.memberId],
     enabled: kind === "member",
@@ -45,7 +50,9 @@ function ObjectName({ kind, params }: { kind: CrumbObject; params: Record<string
           ? fleet.data?.app_name
           : kind === "device"
             ? device.data?.device_name
-            : member.data?.user[0]?.username;
+            : kind === "release"
+              ? release.data?.raw_version
+              : member.data?.user[0]?.username;
   return <>{name ?? "…"}</>;
 }
 

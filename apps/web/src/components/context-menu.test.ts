@@ -9,6 +9,7 @@ describe("fleet, app and block side menus", () => {
     expect(labels(contextMenu("/fleets/1", { fleetId: "1" }, full))).toEqual([
       "nav.summary",
       "nav.devices",
+      "nav.releases",
       "nav.envvars",
       "nav.config",
       "nav.settings",
@@ -29,6 +30,7 @@ describe("fleet, app and block side menus", () => {
     );
     expect(labels(contextMenu("/apps/1", { fleetId: "1" }, { ...full, fleetMembers: false }))).toEqual([
       "nav.summary",
+      "nav.releases",
       "nav.settings",
     ]);
   });
@@ -51,6 +53,26 @@ describe("device side menu", () => {
       "nav.config",
       "nav.actions",
       "nav.location",
+    ]);
+  });
+});
+
+describe("release side menu", () => {
+  const base = { displayApps: false, fleetSettings: true };
+  it("has summary and settings, settings only with release.update, under the release's class path", () => {
+    const params = { fleetId: "1", releaseId: "7" };
+    const menu = contextMenu("/blocks/1/releases/7", params, { ...base, releaseSettings: true });
+    expect(menu.context).toBe("release");
+    expect(menu.map((entry) => entry.to)).toEqual(["/blocks/1/releases/7", "/blocks/1/releases/7/settings"]);
+    expect(labels(contextMenu("/fleets/1/releases/7", params, { ...base, releaseSettings: false }))).toEqual([
+      "nav.summary",
+    ]);
+  });
+
+  it("lists releases after summary for blocks and apps, after devices for fleets", () => {
+    expect(labels(contextMenu("/blocks/1", { fleetId: "1" }, base)).slice(0, 2)).toEqual([
+      "nav.summary",
+      "nav.releases",
     ]);
   });
 });

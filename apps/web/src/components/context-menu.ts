@@ -3,6 +3,7 @@ import { useParams, useRouterState } from "@tanstack/react-router";
 import { useSdk } from "../app-services.tsx";
 import { deviceAbilities, deviceQuery } from "../features/devices/data.ts";
 import { fleetAbilities, useFleet } from "../features/fleet-access/data.ts";
+import { fleetCan } from "../features/orgs/access.ts";
 
 export type NavLabel =
   | "nav.fleets"
@@ -18,7 +19,8 @@ export type NavLabel =
   | "nav.actions"
   | "nav.location"
   | "nav.envvars"
-  | "nav.config";
+  | "nav.config"
+  | "nav.releases";
 export type MenuIcon =
   | "fleets"
   | "apps"
@@ -33,8 +35,18 @@ export type MenuIcon =
   | "actions"
   | "location"
   | "variables"
-  | "config";
-export type MenuContext = "home" | "organization" | "member" | "team" | "fleet" | "app" | "block" | "device";
+  | "config"
+  | "releases";
+export type MenuContext =
+  | "home"
+  | "organization"
+  | "member"
+  | "team"
+  | "fleet"
+  | "app"
+  | "block"
+  | "device"
+  | "release";
 
 export interface MenuEntry {
   to: string;
@@ -55,13 +67,15 @@ export interface MenuEntry {
  */
 export function contextMenu(
   pathname: string,
-  params: { orgId?: string; memberId?: string; teamId?: string; fleetId?: string; uuid?: string },
+  params: { orgId?: string; memberId?: string; teamId?: string; fleetId?: string; uuid?: string; releaseId?: string },
   options: {
     displayApps: boolean;
     fleetSettings: boolean;
     fleetApiKeys?: boolean;
     fleetMembers?: boolean;
     deviceSettings?: boolean;
+    /** resin.release.update: the release settings entry (hidden for observers, spec 1 §2.5). */
+    releaseSettings?: boolean;
   },
 ): MenuEntry[] & { context: MenuContext } {
   const withContext = (context: MenuContext, entries: MenuEntry[]) => Object.assign(entries, { context });
@@ -109,6 +123,16 @@ export function contextMenu(
       { to: `${base}/location`, label: "nav.location", icon: "location" },
     ]);
   }
+  if (params.fleetId && params.releaseId) {
+    const prefix = /^\/(fleets|apps|blocks)\//.exec(pathname)?.[1] ?? "fleets";
+    const base = `/${prefix}/${params.fleetId}/releases/${params.releaseId}`;
+    return withContext("release", [
+      { to: base, label: "nav.summary", icon: "summary", exact: true },
+      ...(options.releaseSettings
+        ? [{ to: `${base}/settings`, label: "nav.settings", icon: "settings" } as const]
+        : []),
+    ]);
+  }
   if (params.fleetId) {
     const prefix = /^\/(fleets|apps|blocks)\//.exec(pathname)?.[1] ?? "fleets";
     const base = `/${prefix}/${params.fleetId}`;
@@ -120,10 +144,11 @@ export function contextMenu(
       ...(context === "fleet"
         ? ([
             { to: `${base}/devices`, label: "nav.devices", icon: "devices" },
+            { to: `${base}/releases`, label: "nav.releases", icon: "releases" },
             { to: `${base}/envvars`, label: "nav.envvars", icon: "variables" },
             { to: `${base}/config`, label: "nav.config", icon: "config" },
           ] as const)
-        : []),
+        : ([{ to: `${base}/releases`, label: "nav.releases", icon: "releases" }] as const)),
       ...(options.fleetSettings ? [{ to: `${base}/settings`, label: "nav.settings", icon: "settings" } as const] : []),
       ...(context === "fleet" && options.fleetApiKeys
         ? [{ to: `${base}/api-keys`, label: "nav.api_keys", icon: "keys" } as const]
@@ -151,6 +176,7 @@ export function useContextMenu(displayApps: boolean) {
     teamId?: string;
     fleetId?: string;
     uuid?: string;
+    releaseId?: string;
   };
   const pathname = useRouterState({ select: (state) => state.location.pathname });
   const fleetId = params.fleetId && /^\d+$/.test(params.fleetId) ? Number(params.fleetId) : undefined;
@@ -164,5 +190,6 @@ export function useContextMenu(displayApps: boolean) {
     fleetSettings: abilities.settings && abilities.update,
     fleetApiKeys: abilities.apiKeys,
     fleetMembers: abilities.readMembers,
+    releaseSettings: fleetCan(abilities.role, "release", "update"),
   });
 }

@@ -8,6 +8,7 @@ import GroupsOutlined from "@mui/icons-material/GroupsOutlined";
 import KeyboardDoubleArrowLeft from "@mui/icons-material/KeyboardDoubleArrowLeft";
 import KeyboardDoubleArrowRight from "@mui/icons-material/KeyboardDoubleArrowRight";
 import MemoryOutlined from "@mui/icons-material/MemoryOutlined";
+import NewReleasesOutlined from "@mui/icons-material/NewReleasesOutlined";
 import PersonOutlined from "@mui/icons-material/PersonOutlined";
 import PlaceOutlined from "@mui/icons-material/PlaceOutlined";
 import SettingsOutlined from "@mui/icons-material/SettingsOutlined";
@@ -45,6 +46,7 @@ const ICONS: Record<MenuIcon, ReactNode> = {
   location: <PlaceOutlined fontSize="small" />,
   variables: <DataObjectOutlined fontSize="small" />,
   config: <TuneOutlined fontSize="small" />,
+  releases: <NewReleasesOutlined fontSize="small" />,
 };
 
 type HomeEntry = {

@@ -12,8 +12,8 @@ import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { useSubmission } from "../../components/settings.tsx";
 import { showToast } from "../../lib/toasts.ts";
 import { useApplicationList } from "../fleets/data.ts";
-import { shortCommit, useFleetReleases } from "../fleets/releases.ts";
 import { fleetCan, fleetRoleOf } from "../orgs/access.ts";
+import { ReleasePicker, TRACK_FLEET } from "../releases/release-picker.tsx";
 import { batchReport, runBatch } from "./batch.ts";
 import type { Device } from "./data.ts";
 
@@ -241,20 +241,19 @@ export function PinDevicesDialog(props: {
   const { t } = useTranslation();
   const sdk = useSdk();
   const report = useDeviceBatch();
-  const releases = useFleetReleases(props.fleetId, { statuses: ["success"] });
-  const [choice, setChoice] = useState("track");
+  const [choice, setChoice] = useState(TRACK_FLEET);
   const { busy, run: whileBusy } = useSubmission();
   const submit = async () => {
     await whileBusy(async () => {
-      await report(
+      const { outcome } = await report(
         props.devices.map((device) => device.uuid),
         (uuid) =>
-          choice === "track"
+          choice === TRACK_FLEET
             ? sdk.models.device.trackApplicationRelease(uuid)
             : sdk.models.device.pinToRelease(uuid, Number(choice)),
-        choice === "track" ? t("devices.pin.tracking") : t("devices.pin.pinned"),
+        choice === TRACK_FLEET ? t("devices.pin.tracking") : t("devices.pin.pinned"),
       );
-      props.onClose();
+      if (outcome.severity !== "error") props.onClose();
     });
   };
   return (
@@ -267,23 +266,13 @@ export function PinDevicesDialog(props: {
       onConfirm={() => void submit()}
       onClose={props.onClose}
     >
-      <TextField
-        select
-        fullWidth
-        size="small"
+      <ReleasePicker
+        fleetId={props.fleetId}
+        kind="device"
         label={t("devices.pin.release")}
         value={choice}
-        onChange={(event) => setChoice(event.target.value)}
-      >
-        <MenuItem value="track">{t("devices.pin.track")}</MenuItem>
-        {(releases.data ?? [])
-          .filter((release) => !release.is_invalidated)
-          .map((release) => (
-            <MenuItem key={release.id} value={String(release.id)}>
-              {release.raw_version} · {shortCommit(release.commit)}
-            </MenuItem>
-          ))}
-      </TextField>
+        onChange={setChoice}
+      />
     </ConfirmDialog>
   );
 }

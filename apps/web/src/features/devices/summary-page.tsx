@@ -211,6 +211,18 @@ export function DeviceSummaryPage() {
   const target = device.is_pinned_on__release[0] ?? fleet?.should_be_running__release[0];
   const support = supportAccessState(device.is_accessible_by_support_until__date);
   const url = deviceUrl(device.uuid, config.deviceUrlsBaseDomain);
+  // A release links to its page under the device's fleet (spec 2 §2 "Device pages").
+  const releaseLink = (release: { id: number; raw_version: string; commit: string } | undefined, key: string) =>
+    release && fleet ? (
+      <TextLink key={key} to={`/fleets/${fleet.id}/releases/${release.id}` as "/"} underline="hover">
+        {release.raw_version}
+        <Box component="span" sx={{ fontFamily: MONO_FONT_STACK, fontSize: 12.5, color: "text.secondary", ml: 0.75 }}>
+          {release.commit.slice(0, 7)}
+        </Box>
+      </TextLink>
+    ) : (
+      "—"
+    );
   const since = (value: string | null) =>
     value ? formatDistanceToNowStrict(new Date(value), { addSuffix: true }) : "";
   return (
@@ -255,18 +267,28 @@ export function DeviceSummaryPage() {
               [
                 t("devices.fields.update_status"),
                 device.update_status
-                  ? `${device.update_status}${device.last_update_status_event ? ` · ${since(device.last_update_status_event)}` : ""}`
+                  ? device.last_update_status_event
+                    ? t("devices.update_status_for", {
+                        status: device.update_status,
+                        duration: formatDistanceToNowStrict(new Date(device.last_update_status_event)),
+                      })
+                    : device.update_status
                   : "—",
               ],
               [t("devices.fields.os_version"), device.os_version ?? "—"],
               [t("devices.fields.os_variant"), device.os_variant ?? "—"],
               [t("devices.fields.supervisor_version"), device.supervisor_version ?? "—"],
-              [t("devices.fields.current_release"), device.is_running__release[0]?.raw_version ?? "—"],
+              [t("devices.fields.current_release"), releaseLink(device.is_running__release[0], "current")],
               [
                 t("devices.fields.target_release"),
-                target
-                  ? `${target.raw_version}${device.is_pinned_on__release[0] ? ` (${t("devices.pinned")})` : ""}`
-                  : "—",
+                target ? (
+                  <span key="target">
+                    {releaseLink(target, "target")}
+                    {device.is_pinned_on__release[0] ? ` (${t("devices.pinned")})` : ""}
+                  </span>
+                ) : (
+                  "—"
+                ),
               ],
               [
                 t("devices.fields.support_access"),

@@ -29,7 +29,7 @@ export interface Fleet {
     is_of__cpu_architecture: Array<{ id: number; slug: string }>;
   }>;
   application_type: Array<{ id: number; slug: string; name: string; is_legacy: boolean }>;
-  should_be_running__release: Array<{ id: number; commit: string; raw_version: string }>;
+  should_be_running__release: Array<{ id: number; commit: string; raw_version: string; is_invalidated: boolean }>;
 }
 
 /** Fleet detail pages poll every 60 s (spec 2 §9, decision 6); hidden tabs skip polls. */
@@ -65,7 +65,7 @@ export function fleetQuery(sdk: Sdk, fleetId: number) {
               $expand: { is_of__cpu_architecture: { $select: ["id", "slug"] } },
             },
             application_type: { $select: ["id", "slug", "name", "is_legacy"] },
-            should_be_running__release: { $select: ["id", "commit", "raw_version"] },
+            should_be_running__release: { $select: ["id", "commit", "raw_version", "is_invalidated"] },
           },
         },
       })) ?? null,

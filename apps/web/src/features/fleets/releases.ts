@@ -1,3 +1,4 @@
+import { effectiveReleaseStatus } from "@flotilla/domain";
 import { useQuery } from "@tanstack/react-query";
 import { useSdk } from "../../app-services.tsx";
 import { pineOf } from "../orgs/data.ts";
@@ -8,6 +9,8 @@ export interface ReleaseRow {
   raw_version: string;
   status: string;
   created_at: string;
+  start_timestamp?: string | null;
+  update_timestamp?: string | null;
   is_invalidated: boolean;
 }
 
@@ -25,7 +28,16 @@ export function useFleetReleases(fleetId: number, options: { statuses?: string[]
       pineOf(sdk).get<ReleaseRow[]>({
         resource: "release",
         options: {
-          $select: ["id", "commit", "raw_version", "status", "created_at", "is_invalidated"],
+          $select: [
+            "id",
+            "commit",
+            "raw_version",
+            "status",
+            "created_at",
+            "start_timestamp",
+            "update_timestamp",
+            "is_invalidated",
+          ],
           $filter: { belongs_to__application: fleetId, status: { $in: statuses } },
           $orderby: { created_at: "desc" },
           $top: 50,
@@ -34,8 +46,11 @@ export function useFleetReleases(fleetId: number, options: { statuses?: string[]
   });
 }
 
-/** The latest release is still building: the summary shows a build-in-progress indicator. */
-export const buildInProgress = (releases: readonly ReleaseRow[] | undefined) =>
-  releases?.[0]?.status === "running" ? releases[0] : undefined;
+/**
+ * The latest release is still building: the summary shows a build-in-progress indicator. A
+ * running build with no update for 120 s is a timeout (spec 2 §4), not in progress.
+ */
+export const buildInProgress = (releases: readonly ReleaseRow[] | undefined, now = Date.now()) =>
+  releases?.[0] && effectiveReleaseStatus(releases[0], now) === "running" ? releases[0] : undefined;
 
 export const shortCommit = (commit: string) => commit.slice(0, 7);

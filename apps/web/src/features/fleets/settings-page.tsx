@@ -26,6 +26,7 @@ import type { Fleet } from "../fleet-access/data.ts";
 import { organizationCan } from "../orgs/access.ts";
 import { pineOf } from "../orgs/data.ts";
 import { useSessionUser } from "../preferences/use-user.ts";
+import { ReleasePicker, TRACK_LATEST } from "../releases/release-picker.tsx";
 import {
   useApplicationTypes,
   useDeviceTypes,
@@ -34,7 +35,6 @@ import {
   useOrganizationPlan,
 } from "./data.ts";
 import { FleetTypePill } from "./fleet-type-pill.tsx";
-import { shortCommit, useFleetReleases } from "./releases.ts";
 import { usePageFleet } from "./summary-page.tsx";
 
 /** The fleet's settings mutations: PATCH application, toast, refetch (spec 2 §7, §8). */
@@ -122,16 +122,14 @@ function FleetSupportAccess({ fleet }: { fleet: Fleet }) {
 function ReleaseSetting({ fleet }: { fleet: Fleet }) {
   const { t } = useTranslation();
   const patch = usePatch(fleet);
-  const releases = useFleetReleases(fleet.id, { statuses: ["success"] });
-  const current = fleet.should_track_latest_release
-    ? "latest"
-    : String(fleet.should_be_running__release[0]?.id ?? "latest");
+  const pinned = fleet.should_be_running__release[0];
+  const current = fleet.should_track_latest_release ? TRACK_LATEST : String(pinned?.id ?? TRACK_LATEST);
   const [value, setValue] = useState(current);
   useEffect(() => setValue(current), [current]);
   const { error, busy, run } = useSubmission();
   const save = () =>
     void run(() =>
-      value === "latest"
+      value === TRACK_LATEST
         ? patch({ should_track_latest_release: true }, t("fleets.tracking_latest"))
         : patch(
             { should_track_latest_release: false, should_be_running__release: Number(value) },
@@ -146,21 +144,14 @@ function ReleaseSetting({ fleet }: { fleet: Fleet }) {
         </Alert>
       ) : null}
       <Box sx={row}>
-        <TextField
-          select
-          size="small"
-          fullWidth
+        <ReleasePicker
+          fleetId={fleet.id}
+          kind="fleet"
           label={t("fleets.settings.target_release")}
           value={value}
-          onChange={(event) => setValue(event.target.value)}
-        >
-          <MenuItem value="latest">{t("fleets.track_latest")}</MenuItem>
-          {(releases.data ?? []).map((release) => (
-            <MenuItem key={release.id} value={String(release.id)} disabled={release.is_invalidated}>
-              {`${release.raw_version} (${shortCommit(release.commit)})`}
-            </MenuItem>
-          ))}
-        </TextField>
+          onChange={setValue}
+          current={fleet.should_track_latest_release ? undefined : pinned}
+        />
         <Button variant="outlined" onClick={save} disabled={value === current} loading={busy}>
           {t("fleets.settings.save")}
         </Button>

@@ -6,13 +6,11 @@ import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
 import Chip from "@mui/material/Chip";
 import CircularProgress from "@mui/material/CircularProgress";
-import MenuItem from "@mui/material/MenuItem";
 import Table from "@mui/material/Table";
 import TableBody from "@mui/material/TableBody";
 import TableCell from "@mui/material/TableCell";
 import TableHead from "@mui/material/TableHead";
 import TableRow from "@mui/material/TableRow";
-import TextField from "@mui/material/TextField";
 import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useQueryClient } from "@tanstack/react-query";
@@ -28,6 +26,8 @@ import { MONO_FONT_STACK } from "../../theme.ts";
 import { type Fleet, fleetAbilities, useFleet } from "../fleet-access/data.ts";
 import { pineOf } from "../orgs/data.ts";
 import { Card, useNumericParam } from "../orgs/ui.tsx";
+import { ReleasePicker, TRACK_LATEST } from "../releases/release-picker.tsx";
+import { ReleaseStatus } from "../releases/release-status.tsx";
 import { classPath } from "./create-dialog.tsx";
 import { useOrganizationPlan } from "./data.ts";
 import { FrozenDevicesNotice } from "./frozen-devices.tsx";
@@ -171,14 +171,19 @@ function ReleasesCard({ fleet }: { fleet: Fleet }) {
     <Card
       title={t("fleets.releases")}
       action={
-        building ? (
-          <TextLink to={`${base}/releases/${building.id}` as "/"} underline="hover" variant="body2">
-            <Box component="span" sx={{ display: "inline-flex", alignItems: "center", gap: 0.75 }}>
-              <CircularProgress size={12} />
-              {t("fleets.build_in_progress")}
-            </Box>
-          </TextLink>
-        ) : null
+        <Box sx={{ display: "flex", alignItems: "center", gap: 2 }}>
+          {building ? (
+            <TextLink to={`${base}/releases/${building.id}` as "/"} underline="hover" variant="body2">
+              <Box component="span" sx={{ display: "inline-flex", alignItems: "center", gap: 0.75 }}>
+                <CircularProgress size={12} />
+                {t("fleets.build_in_progress")}
+              </Box>
+            </TextLink>
+          ) : null}
+          <ButtonLink to={`${base}/releases` as "/"} size="small">
+            {t("fleets.all_releases")}
+          </ButtonLink>
+        </Box>
       }
     >
       {releases.isSuccess && rows.length === 0 ? (
@@ -199,14 +204,20 @@ function ReleasesCard({ fleet }: { fleet: Fleet }) {
             {rows.map((release) => (
               <TableRow key={release.id}>
                 <TableCell sx={{ fontFamily: MONO_FONT_STACK, fontSize: 13 }}>
-                  {shortCommit(release.commit)}
+                  <TextLink to={`${base}/releases/${release.id}` as "/"} underline="hover">
+                    {shortCommit(release.commit)}
+                  </TextLink>
                   {pinned === release.id ? (
                     <Chip size="small" label={t("fleets.pinned")} sx={{ ml: 1, height: 18, fontSize: 11 }} />
                   ) : null}
                 </TableCell>
-                <TableCell>{release.raw_version}</TableCell>
                 <TableCell>
-                  {t(release.status === "running" ? "fleets.release_running" : "fleets.release_success")}
+                  <TextLink to={`${base}/releases/${release.id}` as "/"} underline="hover">
+                    {release.raw_version}
+                  </TextLink>
+                </TableCell>
+                <TableCell>
+                  <ReleaseStatus release={release} />
                 </TableCell>
                 <TableCell align="right" sx={{ whiteSpace: "nowrap" }}>
                   {format(new Date(release.created_at), DATE_FORMAT)}
@@ -226,22 +237,20 @@ function BlockCard({ fleet }: { fleet: Fleet }) {
   const { config, sdk } = useServices();
   const queryClient = useQueryClient();
   const abilities = fleetAbilities(fleet);
-  const releases = useFleetReleases(fleet.id, { statuses: ["success"] });
   const registryHost = new URL(config.apiUrl).host;
-  const current = fleet.should_track_latest_release
-    ? "latest"
-    : String(fleet.should_be_running__release[0]?.id ?? "latest");
+  const pinned = fleet.should_be_running__release[0];
+  const current = fleet.should_track_latest_release ? TRACK_LATEST : String(pinned?.id ?? TRACK_LATEST);
   const change = async (value: string) => {
     try {
       await pineOf(sdk).patch({
         resource: "application",
         id: fleet.id,
         body:
-          value === "latest"
+          value === TRACK_LATEST
             ? { should_track_latest_release: true }
             : { should_track_latest_release: false, should_be_running__release: Number(value) },
       });
-      showToast("success", value === "latest" ? t("fleets.tracking_latest") : t("fleets.pinned_to_release"));
+      showToast("success", value === TRACK_LATEST ? t("fleets.tracking_latest") : t("fleets.pinned_to_release"));
       await queryClient.invalidateQueries({ queryKey: ["fleet", fleet.id] });
     } catch (error) {
       reportError(error);
@@ -259,24 +268,17 @@ function BlockCard({ fleet }: { fleet: Fleet }) {
           ],
         ]}
       />
-      <TextField
-        select
-        size="small"
+      <ReleasePicker
+        fleetId={fleet.id}
+        kind="fleet"
         label={t("fleets.default_release")}
         value={current}
         disabled={!abilities.update}
-        onChange={(event) => void change(event.target.value)}
-        sx={{ mt: 2, minWidth: 280 }}
-      >
-        <MenuItem value="latest">{t("fleets.track_latest")}</MenuItem>
-        {(releases.data ?? [])
-          .filter((release) => !release.is_invalidated)
-          .map((release) => (
-            <MenuItem key={release.id} value={String(release.id)}>
-              {`${release.raw_version} (${shortCommit(release.commit)})`}
-            </MenuItem>
-          ))}
-      </TextField>
+        onChange={(value) => void change(value)}
+        current={fleet.should_track_latest_release ? undefined : pinned}
+        fullWidth={false}
+        sx={{ mt: 2, minWidth: 320 }}
+      />
       <Box sx={{ mt: 2 }}>
         <Tooltip title={t("fleets.coming_soon")}>
           <span>

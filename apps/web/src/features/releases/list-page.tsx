@@ -1,0 +1,295 @@
+import { RELEASE_PAGE_SIZE } from "@flotilla/domain";
+import AddOutlined from "@mui/icons-material/AddOutlined";
+import ArrowDropDown from "@mui/icons-material/ArrowDropDown";
+import NewReleasesOutlined from "@mui/icons-material/NewReleasesOutlined";
+import SearchOutlined from "@mui/icons-material/SearchOutlined";
+import Alert from "@mui/material/Alert";
+import Box from "@mui/material/Box";
+import Button from "@mui/material/Button";
+import Divider from "@mui/material/Divider";
+import InputAdornment from "@mui/material/InputAdornment";
+import Menu from "@mui/material/Menu";
+import MenuItem from "@mui/material/MenuItem";
+import Paper from "@mui/material/Paper";
+import TextField from "@mui/material/TextField";
+import Typography from "@mui/material/Typography";
+import { DataGrid, type GridColDef, type GridPaginationModel, type GridRowSelectionModel } from "@mui/x-data-grid";
+import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { TextLink } from "../../components/links.tsx";
+import { EmptyState, PageHeader } from "../../components/page.tsx";
+import { formatDate, formatFullDate } from "../../lib/format.ts";
+import { MONO_FONT_STACK } from "../../theme.ts";
+import { classPath } from "../fleets/create-dialog.tsx";
+import { usePageFleet } from "../fleets/summary-page.tsx";
+import { AddReleaseDialog } from "./add-release-dialog.tsx";
+import { type ReleaseBatchAction, ReleaseBatchDialog } from "./batch-dialogs.tsx";
+import { type ReleaseListRow, useReleaseList } from "./data.ts";
+import { buildDurationMs, formatDuration, ReleaseFilterError, releaseAbilities } from "./model.ts";
+import { ReleaseFlags, ReleaseStatus } from "./release-status.tsx";
+
+/**
+ * `/{fleets|apps|blocks}/{id}/releases` (spec 2 §2 "Releases list", §7, §9): the fleet's
+ * releases, 50 a page, newest first, polled every 6 s; a search over version and tags; rows
+ * link to the release; add release; batch finalize, invalidate, validate and delete. Fleets
+ * show devices running each release and the build duration, blocks and apps do not.
+ */
+export function FleetReleasesPage() {
+  const { t } = useTranslation();
+  const { fleet } = usePageFleet();
+  const [searchInput, setSearchInput] = useState("");
+  const [search, setSearch] = useState("");
+  const [pagination, setPagination] = useState<GridPaginationModel>({ page: 0, pageSize: RELEASE_PAGE_SIZE });
+  const [selection, setSelection] = useState<GridRowSelectionModel>({ type: "include", ids: new Set() });
+  const [menu, setMenu] = useState<HTMLElement | null>(null);
+  const [dialog, setDialog] = useState<ReleaseBatchAction>();
+  const [adding, setAdding] = useState(false);
+  // The search reaches the query 500 ms after typing stops, back on the first page.
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      setSearch(searchInput);
+      setPagination((current) => (current.page === 0 ? current : { ...current, page: 0 }));
+    }, 500);
+    return () => clearTimeout(timer);
+  }, [searchInput]);
+  const isFleet = fleet?.is_of__class === "fleet";
+  const releases = useReleaseList({ fleetId: fleet?.id ?? 0, page: pagination.page, search, withDevices: isFleet });
+  if (!fleet) return null;
+  const abilities = releaseAbilities(fleet.user_access_roles);
+  const base = `${classPath(fleet.is_of__class)}/${fleet.id}`;
+  const rows = releases.data?.rows ?? [];
+  const selected = rows.filter((row) => selection.ids.has(row.id) === (selection.type === "include"));
+  const filterFailed = releases.error instanceof ReleaseFilterError;
+  const columns: GridColDef<ReleaseListRow>[] = [
+    {
+      field: "status",
+      headerName: t("releases.columns.status"),
+      width: 130,
+      sortable: false,
+      renderCell: ({ row }) => <ReleaseStatus release={row} />,
+    },
+    {
+      field: "raw_version",
+      headerName: t("releases.columns.version"),
+      flex: 1,
+      minWidth: 170,
+      sortable: false,
+      renderCell: ({ row }) => (
+        <Box sx={{ display: "flex", alignItems: "center", gap: 1, height: "100%", minWidth: 0 }}>
+          <TextLink
+            to={`${base}/releases/${row.id}` as "/"}
+            underline="hover"
+            sx={{ fontWeight: 600, overflow: "hidden", textOverflow: "ellipsis" }}
+          >
+            {row.raw_version}
+          </TextLink>
+          <ReleaseFlags release={row} />
+        </Box>
+      ),
+    },
+    {
+      field: "commit",
+      headerName: t("releases.columns.commit"),
+      width: 100,
+      sortable: false,
+      renderCell: ({ row }) => (
+        <Box component="span" sx={{ fontFamily: MONO_FONT_STACK, fontSize: 13 }} title={row.commit}>
+          {row.commit.slice(0, 7)}
+        </Box>
+      ),
+    },
+    {
+      field: "created_at",
+      headerName: t("releases.columns.created"),
+      width: 190,
+      sortable: false,
+      renderCell: ({ row }) => <span title={formatFullDate(row.created_at)}>{formatDate(row.created_at)}</span>,
+    },
+    {
+      field: "author",
+      headerName: t("releases.columns.author"),
+      flex: 0.7,
+      minWidth: 120,
+      sortable: false,
+      valueGetter: (_value, row) => row.is_created_by__user[0]?.username ?? "—",
+    },
+    {
+      field: "is_final",
+      headerName: t("releases.columns.type"),
+      width: 90,
+      sortable: false,
+      valueGetter: (_value, row) => (row.is_final ? t("releases.final") : t("releases.draft")),
+    },
+    {
+      field: "is_invalidated",
+      headerName: t("releases.columns.validity"),
+      width: 110,
+      sortable: false,
+      renderCell: ({ row }) =>
+        row.is_invalidated ? (
+          <Typography variant="body2" component="span" color="error.main" sx={{ fontWeight: 500 }}>
+            {t("releases.invalidated")}
+          </Typography>
+        ) : (
+          t("releases.valid")
+        ),
+    },
+    ...(isFleet
+      ? ([
+          {
+            field: "devices",
+            headerName: t("releases.columns.devices"),
+            width: 90,
+            align: "right",
+            headerAlign: "right",
+            sortable: false,
+            valueGetter: (_value, row) => row.is_running_on__device ?? 0,
+          },
+          {
+            field: "duration",
+            headerName: t("releases.columns.duration"),
+            width: 110,
+            align: "right",
+            headerAlign: "right",
+            sortable: false,
+            valueGetter: (_value, row) => {
+              const ms = buildDurationMs(row);
+              return ms === undefined ? "—" : formatDuration(ms);
+            },
+          },
+        ] satisfies GridColDef<ReleaseListRow>[])
+      : []),
+  ];
+  const actions: Array<{ key: ReleaseBatchAction; allowed: boolean; danger?: boolean; divider?: boolean }> = [
+    { key: "finalize", allowed: abilities.update },
+    { key: "invalidate", allowed: abilities.update },
+    { key: "validate", allowed: abilities.update },
+    { key: "delete", allowed: abilities.delete, danger: true, divider: true },
+  ];
+  const empty = releases.data?.total === 0 && !search;
+  return (
+    <>
+      <PageHeader
+        title={t("releases.title")}
+        description={t(`releases.description.${fleet.is_of__class}`, { name: fleet.app_name })}
+        actions={
+          abilities.push ? (
+            <Button variant="contained" startIcon={<AddOutlined />} onClick={() => setAdding(true)}>
+              {t("releases.add.button")}
+            </Button>
+          ) : undefined
+        }
+      />
+      {empty ? (
+        <EmptyState
+          icon={<NewReleasesOutlined />}
+          title={t("releases.empty_title")}
+          text={t("releases.empty_text")}
+          action={
+            abilities.push ? (
+              <Button variant="contained" onClick={() => setAdding(true)}>
+                {t("releases.add.button")}
+              </Button>
+            ) : undefined
+          }
+        />
+      ) : (
+        <>
+          <Box sx={{ display: "flex", gap: 1, alignItems: "center", mb: 1.5, flexWrap: "wrap" }}>
+            <TextField
+              size="small"
+              label={t("releases.search")}
+              value={searchInput}
+              onChange={(event) => setSearchInput(event.target.value)}
+              sx={{ minWidth: 280, flex: "0 1 360px" }}
+              slotProps={{
+                input: {
+                  startAdornment: (
+                    <InputAdornment position="start">
+                      <SearchOutlined fontSize="small" />
+                    </InputAdornment>
+                  ),
+                },
+              }}
+            />
+            <Box sx={{ flex: 1 }} />
+            {selected.length > 0 ? (
+              <Typography variant="body2" color="text.secondary">
+                {t("releases.selected", { count: selected.length })}
+              </Typography>
+            ) : null}
+            {abilities.update || abilities.delete ? (
+              <Button
+                variant="outlined"
+                endIcon={<ArrowDropDown />}
+                disabled={selected.length === 0}
+                onClick={(event) => setMenu(event.currentTarget)}
+              >
+                {t("releases.batch.actions")}
+              </Button>
+            ) : null}
+          </Box>
+          <Menu anchorEl={menu} open={menu !== null} onClose={() => setMenu(null)}>
+            {actions.flatMap((item) => [
+              ...(item.divider ? [<Divider key={`${item.key}-divider`} />] : []),
+              <MenuItem
+                key={item.key}
+                disabled={!item.allowed}
+                sx={item.danger ? { color: "error.main" } : undefined}
+                onClick={() => {
+                  setMenu(null);
+                  setDialog(item.key);
+                }}
+              >
+                {t(`releases.batch.${item.key}`)}
+              </MenuItem>,
+            ])}
+          </Menu>
+          {filterFailed ? (
+            <Alert severity="error" sx={{ mb: 1.5 }}>
+              {t("errors.release_panel_create_filter")}
+            </Alert>
+          ) : null}
+          <Paper variant="outlined" sx={{ overflow: "hidden" }}>
+            <DataGrid
+              aria-label={t("releases.title")}
+              rows={filterFailed ? [] : rows}
+              columns={columns}
+              rowCount={releases.data?.total ?? 0}
+              loading={releases.isFetching && !releases.data}
+              paginationMode="server"
+              paginationModel={pagination}
+              onPaginationModelChange={setPagination}
+              pageSizeOptions={[RELEASE_PAGE_SIZE]}
+              checkboxSelection={abilities.update || abilities.delete}
+              keepNonExistentRowsSelected={false}
+              rowSelectionModel={selection}
+              onRowSelectionModelChange={setSelection}
+              disableRowSelectionOnClick
+              disableColumnMenu
+              density="compact"
+              autoHeight
+              localeText={{ noRowsLabel: t("releases.no_match") }}
+              sx={{
+                border: 0,
+                "& .MuiDataGrid-columnHeaderTitle": { fontWeight: 600, fontSize: 13 },
+                "& .MuiDataGrid-cell": { display: "flex", alignItems: "center" },
+                "& .MuiDataGrid-cell:focus, & .MuiDataGrid-columnHeader:focus": { outline: "none" },
+              }}
+            />
+          </Paper>
+        </>
+      )}
+      {adding ? <AddReleaseDialog fleet={fleet} onClose={() => setAdding(false)} /> : null}
+      {dialog ? (
+        <ReleaseBatchDialog
+          action={dialog}
+          fleetId={fleet.id}
+          releases={selected}
+          onClose={() => setDialog(undefined)}
+          onDone={() => setSelection({ type: "include", ids: new Set() })}
+        />
+      ) : null}
+    </>
+  );
+}
