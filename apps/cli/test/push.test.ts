@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { type BalenaSDK, getSdk } from "balena-sdk";
+import { generate } from "otplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliRun, createTestApp, runCli, type TestApp, tempDir, writeProject } from "./support.ts";
 
@@ -85,6 +86,24 @@ describe("flotilla login, whoami, logout", () => {
     const bad = await cli(["login", "--api", t.url, "--token", "not-a-key"], { configDir: other });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("flotilla: ");
+  });
+
+  it("asks for the two-factor code of an account that has 2FA on", async () => {
+    const user = await t.factories.user({ email: "two@example.com", password: "two-factor-pass", username: "twofa" });
+    const own = getSdk({ apiUrl: t.url, dataDirectory: false });
+    await own.auth.loginWithToken(user.token);
+    const secret = await own.auth.twoFactor.getSetupKey();
+    await own.auth.twoFactor.enable(await generate({ secret }));
+    // the code that switched 2FA on may not be used again in its 30 s step
+    await t.db.query('UPDATE "user" SET totp_last_step = NULL WHERE id = $1', [user.user.id]);
+    const other = tempDir("flotilla-cli-config-", made);
+    const login = await cli(["login", "--api", t.url, "--email", "two@example.com", "--password", "two-factor-pass"], {
+      configDir: other,
+      input: `${await generate({ secret })}\n`,
+    });
+    expect(login.code, shown(login)).toBe(0);
+    expect(login.stderr).toContain("Two-factor code:");
+    expect((await cli(["whoami"], { configDir: other })).stdout).toContain("twofa (two@example.com)");
   });
 
   it("logs in through the dashboard's CLI page: the page posts the session token to the printed callback", async () => {
