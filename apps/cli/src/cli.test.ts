@@ -55,7 +55,7 @@ describe("flotilla (argument handling)", () => {
     expect((await run("push", "org/fleet", "-h")).out).toBe(help.out);
     expect((await run("help", "push")).out).toBe(help.out);
     // after --, --help is an argument
-    expect((await run("push", "--", "--help")).err).toContain("Not logged in");
+    expect((await run("push", "--", "--help")).err).toContain("has no docker-compose.yml");
   });
 
   it("refuses unknown options, missing and extra arguments with exit code 2 and the command's usage", async () => {
@@ -95,7 +95,9 @@ describe("flotilla (argument handling)", () => {
   });
 
   it("asks to log in first, in one line and exit code 1", async () => {
-    for (const args of [["whoami"], ["push", "org/fleet"], ["releases", "org/fleet"]]) {
+    const project = tempDir();
+    fs.writeFileSync(path.join(project, "Dockerfile"), "FROM alpine\n");
+    for (const args of [["whoami"], ["push", "org/fleet", project], ["releases", "org/fleet"]]) {
       expect(await run(...args)).toEqual({ code: 1, out: "", err: "flotilla: Not logged in: run flotilla login" });
     }
     expect(await run("logout")).toEqual({ code: 0, out: "Not logged in.", err: "" });

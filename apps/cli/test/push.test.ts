@@ -219,6 +219,17 @@ describe("flotilla push", () => {
     expect(release?.status).toBe("failed");
   });
 
+  it("prints the builder's refusal of a user who may not push (an observer of the fleet)", async () => {
+    const observer = await t.factories.user({ email: "watcher@example.com", password: "watcher-password" });
+    await t.factories.fleetMember(observer.user, fleet, "observer");
+    const other = tempDir("flotilla-cli-config-", made);
+    await cli(["login", "--api", t.url, "--token", observer.token], { configDir: other });
+    const project = writeProject(tempDir("flotilla-cli-project-", made), { "docker-compose.yml": COMPOSE });
+    const run = await cli(["push", fleet.slug, project], { configDir: other });
+    expect(run.code, shown(run)).toBe(1);
+    expect(run.stderr.trim()).toBe("flotilla: You are not allowed to push releases to this fleet (HTTP 403)");
+  });
+
   it("says plainly when the fleet or the project is not there", async () => {
     const project = writeProject(tempDir("flotilla-cli-project-", made), { "docker-compose.yml": COMPOSE });
     const missing = await cli(["push", "clico/nothing", project]);

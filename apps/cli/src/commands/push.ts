@@ -3,7 +3,7 @@ import path from "node:path";
 import { assetOption, nonEmpty, parseCommand } from "../args.ts";
 import { CliError, describeError, UsageError } from "../errors.ts";
 import { type Command, formatBytes } from "../io.ts";
-import { packProject } from "../pack.ts";
+import { packProject, projectKind } from "../pack.ts";
 import { openSession, resolveFleet } from "../sdk.ts";
 import { sendBuild } from "./send-build.ts";
 
@@ -61,6 +61,7 @@ Exit codes: 0 the release built, 1 the build failed or the API refused, 2 bad us
     const dir = path.resolve(io.cwd, dirArgument ?? ".");
     const note = nonEmpty(values.note, "note");
     const assets = checkAssets(values.asset ?? [], io.cwd);
+    if (fs.existsSync(dir)) projectKind(dir); // a project without a build file fails before any request
     const session = await openSession(io.env);
     const fleet = await resolveFleet(session.sdk, fleetReference);
     const archive = await packProject(dir);
