@@ -7,5 +7,7 @@ const code = await main(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
 });
-// Keep-alive sockets or SDK timers must not hold the command open once it has answered.
-process.exit(code);
+process.exitCode = code;
+// Once the output is flushed, keep-alive sockets, SDK timers or a stdin reader must not hold the
+// command open: it has answered.
+process.stdout.write("", () => process.stderr.write("", () => setTimeout(() => process.exit(code), 100).unref()));
