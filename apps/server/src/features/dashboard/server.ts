@@ -20,8 +20,11 @@ export function runtimeConfig(config: Config) {
 
 /** Google's reCAPTCHA widget: its script and its frame, only when the deployment uses it. */
 const RECAPTCHA_SOURCES = ["https://www.google.com/recaptcha/", "https://www.gstatic.com/recaptcha/"];
-/** The command-line login posts the token to the CLI's own server on this machine (spec 1 §5). */
-const LOCAL_CALLBACKS = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+/**
+ * The command-line login posts the token to the CLI's own server on this machine (spec 1 §5).
+ * CSP host sources cannot name IPv6 literals, so a callback on [::1] is not reachable.
+ */
+const LOCAL_CALLBACKS = ["http://localhost:*", "http://127.0.0.1:*"];
 
 function contentSecurityPolicy(config: Config) {
   const api = new URL(config.apiUrl);

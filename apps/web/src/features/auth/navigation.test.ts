@@ -29,7 +29,7 @@ describe("isAllowedCliCallback", () => {
     expect(isAllowedCliCallback("http://localhost:8989/callback")).toBe(true);
     expect(isAllowedCliCallback("http://127.0.0.1:5000/")).toBe(true);
     expect(isAllowedCliCallback("http://192.168.1.20/x")).toBe(true);
-    expect(isAllowedCliCallback("http://[::1]:8000/")).toBe(true);
+    expect(isAllowedCliCallback("http://[::1]:8000/")).toBe(false);
   });
 
   it("refuses other hosts, schemes and odd values", () => {

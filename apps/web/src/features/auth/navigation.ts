@@ -57,7 +57,8 @@ const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]
 
 /**
  * Command-line login hands the token only to a local callback (spec 1 §5, decision 15): the
- * host must be `localhost` or an IP literal, over http(s).
+ * host must be `localhost` or an IPv4 literal, over http(s). (The page's CSP `form-action` cannot
+ * name IPv6 literals, so a callback there could not be posted to.)
  */
 export function isAllowedCliCallback(value: string): boolean {
   let url: URL;
@@ -70,9 +71,7 @@ export function isAllowedCliCallback(value: string): boolean {
   if (url.username || url.password) return false;
   const host = url.hostname.toLowerCase();
   if (host === "localhost") return true;
-  if (IPV4.test(host)) return true;
-  // URL keeps IPv6 literals in brackets and normalises them; anything else with a colon is not a host name.
-  return host.startsWith("[") && host.endsWith("]") && host.includes(":");
+  return IPV4.test(host);
 }
 
 /**

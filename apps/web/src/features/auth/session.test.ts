@@ -105,6 +105,13 @@ describe("safeRedirect", () => {
   it("never sends a freshly signed-in user back to the login page", () => {
     expect(safeRedirect("/login")).toBeUndefined();
     expect(safeRedirect("/login?redirect=/fleets")).toBeUndefined();
+    expect(safeRedirect("/login/two-factor")).toBeUndefined();
+  });
+
+  it("returns to the command-line login that sent a signed-out user to log in", () => {
+    expect(safeRedirect("/login/cli/http%3A%2F%2F127.0.0.1%3A5000%2Fcb")).toBe(
+      "/login/cli/http%3A%2F%2F127.0.0.1%3A5000%2Fcb",
+    );
   });
 });
 

@@ -145,7 +145,8 @@ export function safeRedirect(value: unknown): string | undefined {
   }
   if ([...value].some((char) => char.charCodeAt(0) < 0x20 || char === "\u007f")) return undefined;
   const path = value.split(/[?#]/)[0] ?? "";
-  if (path === "/login" || path.startsWith("/login/")) return undefined;
+  // Login pages are no place to return to, but for the command-line login that sent the user here.
+  if ((path === "/login" || path.startsWith("/login/")) && !path.startsWith("/login/cli/")) return undefined;
   return value;
 }
 
