@@ -181,7 +181,10 @@ const SORTABLE = new Set([
 export function deviceListFilter(fleetId: number, text: string) {
   const term = text.trim();
   if (!term) return { belongs_to__application: fleetId };
-  const contains = (field: string) => ({ $contains: [{ $tolower: { $: field } }, term.toLowerCase()] });
+  // A lambda's field is [alias, field]: "t/tag_key" would be sent with an encoded slash.
+  const contains = (field: string | [string, string]) => ({
+    $contains: [{ $tolower: { $: field } }, term.toLowerCase()],
+  });
   return {
     belongs_to__application: fleetId,
     $or: [
@@ -190,7 +193,7 @@ export function deviceListFilter(fleetId: number, text: string) {
       contains("overall_status"),
       contains("os_version"),
       contains("ip_address"),
-      { device_tag: { $any: { $alias: "t", $expr: { $or: [contains("t/tag_key"), contains("t/value")] } } } },
+      { device_tag: { $any: { $alias: "t", $expr: { $or: [contains(["t", "tag_key"]), contains(["t", "value"])] } } } },
     ],
   };
 }

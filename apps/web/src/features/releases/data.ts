@@ -62,7 +62,8 @@ export interface Release extends Omit<ReleaseListRow, "is_running_on__device"> {
   release_image: Array<{ id: number; image: ReleaseImage[] }>;
   is_running_on__device: number;
   should_be_running_on__application: number;
-  is_pinned_to__device: number;
+  /** Devices pinned to the release (the model names the link `should_be_running_on__device`). */
+  should_be_running_on__device: number;
 }
 
 const LIST_FIELDS = [
@@ -173,7 +174,7 @@ export function releaseQuery(sdk: Sdk, fleetId: number, releaseId: number) {
             },
             is_running_on__device: { $count: {} },
             should_be_running_on__application: { $count: {} },
-            is_pinned_to__device: { $count: {} },
+            should_be_running_on__device: { $count: {} },
           },
         },
       });

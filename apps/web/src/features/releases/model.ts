@@ -50,13 +50,17 @@ export function releaseListFilter(fleetId: number, text: string): Record<string,
   // biome-ignore lint/suspicious/noControlCharactersInRegex: that is the point of the check
   if (/[\u0000-\u001f]/.test(term)) throw new ReleaseFilterError("control characters in search text");
   if (!term) return { belongs_to__application: fleetId };
-  const contains = (field: string) => ({ $contains: [{ $tolower: { $: field } }, term] });
+  const contains = (field: string | [string, string]) => ({ $contains: [{ $tolower: { $: field } }, term] });
   return {
     belongs_to__application: fleetId,
     $or: [
       contains("raw_version"),
       contains("commit"),
-      { release_tag: { $any: { $alias: "rt", $expr: { $or: [contains("rt/tag_key"), contains("rt/value")] } } } },
+      {
+        release_tag: {
+          $any: { $alias: "rt", $expr: { $or: [contains(["rt", "tag_key"]), contains(["rt", "value"])] } },
+        },
+      },
     ],
   };
 }

@@ -36,8 +36,8 @@ describe("release search filter (spec 2 §5: raw_version or a tag key or value, 
           $alias: "rt",
           $expr: {
             $or: [
-              { $contains: [{ $tolower: { $: "rt/tag_key" } }, "v1.2"] },
-              { $contains: [{ $tolower: { $: "rt/value" } }, "v1.2"] },
+              { $contains: [{ $tolower: { $: ["rt", "tag_key"] } }, "v1.2"] },
+              { $contains: [{ $tolower: { $: ["rt", "value"] } }, "v1.2"] },
             ],
           },
         },

@@ -87,7 +87,9 @@ function ReleaseCard({ release }: { release: Release }) {
   const deployment = [
     release.should_be_running_on__application > 0 ? t("releases.deployment.fleet_target") : null,
     t("releases.deployment.running_on", { count: release.is_running_on__device }),
-    release.is_pinned_to__device > 0 ? t("releases.deployment.pinned", { count: release.is_pinned_to__device }) : null,
+    release.should_be_running_on__device > 0
+      ? t("releases.deployment.pinned", { count: release.should_be_running_on__device })
+      : null,
   ]
     .filter((part) => part !== null)
     .join(" · ");
@@ -155,16 +157,18 @@ function ServicesCard({ release, abilities }: { release: Release; abilities: Rel
     <Card
       title={t("releases.services.title", { count: images.length })}
       action={
-        abilities.readOnly ? null : (
-          <Button size="small" startIcon={<DescriptionOutlined />} onClick={() => setCompose(true)}>
-            {t("releases.services.compose")}
-          </Button>
-        )
+        <>
+          {isMulticontainerRelease(images.length) ? (
+            <Chip size="small" variant="outlined" label={t("releases.multicontainer")} />
+          ) : null}
+          {abilities.readOnly ? null : (
+            <Button size="small" startIcon={<DescriptionOutlined />} onClick={() => setCompose(true)}>
+              {t("releases.services.compose")}
+            </Button>
+          )}
+        </>
       }
     >
-      {isMulticontainerRelease(images.length) ? (
-        <Chip size="small" variant="outlined" label={t("releases.multicontainer")} sx={{ mb: 1 }} />
-      ) : null}
       {images.length === 0 ? (
         <Typography variant="body2" color="text.secondary">
           {t("releases.services.none")}
