@@ -273,7 +273,7 @@ describe("release pages", () => {
 
     // A running build: its log grows on the page while it runs.
     await page.goto(url(`/fleets/${ids.fleet}/releases/${ids.running}`));
-    await page.getByRole("region", { name: "Release", exact: true }).getByText("Running").waitFor();
+    await page.getByRole("region", { name: "Release", exact: true }).getByText("Running", { exact: true }).waitFor();
     await call("PATCH", `/v7/release(${ids.running})`, {
       build_log: "[main] Step 1/2 : FROM alpine\n[main] Step 2/2 : RUN make\n",
     });
@@ -312,7 +312,7 @@ describe("release pages", () => {
       )
       .waitFor();
     await dialog.getByRole("button", { name: "Invalidate" }).click();
-    await validity.getByText("Invalidated").waitFor();
+    await validity.getByText("Invalidated", { exact: true }).waitFor();
     expect((await release(ids.draft))?.is_invalidated).toBe(true);
     await validity.getByRole("switch").click();
     await validity.getByText("Valid", { exact: true }).waitFor();

@@ -85,7 +85,7 @@ export function FileDialog(props: {
         {text !== undefined ? (
           <Button
             startIcon={<DownloadOutlined />}
-            onClick={() => saveBlob(new Blob([text], { type: "text/plain" }), props.filename)}
+            onClick={() => saveBlob(new Blob([text], { type: "application/octet-stream" }), props.filename)}
           >
             {t("releases.viewer.download", { name: props.filename })}
           </Button>
