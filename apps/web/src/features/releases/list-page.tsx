@@ -64,7 +64,7 @@ export function FleetReleasesPage() {
     {
       field: "status",
       headerName: t("releases.columns.status"),
-      width: 130,
+      width: 120,
       sortable: false,
       renderCell: ({ row }) => <ReleaseStatus release={row} />,
     },
@@ -72,7 +72,7 @@ export function FleetReleasesPage() {
       field: "raw_version",
       headerName: t("releases.columns.version"),
       flex: 1,
-      minWidth: 170,
+      minWidth: 210,
       sortable: false,
       renderCell: ({ row }) => (
         <Box sx={{ display: "flex", alignItems: "center", gap: 1, height: "100%", minWidth: 0 }}>
@@ -101,7 +101,7 @@ export function FleetReleasesPage() {
     {
       field: "created_at",
       headerName: t("releases.columns.created"),
-      width: 190,
+      width: 185,
       sortable: false,
       renderCell: ({ row }) => <span title={formatFullDate(row.created_at)}>{formatDate(row.created_at)}</span>,
     },
@@ -112,27 +112,6 @@ export function FleetReleasesPage() {
       minWidth: 120,
       sortable: false,
       valueGetter: (_value, row) => row.is_created_by__user[0]?.username ?? "—",
-    },
-    {
-      field: "is_final",
-      headerName: t("releases.columns.type"),
-      width: 90,
-      sortable: false,
-      valueGetter: (_value, row) => (row.is_final ? t("releases.final") : t("releases.draft")),
-    },
-    {
-      field: "is_invalidated",
-      headerName: t("releases.columns.validity"),
-      width: 110,
-      sortable: false,
-      renderCell: ({ row }) =>
-        row.is_invalidated ? (
-          <Typography variant="body2" component="span" color="error.main" sx={{ fontWeight: 500 }}>
-            {t("releases.invalidated")}
-          </Typography>
-        ) : (
-          t("releases.valid")
-        ),
     },
     ...(isFleet
       ? ([

@@ -93,7 +93,18 @@ export function ReleasePicker(props: {
         </MenuItem>
       ) : null}
       {releases.map((release) => (
-        <MenuItem key={release.id} value={String(release.id)} sx={{ alignItems: "flex-start" }}>
+        <MenuItem
+          key={release.id}
+          value={String(release.id)}
+          sx={{ alignItems: "flex-start" }}
+          // Read as "1.2.3 (abcdef1)", then its known issues.
+          aria-label={[
+            releaseLabel(release),
+            release.known_issue_list ? t("releases.picker.known_issues", { text: release.known_issue_list }) : "",
+          ]
+            .filter(Boolean)
+            .join(". ")}
+        >
           <Box sx={{ minWidth: 0, maxWidth: 520 }}>
             <Box sx={{ display: "flex", alignItems: "baseline", gap: 1 }}>
               <Typography variant="body2" sx={{ fontWeight: 600 }}>
