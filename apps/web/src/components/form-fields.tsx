@@ -1,3 +1,4 @@
+import SearchOutlined from "@mui/icons-material/SearchOutlined";
 import Visibility from "@mui/icons-material/Visibility";
 import VisibilityOff from "@mui/icons-material/VisibilityOff";
 import IconButton from "@mui/material/IconButton";
@@ -28,6 +29,36 @@ export function PasswordField(props: TextFieldProps) {
               >
                 {shown ? <VisibilityOff fontSize="small" /> : <Visibility fontSize="small" />}
               </IconButton>
+            </InputAdornment>
+          ),
+        },
+      }}
+    />
+  );
+}
+
+/** The search box above a list: a small field with a magnifier, as wide as a search needs. */
+export function SearchField({
+  label,
+  value,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  onChange(value: string): void;
+}) {
+  return (
+    <TextField
+      size="small"
+      label={label}
+      value={value}
+      onChange={(event) => onChange(event.target.value)}
+      sx={{ minWidth: 280, flex: "0 1 360px" }}
+      slotProps={{
+        input: {
+          startAdornment: (
+            <InputAdornment position="start">
+              <SearchOutlined fontSize="small" />
             </InputAdornment>
           ),
         },

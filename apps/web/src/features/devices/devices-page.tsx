@@ -1,19 +1,16 @@
 import AddOutlined from "@mui/icons-material/AddOutlined";
 import ArrowDropDown from "@mui/icons-material/ArrowDropDown";
 import MapOutlined from "@mui/icons-material/MapOutlined";
-import SearchOutlined from "@mui/icons-material/SearchOutlined";
 import TableRowsOutlined from "@mui/icons-material/TableRowsOutlined";
 import ViewColumnOutlined from "@mui/icons-material/ViewColumnOutlined";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
 import Checkbox from "@mui/material/Checkbox";
 import Divider from "@mui/material/Divider";
-import InputAdornment from "@mui/material/InputAdornment";
 import ListItemText from "@mui/material/ListItemText";
 import Menu from "@mui/material/Menu";
 import MenuItem from "@mui/material/MenuItem";
 import Paper from "@mui/material/Paper";
-import TextField from "@mui/material/TextField";
 import ToggleButton from "@mui/material/ToggleButton";
 import ToggleButtonGroup from "@mui/material/ToggleButtonGroup";
 import Tooltip from "@mui/material/Tooltip";
@@ -30,6 +27,7 @@ import { useNavigate, useSearch } from "@tanstack/react-router";
 import { formatDistanceToNowStrict } from "date-fns";
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
+import { SearchField } from "../../components/form-fields.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
 import { statusColor } from "../fleets/status.tsx";
@@ -260,22 +258,7 @@ export function FleetDevicesPage() {
         }
       />
       <Box sx={{ display: "flex", gap: 1, alignItems: "center", mb: 1.5, flexWrap: "wrap" }}>
-        <TextField
-          size="small"
-          label={t("devices.filter")}
-          value={filterInput}
-          onChange={(event) => setFilterInput(event.target.value)}
-          sx={{ minWidth: 280, flex: "0 1 360px" }}
-          slotProps={{
-            input: {
-              startAdornment: (
-                <InputAdornment position="start">
-                  <SearchOutlined fontSize="small" />
-                </InputAdornment>
-              ),
-            },
-          }}
-        />
+        <SearchField label={t("devices.filter")} value={filterInput} onChange={setFilterInput} />
         <Box sx={{ flex: 1 }} />
         {selected.length > 0 ? (
           <Typography variant="body2" color="text.secondary">

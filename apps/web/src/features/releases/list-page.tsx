@@ -2,20 +2,18 @@ import { RELEASE_PAGE_SIZE } from "@flotilla/domain";
 import AddOutlined from "@mui/icons-material/AddOutlined";
 import ArrowDropDown from "@mui/icons-material/ArrowDropDown";
 import NewReleasesOutlined from "@mui/icons-material/NewReleasesOutlined";
-import SearchOutlined from "@mui/icons-material/SearchOutlined";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
 import Divider from "@mui/material/Divider";
-import InputAdornment from "@mui/material/InputAdornment";
 import Menu from "@mui/material/Menu";
 import MenuItem from "@mui/material/MenuItem";
 import Paper from "@mui/material/Paper";
-import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { DataGrid, type GridColDef, type GridPaginationModel, type GridRowSelectionModel } from "@mui/x-data-grid";
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
+import { SearchField } from "../../components/form-fields.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
 import { formatDate, formatFullDate } from "../../lib/format.ts";
@@ -175,22 +173,7 @@ export function FleetReleasesPage() {
       ) : (
         <>
           <Box sx={{ display: "flex", gap: 1, alignItems: "center", mb: 1.5, flexWrap: "wrap" }}>
-            <TextField
-              size="small"
-              label={t("releases.search")}
-              value={searchInput}
-              onChange={(event) => setSearchInput(event.target.value)}
-              sx={{ minWidth: 280, flex: "0 1 360px" }}
-              slotProps={{
-                input: {
-                  startAdornment: (
-                    <InputAdornment position="start">
-                      <SearchOutlined fontSize="small" />
-                    </InputAdornment>
-                  ),
-                },
-              }}
-            />
+            <SearchField label={t("releases.search")} value={searchInput} onChange={setSearchInput} />
             <Box sx={{ flex: 1 }} />
             {selected.length > 0 ? (
               <Typography variant="body2" color="text.secondary">
