@@ -13,6 +13,8 @@ export const PREFERENCE_KEYS = {
   navigationStripes: "flotilla.navigationStripes",
   cookieConsent: "flotilla.cookieConsent",
   changelogVersion: "flotilla.changelogVersion",
+  deviceLogsUtc: "flotilla.deviceLogsUtc",
+  deviceLogsTimestamps: "flotilla.deviceLogsTimestamps",
 } as const;
 
 export interface Preferences {
@@ -28,6 +30,10 @@ export interface Preferences {
   cookieConsent: string;
   /** The dashboard version whose changelog the user has seen ("" never). */
   changelogVersion: string;
+  /** Device live logs show times in UTC instead of the browser's zone (spec 2 §9). */
+  deviceLogsUtc: boolean;
+  /** Device live logs show a timestamp column (spec 2 §9). */
+  deviceLogsTimestamps: boolean;
 }
 
 export const BUILT_IN_PREFERENCE_DEFAULTS: Readonly<Preferences> = {
@@ -38,6 +44,8 @@ export const BUILT_IN_PREFERENCE_DEFAULTS: Readonly<Preferences> = {
   navigationStripes: false,
   cookieConsent: "",
   changelogVersion: "",
+  deviceLogsUtc: false,
+  deviceLogsTimestamps: true,
 };
 let defaults: Readonly<Preferences> = BUILT_IN_PREFERENCE_DEFAULTS;
 const listeners = new Set<() => void>();

@@ -153,6 +153,8 @@ export function deviceAbilities(userAccessRoles: ReadonlyArray<{ role: string }>
     localMode: fleetCan(role, "device_config_variable", "all"),
     deactivate: fleetCan(role, "application", "deactivate-device"),
     diagnostics: fleetCan(role, "device", "access_diagnostics"),
+    /** Clear the device's logs (resin.device_log.delete: safe-developer and up). */
+    clearLogs: fleetCan(role, "device_log", "delete"),
     settings: role !== "observer" && role !== "member",
   };
 }

@@ -29,6 +29,7 @@ import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { Card, NameDialog } from "../orgs/ui.tsx";
 import { type Device, deviceUrl, metricLevel, usedPercent, usePageDevice } from "./data.ts";
+import { LogsPanel } from "./logs/logs-panel.tsx";
 import { DeviceNotes } from "./notes.tsx";
 import { DeviceStatusChip } from "./status-chip.tsx";
 
@@ -350,6 +351,9 @@ export function DeviceSummaryPage() {
             <DeviceNotes uuid={device.uuid} note={device.note} editable={abilities.update} />
           </Card>
         </Stack>
+      </Box>
+      <Box sx={{ mt: 2 }}>
+        <LogsPanel device={device} canClear={abilities.clearLogs} />
       </Box>
       <NameDialog
         open={renaming}
