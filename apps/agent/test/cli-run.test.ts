@@ -86,8 +86,8 @@ describe("flotilla-agent run", () => {
           Error: "Reboot is not allowed on this device: start flotilla-agent run with --allow-reboot",
         },
       });
-      const logs = await eventually(() => {
-        const held = t.ctx.devices.logs.recent(identity.deviceId).map((line) => line.message);
+      const logs = await eventually(async () => {
+        const held = (await t.ctx.devices.logs.history(identity.deviceId, 5000)).map((line) => line.message);
         return held.includes("Blinking") ? held : null;
       });
       expect(logs.some((line) => /^flotilla-agent .* started$/.test(line))).toBe(true);

@@ -117,8 +117,8 @@ describe("log stream", () => {
     for (let i = 0; i < 250; i++) stream.push({ message: `line ${i}`, timestamp: Date.now(), serviceId: 1 });
     await stream.stop();
     expect(stream.sent).toBe(250);
-    const lines = await eventually(() => {
-      const held = t.ctx.devices.logs.recent(identity.deviceId);
+    const lines = await eventually(async () => {
+      const held = await t.ctx.devices.logs.history(identity.deviceId, 5000);
       return held.length >= 250 ? held : null;
     });
     expect(lines.at(-1)).toMatchObject({ message: "line 249" });
@@ -141,8 +141,8 @@ describe("log stream after idle", () => {
       await new Promise((resolve) => setTimeout(resolve, round % 2 ? 150 : 90));
     }
     await stream.stop();
-    const lines = await eventually(() => {
-      const held = t.ctx.devices.logs.recent(identity.deviceId);
+    const lines = await eventually(async () => {
+      const held = await t.ctx.devices.logs.history(identity.deviceId, 5000);
       return held.length >= 50 ? held : null;
     });
     expect(lines.map((line) => line.message)).toContain("r4 l9");

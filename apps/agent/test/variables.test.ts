@@ -64,7 +64,8 @@ describe("variables on a simulated device", () => {
     const host = new SimulatedHost({ model, clock: systemClock, rebootMs: () => 1000 });
     // The default 60 s poll: only the update trigger can bring the change within the test.
     const device = new DeviceRuntime({ http, identity, host, reportIntervalMs: 500, stats: newStats() });
-    const logged = (text: string) => t.ctx.devices.logs.recent(identity.deviceId).some((line) => line.message === text);
+    const logged = async (text: string) =>
+      (await t.ctx.devices.logs.history(identity.deviceId, 5000)).some((line) => line.message === text);
     const connected = async () => {
       const { rows } = await t.db.query<{ on: boolean }>(`SELECT is_connected_to_vpn AS on FROM device WHERE id = $1`, [
         identity.deviceId,
@@ -101,7 +102,7 @@ describe("variables on a simulated device", () => {
       ).toBe(201);
       await eventually(() => logged("Rebooting to apply the boot configuration"), 10_000);
       await eventually(async () => !(await connected()), 10_000);
-      await eventually(async () => (await connected()) && logged("Device booted"), 15_000);
+      await eventually(async () => (await connected()) && (await logged("Device booted")), 15_000);
       expect(model.phase).toBe("operational");
     } finally {
       await device.shutdown();

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { DEFAULT_VARIABLE_RULES, type VariableRules } from "@flotilla/domain";
+import { DEFAULT_DEVICE_LOG_LINES, DEFAULT_VARIABLE_RULES, type VariableRules } from "@flotilla/domain";
 import { z } from "zod";
 
 /**
@@ -80,6 +80,18 @@ const schema = z.object({
     .string()
     .regex(/^rediss?:\/\/.+/, "must be a redis:// or rediss:// URL")
     .optional(),
+  FLOTILLA_DEVICE_LOG_LINES: z.coerce
+    .number({ error: "must be a number" })
+    .int("must be a whole number from 1 to 100000")
+    .min(1, "must be a whole number from 1 to 100000")
+    .max(100_000, "must be a whole number from 1 to 100000")
+    .default(DEFAULT_DEVICE_LOG_LINES),
+  FLOTILLA_DEVICE_LOG_HEARTBEAT_SECONDS: z.coerce
+    .number({ error: "must be a number" })
+    .positive("must be a number of seconds from 0.1 to 300")
+    .min(0.1, "must be a number of seconds from 0.1 to 300")
+    .max(300, "must be a number of seconds from 0.1 to 300")
+    .default(15),
   FLOTILLA_DEVICE_ACTIONS_HOST: z.string().min(1).optional(),
   FLOTILLA_WEB_DIST: z.string().min(1).optional(),
   FLOTILLA_STATUS_PAGE_URL: httpUrl.optional(),
@@ -127,6 +139,10 @@ export type Config = {
   deviceUrlsBaseDomain: string;
   /** Shared heartbeat times and cross-instance cloudlink relays when several API instances run. */
   redisUrl: string | undefined;
+  /** Log lines kept per device in PostgreSQL (older ones are pruned). */
+  deviceLogLines: number;
+  /** An empty line goes to idle log streams this often, so proxies keep them open. */
+  deviceLogHeartbeatMs: number;
   deviceActionsHost: string | undefined;
   webDist: string;
   /** A status page's JSON summary (statuspage.io `/api/v2/summary.json` shape) shown in the dashboard. */
@@ -200,6 +216,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     emailVerification: e.FLOTILLA_EMAIL_VERIFICATION,
     deviceUrlsBaseDomain: e.FLOTILLA_DEVICE_URLS_BASE_DOMAIN,
     redisUrl: e.REDIS_URL,
+    deviceLogLines: e.FLOTILLA_DEVICE_LOG_LINES,
+    deviceLogHeartbeatMs: Math.round(e.FLOTILLA_DEVICE_LOG_HEARTBEAT_SECONDS * 1000),
     deviceActionsHost: e.FLOTILLA_DEVICE_ACTIONS_HOST,
     webDist: path.resolve(e.FLOTILLA_WEB_DIST ?? new URL("../../web/dist", import.meta.url).pathname),
     statusPageUrl: e.FLOTILLA_STATUS_PAGE_URL,

@@ -218,7 +218,7 @@ describe("POST /device/v2/{uuid}/log-stream", () => {
       body: `${lines.join("\n")}\n`,
     });
     expect(response.status).toBe(201);
-    const kept = t.ctx.devices.logs.recent(device.id);
+    const kept = await t.ctx.devices.logs.history(device.id, 1000);
     expect(kept.map((l) => [l.message.length, l.isSystem, l.isStdErr, l.serviceId])).toEqual([
       [5, false, false, 3],
       [10_000, false, true, null],
@@ -239,7 +239,7 @@ describe("POST /device/v2/{uuid}/log-stream", () => {
       body,
     });
     expect(response.status).toBe(201);
-    expect(t.ctx.devices.logs.recent(device.id, 1)[0]?.message).toBe("zipped");
+    expect((await t.ctx.devices.logs.history(device.id, 1))[0]?.message).toBe("zipped");
     const other = await fetch(`${t.url}/device/v2/${offline.uuid}/log-stream`, {
       method: "POST",
       headers: { authorization: `Bearer ${device.key}`, "content-type": "application/x-ndjson" },

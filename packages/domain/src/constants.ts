@@ -38,3 +38,7 @@ export const ORGANIZATION_LOGO_TYPES = ["image/png", "image/jpeg"] as const;
 export const INVITATION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
 /** The fleet role a membership gets when none is named (spec 2 §6). */
 export const DEFAULT_FLEET_MEMBERSHIP_ROLE = "developer";
+
+/** Device logs (spec 2 §9): lines kept per device by default (FLOTILLA_DEVICE_LOG_LINES), and a line's longest message. */
+export const DEFAULT_DEVICE_LOG_LINES = 5000;
+export const MAX_LOG_LINE_LENGTH = 10_000;

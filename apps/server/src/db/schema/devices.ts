@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, check, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, boolean, check, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { actor, user } from "./accounts.ts";
 import { createdAt, date, id, modifiedAt, optional, ownedBy, requires, shortText } from "./columns.ts";
 import { application, device_type, pairs, service } from "./fleets.ts";
@@ -113,4 +113,27 @@ export const device_service_environment_variable = pairs(
   "service_install",
   () => service_install.id,
   "name",
+);
+
+/**
+ * Device log lines (docs/device-protocol.md "Logs"), written in batches and pruned to the last
+ * FLOTILLA_DEVICE_LOG_LINES per device. Not part of the data API: read through /device/v2/{uuid}/logs.
+ * Times are milliseconds since the epoch, as balena-sdk reads them; ids are 8 bytes (many lines).
+ */
+export const device_log = pgTable(
+  "device_log",
+  {
+    id: bigint({ mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    device: ownedBy(() => device.id),
+    /** When the server received the line. */
+    created_at: bigint({ mode: "number" }).notNull(),
+    /** When the device logged it (its own clock). */
+    timestamp: bigint({ mode: "number" }).notNull(),
+    message: text().notNull(),
+    is_system: boolean().notNull(),
+    is_std_err: boolean().notNull(),
+    /** The agent's service id; no reference: the service may be gone while its lines stay. */
+    service_id: integer(),
+  },
+  (t) => [index("device_log_device_idx").on(t.device, t.id)],
 );

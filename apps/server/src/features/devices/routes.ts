@@ -7,7 +7,8 @@ import { FlotillaError } from "../../errors.ts";
 import { requireAuth } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { mayDo } from "../data-api/actions.ts";
-import { LOG_LINES_PER_DEVICE, parseLogLine } from "./device-logs.ts";
+import { parseLogLine } from "./device-logs.ts";
+import { deviceLogRoutes } from "./log-routes.ts";
 import { deviceByUuid } from "./queries.ts";
 import { STATE_REPORT_BODY_LIMIT, stateReportBody } from "./state-report.ts";
 
@@ -47,24 +48,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
   app.get<{ Params: { uuid: string } }>("/device/v3/:uuid/state", targetState);
   app.get<{ Params: { uuid: string } }>("/device/v2/:uuid/state", targetState);
 
-  /**
-   * The device's recent log lines, oldest first (balena-sdk `logs.history`): `?count=N` (default
-   * and most 1000). They come from the in-memory ring of this instance; [operate] keeps them in
-   * PostgreSQL, streams them (`?stream=1`) and shares them across instances.
-   */
-  app.get<{ Params: { uuid: string }; Querystring: { count?: string; stream?: string } }>(
-    "/device/v2/:uuid/logs",
-    async (request) => {
-      const caller = requireAuth(request);
-      const { uuid } = request.params;
-      const target = caller.user ? await deviceByUuid(db, uuid) : undefined;
-      if (!target || !(await mayDo(db, caller, "device.read", { device: target.id }))) throw deviceNotFound(uuid);
-      const count = request.query.count === undefined ? LOG_LINES_PER_DEVICE : Number(request.query.count);
-      if (!Number.isInteger(count) || count < 0)
-        throw new FlotillaError("bad_request", '"count" must be a whole number');
-      return devices.logs.recent(target.id, Math.min(count, LOG_LINES_PER_DEVICE));
-    },
-  );
+  await deviceLogRoutes(app, ctx);
 
   app.patch("/device/v3/state", { bodyLimit: STATE_REPORT_BODY_LIMIT }, async (request, reply) => {
     const device = await identities.of(request);

@@ -16,7 +16,7 @@ import { createTargetStates, type Invalidation } from "./target-state.ts";
  * instances (Redis when REDIS_URL is set).
  */
 export async function createDeviceServices(
-  config: Pick<Config, "redisUrl" | "databaseUrl" | "dataDir">,
+  config: Pick<Config, "redisUrl" | "databaseUrl" | "dataDir" | "deviceLogLines">,
   db: Database,
   logger: FastifyBaseLogger,
   options: { clock?: { now(): number }; sweepMs?: number; flushMs?: number } = {},
@@ -42,7 +42,13 @@ export async function createDeviceServices(
     onError,
   });
   const relay = createRelay(bus);
-  const logs = createDeviceLogs();
+  const logs = createDeviceLogs({
+    db,
+    bus,
+    keep: config.deviceLogLines,
+    ...(options.flushMs !== undefined ? { flushMs: options.flushMs } : {}),
+    onError,
+  });
   /** Checked device keys by hash (lib/authenticate.ts): the hot path reads no key row while cached. */
   const deviceKeys = new Map<string, DeviceKeyEntry>();
   bus.on("device-keys.drop", () => deviceKeys.clear());
@@ -74,7 +80,7 @@ export async function createDeviceServices(
     /** Writes what is still in memory; call before the database closes. */
     async close() {
       relay.close();
-      await Promise.all([reports.close(), heartbeat.close()]);
+      await Promise.all([reports.close(), heartbeat.close(), logs.close()]);
       await bus.close();
     },
   };
