@@ -3,9 +3,9 @@ import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { APP_VERSION } from "@flotilla/domain";
 import { type BalenaSDK, getSdk } from "balena-sdk";
-import tar from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "./harness.ts";
+import { tarOf } from "./support/tar.ts";
 
 /**
  * Releases and builds (issue #9, docs/releases.md): the builder endpoints with real uploads,
@@ -18,15 +18,6 @@ let observerToken: string;
 let strangerToken: string;
 let fleet: Awaited<ReturnType<TestApp["factories"]["fleet"]>>;
 let device: { id: number; uuid: string };
-
-async function tarOf(files: Record<string, string>): Promise<Buffer> {
-  const pack = tar.pack();
-  for (const [name, text] of Object.entries(files)) pack.entry({ name }, text);
-  pack.finalize();
-  const chunks: Buffer[] = [];
-  for await (const chunk of pack) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
 
 type Event = { type: string; status?: string; id?: number; commit?: string; raw_version?: string; message?: string };
 

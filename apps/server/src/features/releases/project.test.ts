@@ -1,17 +1,8 @@
 import { Readable } from "node:stream";
 import { gzipSync } from "node:zlib";
-import tar from "tar-stream";
 import { describe, expect, it } from "vitest";
+import { tarOf } from "../../../test/support/tar.ts";
 import { ProjectError, parseProject, readProject } from "./project.ts";
-
-async function tarOf(files: Record<string, string>): Promise<Buffer> {
-  const pack = tar.pack();
-  for (const [name, text] of Object.entries(files)) pack.entry({ name }, text);
-  pack.finalize();
-  const chunks: Buffer[] = [];
-  for await (const chunk of pack) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
 
 const filesOf = (files: Record<string, string>) => new Map(Object.entries(files));
 
