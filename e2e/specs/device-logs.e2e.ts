@@ -1,0 +1,111 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
+import { logIn } from "./accounts-helpers.ts";
+import { api, consent } from "./fleets-helpers.ts";
+import { DEMO } from "./web-helpers.ts";
+
+const shot = async (page: Page, name: string) => {
+  mkdirSync("/tmp/shots-logs", { recursive: true });
+  await page.screenshot({ path: `/tmp/shots-logs/${name}.png`, fullPage: true });
+};
+
+/**
+ * The live logs panel of a device's summary page (issue 10, OPS-001..018): the demo's simulated
+ * devices write service and system lines; a person filters them, switches timestamps and UTC
+ * (remembered across a reload), downloads them and expands the panel.
+ */
+describe("device live logs", () => {
+  let flotilla: RunningFlotilla;
+  let browser: Browser;
+  let page: Page;
+  let uuid = "";
+
+  beforeAll(async () => {
+    flotilla = await startFlotilla({ FLOTILLA_DEMO_DEVICES: "1" });
+    browser = await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    await context.addInitScript(consent);
+    page = await context.newPage();
+    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
+    await page.waitForURL(/\/fleets$/);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await flotilla?.stop();
+  });
+
+  it("shows the device's lines, filters them, keeps the time preferences, downloads and expands", async () => {
+    await expect
+      .poll(
+        async () => {
+          const { d } = await api<{ d: Array<{ uuid: string }> }>(
+            page,
+            flotilla.apiUrl,
+            "GET",
+            "/v7/device?$select=uuid&$top=1",
+          );
+          uuid = d[0]?.uuid ?? "";
+          return uuid;
+        },
+        { timeout: 60_000, interval: 500 },
+      )
+      .not.toBe("");
+    await page.goto(`${flotilla.dashboardUrl}/devices/${uuid}`);
+    const panel = page.getByRole("region", { name: "Logs" });
+    const log = panel.getByRole("log", { name: "Device logs" });
+    // The simulator's supervisor says so once the device is up.
+    await log.getByText("Supervisor started").waitFor({ timeout: 60_000 });
+    await expect.poll(() => log.textContent()).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
+    await shot(page, "01-summary-logs");
+
+    // Filter (debounced): nothing matches, then the supervisor's lines only.
+    const filter = panel.getByLabel("Filter logs");
+    await filter.fill("no-such-line-anywhere");
+    await panel.getByText("No line matches “no-such-line-anywhere”.").waitFor();
+    await filter.fill("supervisor");
+    await log.getByText("Supervisor started").waitFor();
+    await panel.getByText(/^\d+ of \d+ lines$/).waitFor();
+    const messages = await log.locator("[data-log-line]").allTextContents();
+    expect(messages.length).toBeGreaterThan(0);
+    for (const text of messages) expect(text.toLowerCase()).toContain("supervisor");
+    await filter.fill("");
+
+    // UTC on, timestamps off: both survive a reload.
+    await panel.getByLabel("UTC").check();
+    await expect.poll(() => log.textContent()).toContain(" UTC");
+    await panel.getByLabel("Timestamps").uncheck();
+    await expect.poll(() => log.textContent()).not.toMatch(/\d\d:\d\d:\d\d/);
+    await page.reload();
+    await log.getByText("Supervisor started").waitFor({ timeout: 30_000 });
+    expect(await panel.getByLabel("UTC").isChecked()).toBe(true);
+    expect(await panel.getByLabel("Timestamps").isChecked()).toBe(false);
+    expect(await log.textContent()).not.toMatch(/\d\d:\d\d:\d\d/);
+    await panel.getByLabel("Timestamps").check();
+    await expect.poll(() => log.textContent()).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/);
+
+    // Download: a .log file with every line, timestamps included.
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      panel.getByRole("button", { name: "Download logs" }).click(),
+    ]);
+    expect(download.suggestedFilename()).toMatch(/-logs-\d{8}-\d{6}\.log$/);
+    const file = await download.path();
+    const text = readFileSync(file, "utf8");
+    expect(text).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\] \[system\] .+/m);
+    expect(text).toContain("Supervisor started");
+
+    // The administrator may clear logs: the button is there (the server's DELETE is not yet).
+    await panel.getByRole("button", { name: "Clear logs" }).waitFor();
+
+    // Expand: the same view in a full-screen dialog.
+    await panel.getByRole("button", { name: "Expand logs" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByRole("log", { name: "Device logs" }).getByText("Supervisor started").waitFor();
+    await shot(page, "02-expanded");
+    await dialog.getByRole("button", { name: "Close expanded logs" }).click();
+    await dialog.waitFor({ state: "hidden" });
+  }, 120_000);
+});
