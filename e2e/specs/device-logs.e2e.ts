@@ -6,9 +6,11 @@ import { logIn } from "./accounts-helpers.ts";
 import { api, consent } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
+/** Screenshots for people to look at (outside the repository), once transitions settled. */
 const shot = async (page: Page, name: string) => {
   mkdirSync("/tmp/shots-logs", { recursive: true });
-  await page.screenshot({ path: `/tmp/shots-logs/${name}.png`, fullPage: true });
+  await page.waitForTimeout(400);
+  await page.screenshot({ path: `/tmp/shots-logs/${name}.png` });
 };
 
 /**
@@ -59,6 +61,7 @@ describe("device live logs", () => {
     // The simulator's supervisor says so once the device is up.
     await log.getByText("Supervisor started").waitFor({ timeout: 60_000 });
     await expect.poll(() => log.textContent()).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
+    await panel.scrollIntoViewIfNeeded();
     await shot(page, "01-summary-logs");
 
     // Filter (debounced): nothing matches, then the supervisor's lines only.

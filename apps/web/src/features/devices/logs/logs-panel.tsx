@@ -421,12 +421,12 @@ export function LogsPanel({ device, canClear }: { device: Device; canClear: bool
       <FormControlLabel
         control={<Switch size="small" checked={timestamps} onChange={(_event, on) => setTimestamps(on)} />}
         label={t("devices.logs.timestamps")}
-        sx={{ mr: 0 }}
+        sx={{ mx: 0, gap: 0.5 }}
       />
       <FormControlLabel
         control={<Switch size="small" checked={utc} onChange={(_event, on) => setUtc(on)} />}
         label={t("devices.logs.utc")}
-        sx={{ mr: 0 }}
+        sx={{ mx: 0, gap: 0.5 }}
       />
       <Box sx={{ flex: 1 }} />
       <Typography variant="body2" color="text.secondary" sx={{ fontVariantNumeric: "tabular-nums" }}>
@@ -501,8 +501,8 @@ export function LogsPanel({ device, canClear }: { device: Device; canClear: bool
         <DialogTitle sx={{ pb: 1 }}>
           {t("devices.logs.title")} · {device.device_name}
         </DialogTitle>
-        <DialogContent sx={{ display: "flex", flexDirection: "column" }}>
-          {expanded ? view("calc(100vh - 170px)") : null}
+        <DialogContent sx={{ display: "flex", flexDirection: "column", pt: "8px !important" }}>
+          {expanded ? view("calc(100vh - 150px)") : null}
         </DialogContent>
       </Dialog>
       <Dialog open={clearing} onClose={() => setClearing(false)} maxWidth="xs" fullWidth>

@@ -114,16 +114,19 @@ export function keepLogStream(handlers: LogSubscriptionHandlers): () => void {
   let failedBefore = false;
   let timer: unknown;
   let controller: AbortController | undefined;
+  let quietReconnect = false;
   const retry = (error: unknown, delayMs: number) => {
     if (stopped) return;
-    handlers.onState({ state: "retrying", error, delayMs });
+    // A stream the server ended without an error is reopened without flagging it to the user.
+    quietReconnect = error === undefined && opened;
+    if (!quietReconnect) handlers.onState({ state: "retrying", error, delayMs });
     timer = setTimer(connect, delayMs);
   };
   function connect() {
     if (stopped) return;
     controller = new AbortController();
     const signal = controller.signal;
-    handlers.onState({ state: "connecting" });
+    if (!quietReconnect) handlers.onState({ state: "connecting" });
     handlers
       .open(opened ? RECONNECT_LOG_COUNT : INITIAL_LOG_COUNT, signal, () => {
         opened = true;
