@@ -9,15 +9,18 @@ export type StoredLogLine = DeviceLogLine & { deviceId: number };
 
 /**
  * One statement for the whole batch: arrays unnested into rows (PGlite and PostgreSQL alike).
- * Lines of devices deleted meanwhile are left out rather than failing the batch.
+ * Lines of devices deleted meanwhile are left out rather than failing the batch; ORDER BY keeps
+ * ids in arrival order (the semi-join alone may reorder rows, and history is read by id).
  */
 export async function insertLogLines(db: Db, lines: readonly StoredLogLine[]): Promise<void> {
   if (lines.length === 0) return;
   await db.query(
     `INSERT INTO "device_log" (device, created_at, "timestamp", message, is_system, is_std_err, service_id)
-     SELECT u.* FROM unnest($1::integer[], $2::bigint[], $3::bigint[], $4::text[], $5::boolean[], $6::boolean[], $7::integer[])
-       AS u(device, created_at, ts, message, is_system, is_std_err, service_id)
-     WHERE EXISTS (SELECT 1 FROM "device" d WHERE d.id = u.device)`,
+     SELECT u.device, u.created_at, u.ts, u.message, u.is_system, u.is_std_err, u.service_id
+     FROM unnest($1::integer[], $2::bigint[], $3::bigint[], $4::text[], $5::boolean[], $6::boolean[], $7::integer[])
+       WITH ORDINALITY AS u(device, created_at, ts, message, is_system, is_std_err, service_id, n)
+     WHERE EXISTS (SELECT 1 FROM "device" d WHERE d.id = u.device)
+     ORDER BY u.n`,
     [
       lines.map((l) => l.deviceId),
       lines.map((l) => Math.trunc(l.createdAt)),
