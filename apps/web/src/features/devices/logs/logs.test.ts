@@ -239,3 +239,12 @@ describe("file-save support (spec 2 §5)", () => {
     expect(canSaveFiles({ ...env, URL: {} } as unknown as typeof globalThis)).toBe(false);
   });
 });
+
+describe("clearing logs (resin.device_log.delete)", () => {
+  it("is for safe-developers and up", async () => {
+    const { deviceAbilities } = await import("../data.ts");
+    const can = (role: string) => deviceAbilities([{ role }]).clearLogs;
+    expect(["observer", "safe-operator", "operator"].map(can)).toEqual([false, false, false]);
+    expect(["safe-developer", "developer", "administrator"].map(can)).toEqual([true, true, true]);
+  });
+});
