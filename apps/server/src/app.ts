@@ -19,6 +19,7 @@ import { captchaRoutes } from "./features/captcha/routes.ts";
 import { dashboardServer } from "./features/dashboard/server.ts";
 import { dataApiRoutes } from "./features/data-api/routes.ts";
 import { deployRoutes } from "./features/deploy/routes.ts";
+import { diagnosticsRoutes } from "./features/devices/diagnostics.ts";
 import { deviceRegisterRoutes } from "./features/devices/register.ts";
 import { deviceRoutes } from "./features/devices/routes.ts";
 import { createDeviceServices } from "./features/devices/services.ts";
@@ -104,6 +105,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(deviceRegisterRoutes, ctx);
   await app.register(deviceRoutes, ctx);
   await app.register(supervisorRelayRoutes, ctx);
+  await app.register(diagnosticsRoutes, ctx);
   await app.register(variableRoutes, ctx);
   await app.register(releaseRoutes, ctx);
   return app;

@@ -1,6 +1,7 @@
 /**
  * What the server may ask a device over cloudlink (docs/device-protocol.md "Cloudlink"): the
- * supervisor actions balena-sdk relays. Shared by the server's relay and the agent.
+ * supervisor actions balena-sdk relays, and the device actions service's checks and diagnostics.
+ * Shared by the server's relay and the agent.
  */
 export const CLOUDLINK_ACTIONS = [
   "blink",
@@ -13,5 +14,8 @@ export const CLOUDLINK_ACTIONS = [
   "start-service",
   "stop-service",
   "restart-service",
+  // Health checks and diagnostics (diagnostics.ts): read the last report, or start a run.
+  "checks",
+  "diagnose",
 ] as const;
 export type CloudlinkAction = (typeof CLOUDLINK_ACTIONS)[number];

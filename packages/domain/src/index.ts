@@ -1,6 +1,7 @@
 export * from "./accounts.ts";
 export * from "./cloudlink.ts";
 export * from "./constants.ts";
+export * from "./diagnostics.ts";
 export * from "./errors.ts";
 export * from "./fleet-types.ts";
 export * from "./names.ts";

@@ -1,9 +1,12 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import { APP_VERSION } from "@flotilla/domain";
 import type { DeviceHost, DeviceRuntime } from "../device.ts";
+import { DiagnosticsRunner } from "../diagnostics.ts";
 import { type ActionAnswer, failure, locked, ok } from "../protocol/cloudlink.ts";
 import { type CurrentState, SUPERVISOR_VERSION } from "../protocol/state-report.ts";
 import { type TargetState, targetRelease } from "../protocol/target-state.ts";
+import { realProbe } from "./diagnostics.ts";
 import { HostMetrics, readNetwork } from "./metrics.ts";
 
 /** The supervisor API level reported (see SUPERVISOR_VERSION); the agent's version is printed at start. */
@@ -36,6 +39,7 @@ export class RealHost implements DeviceHost {
   private status = "Idle";
   private commit: string | null = null;
   private appUuid: string | null = null;
+  private readonly diagnostics = new DiagnosticsRunner(realProbe(APP_VERSION), `flotilla-agent ${APP_VERSION}`);
 
   constructor(private readonly options: RealHostOptions) {}
 
@@ -100,6 +104,9 @@ export class RealHost implements DeviceHost {
         if (this.locked && !force) return locked();
         device.pollNow();
         return ok();
+      case "checks":
+      case "diagnose":
+        return this.diagnostics.answer(action, data);
       case "device":
         return {
           status: 200,

@@ -1,8 +1,11 @@
+import { APP_VERSION } from "@flotilla/domain";
 import type { DeviceHost, DeviceRuntime } from "../device.ts";
+import { DiagnosticsRunner } from "../diagnostics.ts";
 import { type ActionAnswer, failure, locked, ok } from "../protocol/cloudlink.ts";
 import type { CurrentState } from "../protocol/state-report.ts";
 import type { TargetState } from "../protocol/target-state.ts";
 import type { Clock } from "../protocol/timing.ts";
+import { simulatedProbe } from "./diagnostics.ts";
 import { FAST_TICK_MS, type SimulatedDevice } from "./model.ts";
 
 export type SimulatedHostOptions = {
@@ -23,10 +26,16 @@ export class SimulatedHost implements DeviceHost {
   readonly model: SimulatedDevice;
   private readonly clock: Clock;
   blinks = 0;
+  /** A run takes a moment, as on a device, so the dashboard sees it in progress. */
+  readonly diagnostics: DiagnosticsRunner;
 
   constructor(private readonly options: SimulatedHostOptions) {
     this.model = options.model;
     this.clock = options.clock;
+    this.diagnostics = new DiagnosticsRunner(simulatedProbe(this.model, APP_VERSION), `flotilla-agent ${APP_VERSION}`, {
+      delayMs: 1500,
+      setTimeout: (run, ms) => this.clock.setTimeout(run, ms),
+    });
   }
 
   currentState(): CurrentState {
@@ -88,6 +97,9 @@ export class SimulatedHost implements DeviceHost {
         return ok();
       case "device":
         return { status: 200, body: this.model.supervisorState() };
+      case "checks":
+      case "diagnose":
+        return this.diagnostics.answer(action, data);
       case "start-service":
       case "stop-service":
       case "restart-service": {

@@ -29,6 +29,8 @@ const PERMISSION: Record<RelayAction, string> = {
   "stop-service": "device.supervisor-proxy-write",
   "restart-service": "device.supervisor-proxy-write",
   device: "device.read",
+  checks: "device.access_diagnostics",
+  diagnose: "device.access_diagnostics",
 };
 
 const V1_ACTIONS = ["blink", "restart", "reboot", "shutdown", "purge", "update", "device"] as const;

@@ -1,0 +1,38 @@
+/**
+ * Health checks and diagnostics (spec 2 §3 "Check result", "Check report", §4 "Health checks and
+ * diagnostics", §7 device actions service, §9). The agent runs them, the server relays them
+ * (`GET|POST /v1/{uuid}/{checks|diagnose}`), the dashboard shows them.
+ */
+
+export const DIAGNOSTICS_ACTIONS = ["checks", "diagnose"] as const;
+export type DiagnosticsAction = (typeof DIAGNOSTICS_ACTIONS)[number];
+
+export const DIAGNOSTICS_STATES = ["configuring", "done", "error", "idle", "in_progress"] as const;
+export type DiagnosticsState = (typeof DIAGNOSTICS_STATES)[number];
+
+export type CheckResult = { name: string; success: boolean; status: string };
+
+export type CheckReport = {
+  status: DiagnosticsState;
+  checks: CheckResult[];
+  diagnose_version: string;
+  /** When the last run ended (ISO 8601), null before the first. */
+  lastRun: string | null;
+  stdout: string;
+  error: string | null;
+};
+
+/** Health checks poll every 15 s, diagnostics every 5 s (spec 2 §9). */
+export const HEALTH_CHECKS_POLL_MS = 15_000;
+export const DIAGNOSTICS_POLL_MS = 5000;
+/** Checks warn on devices whose OS is older than this (spec 2 §5, §9). */
+export const CHECKS_MIN_OS_VERSION = "2.11.0";
+
+export const emptyReport = (diagnose_version: string): CheckReport => ({
+  status: "idle",
+  checks: [],
+  diagnose_version,
+  lastRun: null,
+  stdout: "",
+  error: null,
+});
