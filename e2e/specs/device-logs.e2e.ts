@@ -61,6 +61,12 @@ describe("device live logs", () => {
     // The simulator's supervisor says so once the device is up.
     await log.getByText("Supervisor started").waitFor({ timeout: 60_000 });
     await expect.poll(() => log.textContent()).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
+    await panel.getByRole("status").getByText("Live").waitFor();
+    // Live: lines keep arriving over the open stream.
+    const before = await log.locator("[data-log-line]").count();
+    await expect
+      .poll(() => log.locator("[data-log-line]").count(), { timeout: 30_000, interval: 500 })
+      .toBeGreaterThan(before);
     await panel.scrollIntoViewIfNeeded();
     await shot(page, "01-summary-logs");
 
@@ -100,9 +106,6 @@ describe("device live logs", () => {
     expect(text).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\] \[system\] .+/m);
     expect(text).toContain("Supervisor started");
 
-    // The administrator may clear logs: the button is there (the server's DELETE is not yet).
-    await panel.getByRole("button", { name: "Clear logs" }).waitFor();
-
     // Expand: the same view in a full-screen dialog.
     await panel.getByRole("button", { name: "Expand logs" }).click();
     const dialog = page.getByRole("dialog");
@@ -110,5 +113,17 @@ describe("device live logs", () => {
     await shot(page, "02-expanded");
     await dialog.getByRole("button", { name: "Close expanded logs" }).click();
     await dialog.waitFor({ state: "hidden" });
+
+    // Clear (the administrator has device_log.delete), confirmed in a dialog; gone after a reload too.
+    await panel.getByRole("button", { name: "Clear logs" }).click();
+    const confirm = page.getByRole("dialog", { name: "Clear logs?" });
+    await confirm.getByRole("button", { name: "Clear logs" }).click();
+    await page.getByText("Logs cleared").waitFor();
+    await confirm.waitFor({ state: "hidden" });
+    expect(await log.textContent()).not.toContain("Supervisor started");
+    await page.reload();
+    await panel.getByRole("status").getByText("Live").waitFor();
+    await page.waitForTimeout(1000);
+    expect(await log.textContent()).not.toContain("Supervisor started");
   }, 120_000);
 });
