@@ -49,6 +49,9 @@ describe("configuration", () => {
       "must be a comma-separated list of names (letters, digits, _ and :, starting with a letter) or none",
     ],
     ["REDIS_URL", "localhost:6379", "must be a redis:// or rediss:// URL"],
+    ["FLOTILLA_DEVICE_LOG_LINES", "0", "must be a whole number from 1 to 100000"],
+    ["FLOTILLA_DEVICE_LOG_LINES", "2.5", "must be a whole number from 1 to 100000"],
+    ["FLOTILLA_DEVICE_LOG_HEARTBEAT_SECONDS", "0", "must be a number of seconds from 0.1 to 300"],
     [
       "FLOTILLA_DEVICE_URLS_BASE_DOMAIN",
       "https://devices.example.com",
