@@ -55,7 +55,8 @@ export type CrumbKey =
   | "nav.location"
   | "nav.envvars"
   | "nav.config"
-  | "nav.releases";
+  | "nav.releases"
+  | "nav.diagnostics";
 
 /** A breadcrumb named after the object a route shows (organization, member, team, fleet). */
 export type CrumbObject = "org" | "member" | "team" | "fleet" | "device" | "release";
@@ -641,7 +642,7 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
 
 /**
  * `/devices/{uuid}` (spec 2 §2): a missing device goes to `/` ("Device not found: {uuid}"), a
- * frozen one to its fleet; summary, actions, settings (hidden for observers) and location.
+ * frozen one to its fleet; summary, actions, settings (hidden for observers), location and diagnostics.
  */
 const deviceRoute = createRoute({
   getParentRoute: () => verifiedRoute,
@@ -669,6 +670,7 @@ const devicePages = {
   actions: () => import("./features/devices/actions-page.tsx"),
   settings: () => import("./features/devices/settings-page.tsx"),
   location: () => import("./features/devices/location-page.tsx"),
+  diagnostics: () => import("./features/devices/diagnostics-page.tsx"),
 };
 const deviceChildren = [
   createRoute({
@@ -711,6 +713,19 @@ const deviceChildren = [
     path: "location",
     staticData: { crumb: "nav.location" },
     component: page(devicePages.location, "DeviceLocationPage"),
+  }),
+  createRoute({
+    getParentRoute: () => deviceRoute,
+    path: "diagnostics",
+    staticData: { crumb: "nav.diagnostics" },
+    // Without resin.device.access_diagnostics the page is not there (spec 1 §2.2).
+    beforeLoad: async ({ params, context }) => {
+      const device = await loadDevice(context.queryClient, context.sdk, params.uuid).catch(() => undefined);
+      if (device && !deviceAbilities(device.belongs_to__application[0]?.user_access_roles).diagnostics) {
+        throw redirect({ to: "/", replace: true });
+      }
+    },
+    component: page(devicePages.diagnostics, "DeviceDiagnosticsPage"),
   }),
 ];
 

@@ -36,3 +36,20 @@ export const emptyReport = (diagnose_version: string): CheckReport => ({
   stdout: "",
   error: null,
 });
+
+/** Devices on an OS older than 2.11.0 get a warning before checks (spec 2 §5, §9); "balenaOS 2.9.7" reads as 2.9.7. */
+export function checksNeedNewerOs(osVersion: string | null | undefined): boolean {
+  const match = /(\d+)\.(\d+)\.(\d+)/.exec(osVersion ?? "");
+  if (!match) return false;
+  const [major, minor, patch] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const [minMajor, minMinor, minPatch] = CHECKS_MIN_OS_VERSION.split(".").map(Number) as [number, number, number];
+  if (major !== minMajor) return major < minMajor;
+  if (minor !== minMinor) return minor < minMinor;
+  return patch < minPatch;
+}
+
+/** The supervisor target state is asked as v2 below supervisor 13.0.0, else v3 (spec 2 §7, §9). */
+export function supervisorTargetStateVersion(supervisorVersion: string | null | undefined): 2 | 3 {
+  const major = Number(/(\d+)\./.exec(supervisorVersion ?? "")?.[1] ?? Number.NaN);
+  return Number.isFinite(major) && major < 13 ? 2 : 3;
+}

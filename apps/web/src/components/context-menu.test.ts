@@ -47,6 +47,9 @@ describe("device side menu", () => {
       "nav.settings",
       "nav.location",
     ]);
+    expect(
+      labels(contextMenu("/devices/abc", { uuid: "abc" }, { ...base, deviceSettings: true, deviceDiagnostics: true })),
+    ).toContain("nav.diagnostics");
     expect(labels(contextMenu("/devices/abc/actions", { uuid: "abc" }, { ...base, deviceSettings: false }))).toEqual([
       "nav.summary",
       "nav.envvars",

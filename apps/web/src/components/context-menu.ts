@@ -20,7 +20,8 @@ export type NavLabel =
   | "nav.location"
   | "nav.envvars"
   | "nav.config"
-  | "nav.releases";
+  | "nav.releases"
+  | "nav.diagnostics";
 export type MenuIcon =
   | "fleets"
   | "apps"
@@ -36,7 +37,8 @@ export type MenuIcon =
   | "location"
   | "variables"
   | "config"
-  | "releases";
+  | "releases"
+  | "diagnostics";
 export type MenuContext =
   | "home"
   | "organization"
@@ -61,7 +63,7 @@ export interface MenuEntry {
  * members, teams); member (summary, fleets, apps, blocks, teams); team (summary, fleets, apps,
  * blocks, members); fleet/app/block (summary, devices for fleets, settings unless observer,
  * api-keys for fleets with api_key.read, members, teams); device (summary, envvars, config, actions, settings
- * unless observer, location; diagnostics come with [operate]); fleets also have envvars and
+ * unless observer, location, diagnostics with device.access_diagnostics); fleets also have envvars and
  * config. Apps
  * entries only with the apps display on. Billing and credits come with the billing issue.
  */
@@ -74,6 +76,7 @@ export function contextMenu(
     fleetApiKeys?: boolean;
     fleetMembers?: boolean;
     deviceSettings?: boolean;
+    deviceDiagnostics?: boolean;
     /** resin.release.update: the release settings entry (hidden for observers, spec 1 §2.5). */
     releaseSettings?: boolean;
   },
@@ -121,6 +124,9 @@ export function contextMenu(
       { to: `${base}/actions`, label: "nav.actions", icon: "actions" },
       ...(options.deviceSettings ? [{ to: `${base}/settings`, label: "nav.settings", icon: "settings" } as const] : []),
       { to: `${base}/location`, label: "nav.location", icon: "location" },
+      ...(options.deviceDiagnostics
+        ? [{ to: `${base}/diagnostics`, label: "nav.diagnostics", icon: "diagnostics" } as const]
+        : []),
     ]);
   }
   if (params.fleetId && params.releaseId) {
@@ -186,6 +192,7 @@ export function useContextMenu(displayApps: boolean) {
   const device = useQuery({ ...deviceQuery(sdk, params.uuid ?? ""), enabled: params.uuid !== undefined });
   return contextMenu(pathname, params, {
     deviceSettings: deviceAbilities(device.data?.belongs_to__application[0]?.user_access_roles).settings,
+    deviceDiagnostics: deviceAbilities(device.data?.belongs_to__application[0]?.user_access_roles).diagnostics,
     displayApps,
     fleetSettings: abilities.settings && abilities.update,
     fleetApiKeys: abilities.apiKeys,

@@ -5,6 +5,7 @@ import DashboardOutlined from "@mui/icons-material/DashboardOutlined";
 import DataObjectOutlined from "@mui/icons-material/DataObjectOutlined";
 import DevicesOtherOutlined from "@mui/icons-material/DevicesOtherOutlined";
 import GroupsOutlined from "@mui/icons-material/GroupsOutlined";
+import HealthAndSafetyOutlined from "@mui/icons-material/HealthAndSafetyOutlined";
 import KeyboardDoubleArrowLeft from "@mui/icons-material/KeyboardDoubleArrowLeft";
 import KeyboardDoubleArrowRight from "@mui/icons-material/KeyboardDoubleArrowRight";
 import MemoryOutlined from "@mui/icons-material/MemoryOutlined";
@@ -44,6 +45,7 @@ const ICONS: Record<MenuIcon, ReactNode> = {
   devices: <MemoryOutlined fontSize="small" />,
   actions: <BoltOutlined fontSize="small" />,
   location: <PlaceOutlined fontSize="small" />,
+  diagnostics: <HealthAndSafetyOutlined fontSize="small" />,
   variables: <DataObjectOutlined fontSize="small" />,
   config: <TuneOutlined fontSize="small" />,
   releases: <NewReleasesOutlined fontSize="small" />,
