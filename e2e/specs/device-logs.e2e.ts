@@ -16,9 +16,10 @@ const shot = async (page: Page, name: string) => {
 /**
  * The live logs panel of a device's summary page (issue 10, OPS-001..018): the demo's simulated
  * devices write service and system lines; a person filters them, switches timestamps and UTC
- * (remembered across a reload), downloads them and expands the panel.
+ * (remembered across a reload), downloads them and expands the panel. Then the diagnostics page
+ * of the same device: health checks, diagnostics and the supervisor state.
  */
-describe("device live logs", () => {
+describe("device live logs and diagnostics", () => {
   let flotilla: RunningFlotilla;
   let browser: Browser;
   let page: Page;
@@ -126,4 +127,37 @@ describe("device live logs", () => {
     await page.waitForTimeout(1000);
     expect(await log.textContent()).not.toContain("Supervisor started");
   }, 120_000);
+
+  it("runs health checks and diagnostics on the device and shows the supervisor state", async () => {
+    await page.goto(`${flotilla.dashboardUrl}/devices/${uuid}`);
+    await page.getByRole("navigation", { name: "Main navigation" }).getByRole("link", { name: "Diagnostics" }).click();
+    await page.getByRole("heading", { name: "Diagnostics" }).waitFor();
+    const run = page.getByRole("button", { name: "Run checks" });
+    await expect.poll(async () => run.isEnabled(), { timeout: 30_000 }).toBe(true);
+    await page.getByText("No check data available yet: run them to see the results.").waitFor();
+    await run.click();
+    await page.getByRole("status", { name: "Running on the device…" }).waitFor();
+    const checks = page.getByRole("table", { name: "Health checks" });
+    await checks
+      .getByRole("row", { name: /check_disk_space/ })
+      .getByText("Passed")
+      .waitFor({ timeout: 15_000 });
+    await checks.getByRole("row", { name: /check_container_engine/ }).waitFor();
+    await shot(page, "diagnostics-checks");
+
+    await page.getByRole("tab", { name: "Diagnostics" }).click();
+    await page.getByRole("button", { name: "Run diagnostics" }).click();
+    await page
+      .getByLabel("Diagnostics output")
+      .getByText(/flotilla-agent .* \(simulated device\)/)
+      .waitFor({ timeout: 15_000 });
+
+    await page.getByRole("tab", { name: "Supervisor state" }).click();
+    await page
+      .getByRole("region", { name: "Supervisor state" })
+      .getByText(/"status"/)
+      .waitFor();
+    await page.getByRole("region", { name: "Target state" }).getByText(new RegExp(uuid)).first().waitFor();
+    await shot(page, "diagnostics-supervisor");
+  }, 90_000);
 });
