@@ -35,27 +35,25 @@ describe("device live logs and diagnostics", () => {
     await page.waitForURL(/\/fleets$/);
   }, 120_000);
 
+  /** The demo's simulated device (it registers a moment after the server starts). */
+  const firstDevice = async () => {
+    const { d } = await api<{ d: Array<{ uuid: string }> }>(
+      page,
+      flotilla.apiUrl,
+      "GET",
+      "/v7/device?$select=uuid&$top=1",
+    );
+    uuid = d[0]?.uuid ?? "";
+    return uuid;
+  };
+
   afterAll(async () => {
     await browser?.close();
     await flotilla?.stop();
   });
 
   it("shows the device's lines, filters them, keeps the time preferences, downloads and expands", async () => {
-    await expect
-      .poll(
-        async () => {
-          const { d } = await api<{ d: Array<{ uuid: string }> }>(
-            page,
-            flotilla.apiUrl,
-            "GET",
-            "/v7/device?$select=uuid&$top=1",
-          );
-          uuid = d[0]?.uuid ?? "";
-          return uuid;
-        },
-        { timeout: 60_000, interval: 500 },
-      )
-      .not.toBe("");
+    await expect.poll(firstDevice, { timeout: 60_000, interval: 500 }).not.toBe("");
     await page.goto(`${flotilla.dashboardUrl}/devices/${uuid}`);
     const panel = page.getByRole("region", { name: "Logs" });
     const log = panel.getByRole("log", { name: "Device logs" });
@@ -126,6 +124,29 @@ describe("device live logs and diagnostics", () => {
     await panel.getByRole("status").getByText("Live").waitFor();
     await page.waitForTimeout(1000);
     expect(await log.textContent()).not.toContain("Supervisor started");
+  }, 120_000);
+
+  it("stops and starts a service from the services table, and shows its logs", async () => {
+    await expect.poll(firstDevice, { timeout: 60_000, interval: 500 }).not.toBe("");
+    await page.goto(`${flotilla.dashboardUrl}/devices/${uuid}`);
+    const services = page.getByRole("table", { name: "Services" });
+    const worker = services.getByRole("row", { name: /worker/ });
+    // The device provisions and installs its release first (the table polls every 15 s).
+    await worker.getByText("Running").waitFor({ timeout: 90_000 });
+    // Running: start is off, stop and restart are on.
+    expect(await page.getByRole("button", { name: "Start worker", exact: true }).isDisabled()).toBe(true);
+    await expect
+      .poll(async () => page.getByRole("button", { name: "Stop worker", exact: true }).isEnabled(), { timeout: 30_000 })
+      .toBe(true);
+    await page.getByRole("button", { name: "Stop worker", exact: true }).click();
+    await page.getByText("Stopped worker").waitFor();
+    await worker.getByText("exited").waitFor({ timeout: 30_000 });
+    expect(await page.getByRole("button", { name: "Restart worker", exact: true }).isDisabled()).toBe(true);
+    await shot(page, "services-stopped");
+    await page.getByRole("button", { name: "Start worker", exact: true }).click();
+    await worker.getByText("Running").waitFor({ timeout: 30_000 });
+    await page.getByRole("button", { name: "Show the logs of worker" }).click();
+    await expect.poll(async () => page.getByLabel("Filter logs").inputValue()).toBe("worker");
   }, 120_000);
 
   it("runs health checks and diagnostics on the device and shows the supervisor state", async () => {

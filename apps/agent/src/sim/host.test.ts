@@ -108,6 +108,18 @@ describe("simulated device actions", () => {
     expect(model.report().apps?.app?.releases.abc1234?.services.main?.status).toBe("Running");
   });
 
+  it("service controls may name the image, as balena-sdk's startService/stopService do", () => {
+    const { host, runtime, model } = setUp();
+    model.targetChanged({
+      apps: { app: { releases: { abc1234: { services: { main: { image_id: 11 }, worker: { image_id: 12 } } } } } },
+    });
+    for (let i = 0; i < 20 && model.currentCommit === null; i++) model.tick();
+    expect(host.handle("stop-service", { imageId: 12 }, runtime).status).toBe(200);
+    const services = model.report().apps?.app?.releases.abc1234?.services;
+    expect([services?.main?.status, services?.worker?.status]).toEqual(["Running", "exited"]);
+    expect(host.handle("restart-service", { imageId: 99 }, runtime).status).toBe(404);
+  });
+
   it("logs applied variables with the service's id and reboots for boot configuration", () => {
     const { host, runtime, logs, calls, clock, model } = setUp();
     const state = (gpu: string, greeting: string): TargetState => ({

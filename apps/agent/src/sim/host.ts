@@ -8,6 +8,8 @@ import type { Clock } from "../protocol/timing.ts";
 import { simulatedProbe } from "./diagnostics.ts";
 import { FAST_TICK_MS, type SimulatedDevice } from "./model.ts";
 
+const SERVICE_DONE = { "start-service": "Started", "stop-service": "Stopped", "restart-service": "Restarted" } as const;
+
 export type SimulatedHostOptions = {
   model: SimulatedDevice;
   clock: Clock;
@@ -104,13 +106,15 @@ export class SimulatedHost implements DeviceHost {
       case "stop-service":
       case "restart-service": {
         if (isLocked) return locked();
-        const name = typeof data.serviceName === "string" ? data.serviceName : null;
+        const byImage = typeof data.imageId === "number" ? this.model.imageIds.get(data.imageId) : undefined;
+        if (typeof data.imageId === "number" && !byImage) return failure(404, `Image not found: ${data.imageId}`);
+        const name = typeof data.serviceName === "string" ? data.serviceName : (byImage ?? null);
         const services = name ? [name] : this.model.services;
         if (name && !this.model.services.includes(name)) return failure(404, `Service not found: ${name}`);
         for (const service of services) {
           if (action === "stop-service") this.model.stoppedServices.add(service);
           else this.model.stoppedServices.delete(service);
-          device.log({ message: `${action.replace("-service", "")}ed service ${service}`, isSystem: true });
+          device.log({ message: `${SERVICE_DONE[action]} service ${service}`, isSystem: true });
         }
         device.reportNow();
         return ok();

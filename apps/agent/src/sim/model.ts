@@ -85,6 +85,8 @@ export class SimulatedDevice {
   targetServices: string[] = [];
   /** Service ids of the target release, by name (log lines carry them). */
   serviceIds = new Map<string, number>();
+  /** Service names of the target release by image id (balena-sdk's service controls name the image). */
+  imageIds = new Map<number, string>();
   downloadProgress: number | null = null;
   updateStatus = "idle";
   updateLock: boolean;
@@ -149,6 +151,11 @@ export class SimulatedDevice {
     this.serviceIds = new Map(
       Object.entries(release?.services ?? {}).flatMap(([name, service]) =>
         typeof service.id === "number" ? [[name, service.id] as const] : [],
+      ),
+    );
+    this.imageIds = new Map(
+      Object.entries(release?.services ?? {}).flatMap(([name, service]) =>
+        typeof service.image_id === "number" ? [[service.image_id, name] as const] : [],
       ),
     );
     return changes;

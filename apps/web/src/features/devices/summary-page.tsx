@@ -31,6 +31,7 @@ import { Card, NameDialog } from "../orgs/ui.tsx";
 import { type Device, deviceUrl, metricLevel, usedPercent, usePageDevice } from "./data.ts";
 import { LogsPanel } from "./logs/logs-panel.tsx";
 import { DeviceNotes } from "./notes.tsx";
+import { ServicesCard } from "./services-card.tsx";
 import { DeviceStatusChip } from "./status-chip.tsx";
 
 /** One metric bar: green ≤ 60 %, warning ≤ 80 %, error above (spec 2 §9); CPU and temperature max 100. */
@@ -207,6 +208,7 @@ export function DeviceSummaryPage() {
   const { device, abilities } = usePageDevice();
   const [renaming, setRenaming] = useState(false);
   const [tagging, setTagging] = useState(false);
+  const [logFilter, setLogFilter] = useState<{ text: string; at: number }>();
   if (!device) return null;
   const fleet = device.belongs_to__application[0];
   const target = device.is_pinned_on__release[0] ?? fleet?.should_be_running__release[0];
@@ -353,7 +355,17 @@ export function DeviceSummaryPage() {
         </Stack>
       </Box>
       <Box sx={{ mt: 2 }}>
-        <LogsPanel device={device} canClear={abilities.clearLogs} />
+        <ServicesCard
+          device={device}
+          canControl={abilities.supervisor}
+          onShowLogs={(service) => {
+            setLogFilter({ text: service, at: Date.now() });
+            document.getElementById("device-logs")?.scrollIntoView({ behavior: "smooth", block: "start" });
+          }}
+        />
+      </Box>
+      <Box id="device-logs" sx={{ mt: 2 }}>
+        <LogsPanel device={device} canClear={abilities.clearLogs} filterRequest={logFilter} />
       </Box>
       <NameDialog
         open={renaming}

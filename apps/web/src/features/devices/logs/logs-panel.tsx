@@ -325,7 +325,16 @@ function saveText(fileName: string, text: string) {
 }
 
 /** Live logs of a device (spec 2 §2): filter, UTC, timestamps, download, clear and expand. */
-export function LogsPanel({ device, canClear }: { device: Device; canClear: boolean }) {
+export function LogsPanel({
+  device,
+  canClear,
+  filterRequest,
+}: {
+  device: Device;
+  canClear: boolean;
+  /** A filter asked from outside (the services table's "show logs"); `at` makes a repeat count. */
+  filterRequest?: { text: string; at: number };
+}) {
   const { t } = useTranslation();
   const { sdk, config } = useServices();
   const localMode = device.is_in_local_mode;
@@ -336,6 +345,9 @@ export function LogsPanel({ device, canClear }: { device: Device; canClear: bool
   const [timestamps, setTimestamps] = usePreference("deviceLogsTimestamps");
   const [filterInput, setFilterInput] = useState("");
   const filter = useDebounced(filterInput, LOG_FILTER_DEBOUNCE_MS);
+  useEffect(() => {
+    if (filterRequest) setFilterInput(filterRequest.text);
+  }, [filterRequest]);
   const [expanded, setExpanded] = useState(false);
   const [clearing, setClearing] = useState(false);
   const [clearBusy, setClearBusy] = useState(false);
