@@ -91,7 +91,8 @@ describe("releases: push with the CLI, roll out to simulated devices, pin, final
 
   it("flotilla push builds the project; the dashboard lists the release and shows its build log", async () => {
     // The demo's three simulated devices are there (provisioning onto the fleet's release 1.1.0).
-    await expect.poll(async () => (await devices()).length, { timeout: 60_000, interval: 500 }).toBe(3);
+    // A loaded CI machine has taken over a minute to start the simulator and register them.
+    await expect.poll(async () => (await devices()).length, { timeout: 150_000, interval: 1000 }).toBe(3);
     await page.goto(url(`/fleets/${fleetId}/releases`));
     const grid = page.getByRole("grid", { name: "Releases" });
     await grid.getByRole("link", { name: "1.1.0" }).waitFor();
@@ -132,12 +133,12 @@ describe("releases: push with the CLI, roll out to simulated devices, pin, final
     await shot(page, "releases-journey-summary");
     pushed = await releaseByVersion("1.2.0");
     expect(pushed).toBeDefined();
-  }, 120_000);
+  }, 240_000);
 
   it("the simulated devices download the new release and run it", async () => {
     const id = pushed?.id;
     await expect
-      .poll(async () => (await devices()).map((d) => d.is_running__release?.__id), { timeout: 90_000, interval: 1000 })
+      .poll(async () => (await devices()).map((d) => d.is_running__release?.__id), { timeout: 150_000, interval: 1000 })
       .toEqual([id, id, id]);
     const [first] = await devices();
     const short = pushed?.commit.slice(0, 7);
@@ -150,7 +151,7 @@ describe("releases: push with the CLI, roll out to simulated devices, pin, final
       .first()
       .waitFor();
     await shot(page, "releases-journey-device");
-  }, 120_000);
+  }, 180_000);
 
   it("a device pinned to the previous release goes back to it", async () => {
     const previous = await releaseByVersion("1.1.0");
