@@ -5,6 +5,7 @@ import type { Identity } from "./protocol/register.ts";
 import { type CurrentState, StateReporter } from "./protocol/state-report.ts";
 import { pollIntervalOf, type TargetState, TargetStateClient } from "./protocol/target-state.ts";
 import { type Clock, jittered, type Random, systemClock } from "./protocol/timing.ts";
+import { type Shell, type ShellEvents, ShellRefused, type ShellRequest, TerminalSessions } from "./terminal.ts";
 
 /** What runs on the device: the real host or a simulated one. */
 export type DeviceHost = {
@@ -18,6 +19,8 @@ export type DeviceHost = {
   beforeReport?(device: DeviceRuntime): void;
   /** The delay to the next report, when the host wants it sooner than the interval. */
   nextReportInMs?(intervalMs: number): number;
+  /** A terminal's shell for the Host OS or a service (terminal.ts); throws ShellRefused when it cannot. */
+  openShell?(request: ShellRequest, events: ShellEvents, device: DeviceRuntime): Shell | Promise<Shell>;
 };
 
 /** Counters shared by all devices of a process (the benchmark and the simulator read them). */
@@ -81,6 +84,8 @@ export class DeviceRuntime {
   readonly cloudlink: CloudlinkClient;
   readonly targetClient: TargetStateClient;
   readonly reporter: StateReporter;
+  /** Open web terminal sessions (terminal.ts); they end with the cloudlink socket. */
+  readonly terminals: TerminalSessions;
   readonly stats: DeviceStats;
   private readonly clock: Clock;
   private readonly random: Random;
@@ -109,6 +114,13 @@ export class DeviceRuntime {
       idleMs: options.logIdleMs ?? 30_000,
       onError: (message) => options.onProblem?.("logs", message),
     });
+    this.terminals = new TerminalSessions(
+      (frame) => this.cloudlink.send(frame),
+      (request, events) => {
+        if (!options.host.openShell) throw new ShellRefused("unsupported", "This device offers no terminal");
+        return options.host.openShell(request, events, this);
+      },
+    );
     this.cloudlink = new CloudlinkClient({
       apiUrl: identity.apiUrl,
       deviceKey: identity.deviceKey,
@@ -123,7 +135,9 @@ export class DeviceRuntime {
       onConnected: () => {
         this.stats.cloudlinkConnects += 1;
       },
+      onFrame: (frame) => this.terminals.handle(frame),
       onDisconnected: (reason) => {
+        this.terminals.closeAll();
         this.stats.cloudlinkDrops += 1;
         if (reason !== DROPPED) options.onProblem?.("cloudlink", reason);
       },
@@ -148,6 +162,7 @@ export class DeviceRuntime {
   /** Closes the socket and stops polling and reporting (reboot, shutdown, the end). */
   stop() {
     this.online = false;
+    this.terminals.closeAll();
     this.cloudlink.stop();
     if (this.pollTimer !== null) this.clock.clearTimeout(this.pollTimer);
     if (this.reportTimer !== null) this.clock.clearTimeout(this.reportTimer);

@@ -29,6 +29,7 @@ import { invitationRoutes } from "./features/invitations/routes.ts";
 import { createMailer } from "./features/mail/mailer.ts";
 import { organizationLogoRoutes } from "./features/organizations/logo.ts";
 import { releaseRoutes } from "./features/releases/routes.ts";
+import { terminalRoutes } from "./features/terminal/routes.ts";
 import { variableRoutes } from "./features/variables/routes.ts";
 import { bearerToken, registerAuthentication } from "./lib/authenticate.ts";
 import { ERROR_CODE_HEADER, registerErrorHandler } from "./lib/error-handler.ts";
@@ -106,6 +107,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(deviceRoutes, ctx);
   await app.register(supervisorRelayRoutes, ctx);
   await app.register(diagnosticsRoutes, ctx);
+  await app.register(terminalRoutes, ctx);
   await app.register(variableRoutes, ctx);
   await app.register(releaseRoutes, ctx);
   return app;

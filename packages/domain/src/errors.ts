@@ -112,6 +112,8 @@ export const errorCatalogue = {
   supervisor_locked: { status: 423, text: "Supervisor locked." },
   device_does_not_support_blinking: { status: 400, text: "The device does not support blinking" },
   device_relay_timeout: { status: 504, text: "The device did not answer in time" },
+  // Web terminal (spec 2 §7, §8; terminal.ts).
+  host_os_access_not_supported: { status: 403, text: "Host OS access is only available for certain OS versions" },
   // Variables (spec 2 §5 "Variables"; texts in variables.ts VARIABLE_TEXTS). The 409 text says
   // "unique": balena-sdk's envVar.set upserts (PATCH) on a 409 whose body matches /unique/i.
   variable_name_required: { status: 400, text: "A name is required" },

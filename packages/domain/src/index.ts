@@ -9,4 +9,5 @@ export * from "./permissions.ts";
 export * from "./proof-of-work.ts";
 export * from "./releases.ts";
 export * from "./ssh-keys.ts";
+export * from "./terminal.ts";
 export * from "./variables.ts";

@@ -30,6 +30,8 @@ export type CloudlinkOptions = {
   random?: Random;
   onConnected?: () => void;
   onDisconnected?: (reason: string) => void;
+  /** Frames outside request/answer: the terminal's `terminal-*` (docs/device-protocol.md "Terminal"). */
+  onFrame?: (frame: { type: string } & Record<string, unknown>) => void;
 };
 
 /**
@@ -69,6 +71,13 @@ export class CloudlinkClient {
     if (this.reconnectTimer !== null) this.clock.clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
     this.closeSocket();
+  }
+
+  /** Sends a frame (a terminal's output); false while not connected. */
+  send(frame: { type: string } & Record<string, unknown>): boolean {
+    if (this.socket?.readyState !== WebSocket.OPEN) return false;
+    this.socket.send(JSON.stringify(frame));
+    return true;
   }
 
   /** Drops the connection as a flaky network would; the client reconnects with backoff. */
@@ -149,6 +158,11 @@ export class CloudlinkClient {
     try {
       request = JSON.parse(text) as ActionRequest;
     } catch {
+      return;
+    }
+    const type = (request as { type?: unknown } | null)?.type;
+    if (typeof type === "string" && type.startsWith("terminal-")) {
+      this.options.onFrame?.(request as unknown as { type: string } & Record<string, unknown>);
       return;
     }
     if (request?.type !== "request" || typeof request.id !== "string") return;

@@ -6,8 +6,10 @@ import { DiagnosticsRunner } from "../diagnostics.ts";
 import { type ActionAnswer, failure, locked, ok } from "../protocol/cloudlink.ts";
 import { type CurrentState, SUPERVISOR_VERSION } from "../protocol/state-report.ts";
 import { type TargetState, targetRelease } from "../protocol/target-state.ts";
+import type { Shell, ShellEvents, ShellRequest } from "../terminal.ts";
 import { realProbe } from "./diagnostics.ts";
 import { HostMetrics, readNetwork } from "./metrics.ts";
+import { openHostShell } from "./shell.ts";
 
 /** The supervisor API level reported (see SUPERVISOR_VERSION); the agent's version is printed at start. */
 export const REAL_SUPERVISOR_VERSION = SUPERVISOR_VERSION;
@@ -65,6 +67,11 @@ export class RealHost implements DeviceHost {
       this.options.print?.(`target release ${commit}: running releases needs Docker, which this agent does not do yet`);
     }
     this.commit = commit;
+  }
+
+  /** The web terminal: a real shell through a pseudo-terminal for the Host OS (real/shell.ts). */
+  openShell(request: ShellRequest, events: ShellEvents): Promise<Shell> {
+    return openHostShell(request, events);
   }
 
   private get locked() {

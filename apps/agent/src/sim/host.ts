@@ -5,8 +5,10 @@ import { type ActionAnswer, failure, locked, ok } from "../protocol/cloudlink.ts
 import type { CurrentState } from "../protocol/state-report.ts";
 import type { TargetState } from "../protocol/target-state.ts";
 import type { Clock } from "../protocol/timing.ts";
+import { type Shell, type ShellEvents, ShellRefused, type ShellRequest } from "../terminal.ts";
 import { simulatedProbe } from "./diagnostics.ts";
 import { FAST_TICK_MS, type SimulatedDevice } from "./model.ts";
+import { SandboxShell } from "./shell.ts";
 
 const SERVICE_DONE = { "start-service": "Started", "stop-service": "Stopped", "restart-service": "Restarted" } as const;
 
@@ -30,10 +32,13 @@ export class SimulatedHost implements DeviceHost {
   blinks = 0;
   /** A run takes a moment, as on a device, so the dashboard sees it in progress. */
   readonly diagnostics: DiagnosticsRunner;
+  /** When the simulated device last booted (its terminal's uptime). */
+  private bootedAt: number;
 
   constructor(private readonly options: SimulatedHostOptions) {
     this.model = options.model;
     this.clock = options.clock;
+    this.bootedAt = options.clock.now();
     this.diagnostics = new DiagnosticsRunner(simulatedProbe(this.model, APP_VERSION), `flotilla-agent ${APP_VERSION}`, {
       delayMs: 1500,
       setTimeout: (run, ms) => this.clock.setTimeout(run, ms),
@@ -124,6 +129,32 @@ export class SimulatedHost implements DeviceHost {
     }
   }
 
+  /**
+   * The web terminal: a sandboxed shell (sim/shell.ts), never a process on this machine. A
+   * service target needs a running container of that service, as on a device.
+   */
+  openShell(request: ShellRequest, events: ShellEvents, device: DeviceRuntime): Shell {
+    const { target } = request;
+    if (target !== "host" && (!this.model.services.includes(target) || this.model.stoppedServices.has(target))) {
+      throw new ShellRefused("service_not_running", `Service not found: ${target}`);
+    }
+    const shell = new SandboxShell(
+      {
+        uuid: device.identity.uuid,
+        target,
+        osVersion: () => String(this.model.supervisorState().os_version),
+        uptimeSeconds: () => (this.clock.now() - this.bootedAt) / 1000,
+        now: () => new Date(this.clock.now()),
+        environment: target === "host" ? {} : this.model.serviceEnvironment(target),
+        services: this.model.services,
+      },
+      events,
+      request,
+    );
+    shell.start();
+    return shell;
+  }
+
   private reboot(device: DeviceRuntime) {
     const rebootMs = this.options.rebootMs?.() ?? 5000 + Math.floor(this.model.random() * 5000);
     device.log({ message: "Rebooting", isSystem: true });
@@ -136,6 +167,7 @@ export class SimulatedHost implements DeviceHost {
         this.model.phase = "rebooting";
         this.clock.setTimeout(() => {
           this.model.bootUp();
+          this.bootedAt = this.clock.now();
           device.log({ message: "Device booted", isSystem: true });
           device.start();
         }, rebootMs);

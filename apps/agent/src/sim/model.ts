@@ -365,6 +365,11 @@ export class SimulatedDevice {
     };
   }
 
+  /** A service's environment as last applied from the target state (the terminal's `env`). */
+  serviceEnvironment(service: string): Record<string, string> {
+    return { ...(this.applied?.environment.get(service) ?? {}) };
+  }
+
   /** What the `device` action answers (the supervisor's state). */
   supervisorState() {
     return {

@@ -31,11 +31,17 @@ const OWNER_TTL_MS = 90_000;
 
 const mustBeOnline = () => new FlotillaError("device_must_be_online");
 
+/** A frame the agent sent outside request/answer (the terminal's `terminal-*`, features/terminal). */
+export type DeviceFrame = { type: string } & Record<string, unknown>;
+
 export function createRelay(bus: Bus) {
   const ownerKey = (deviceId: number) => `${bus.prefix}cloudlink:${deviceId}`;
   const connections = new Map<number, Connection>();
   /** Requests this instance relayed to another instance, by id. */
   const remote = new Map<string, Pending>();
+  /** Who hears a device's own frames, and of its socket closing (the terminal sessions). */
+  const frameHandlers: ((deviceId: number, frame: DeviceFrame) => void)[] = [];
+  const closeHandlers: ((deviceId: number) => void)[] = [];
 
   function waitFor(registry: Map<string, Pending>, id: string): Promise<RelayAnswer> {
     return new Promise<RelayAnswer>((resolve, reject) => {
@@ -121,6 +127,10 @@ export function createRelay(bus: Bus) {
         } catch {
           return;
         }
+        if (typeof message?.type === "string" && message.type.startsWith("terminal-")) {
+          for (const handler of frameHandlers) handler(deviceId, message as DeviceFrame);
+          return;
+        }
         if (message?.type !== "response" || typeof message.id !== "string") return;
         const status =
           typeof message.status === "number" && message.status >= 100 && message.status < 600 ? message.status : 502;
@@ -132,6 +142,8 @@ export function createRelay(bus: Bus) {
         /** The socket closed: true when it was the device's current one (the device is now off cloudlink). */
         async detach(): Promise<boolean> {
           for (const pending of connection.pending.values()) pending.reject(mustBeOnline());
+          // Whatever ran over this socket (terminal sessions) ended with it.
+          for (const handler of closeHandlers) handler(deviceId);
           if (connections.get(deviceId) !== connection) return false;
           connections.delete(deviceId);
           if (!bus.redis) return true;
@@ -158,6 +170,29 @@ export function createRelay(bus: Bus) {
     },
 
     isConnectedHere: (deviceId: number) => connections.has(deviceId),
+
+    /** The instance holding the device's socket: this one, another (Redis), or none. */
+    async ownerOf(deviceId: number): Promise<string | undefined> {
+      if (connections.has(deviceId)) return bus.instanceId;
+      const owner = await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
+      return owner && owner !== bus.instanceId ? owner : undefined;
+    },
+
+    /** Writes a frame to the device's socket on this instance; false without one. */
+    sendFrame(deviceId: number, frame: DeviceFrame): boolean {
+      const connection = connections.get(deviceId);
+      if (!connection || connection.socket.readyState !== connection.socket.OPEN) return false;
+      connection.socket.send(JSON.stringify(frame));
+      return true;
+    },
+
+    onFrame(handler: (deviceId: number, frame: DeviceFrame) => void) {
+      frameHandlers.push(handler);
+    },
+
+    onSocketClosed(handler: (deviceId: number) => void) {
+      closeHandlers.push(handler);
+    },
 
     close() {
       for (const { socket } of connections.values()) socket.close(1001, "server shutting down");
