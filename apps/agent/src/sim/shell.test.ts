@@ -135,6 +135,13 @@ describe("sandboxed shell: commands", () => {
     expect(run(s, "ls")).toBe("package.json  start.sh\r\n");
   });
 
+  it("stty size follows resizes", () => {
+    const s = shell();
+    expect(run(s, "stty size")).toBe("24 80\r\n");
+    s.sh.resize(132, 43);
+    expect(run(s, "stty size")).toBe("43 132\r\n");
+  });
+
   it("clear clears the screen; an unknown command is not found", () => {
     const s = shell();
     expect(run(s, "clear")).toBe("\x1b[H\x1b[2J");

@@ -441,11 +441,18 @@ export class SandboxShell implements Shell {
       case "clear":
         this.events.output("\x1b[H\x1b[2J");
         return;
+      case "stty":
+        // `stty size` tells the terminal's rows and columns, as the last resize set them.
+        if (args[0] === "size") this.print(`${this.rows} ${this.cols}\n`);
+        else this.print(`speed 38400 baud; rows ${this.rows}; columns ${this.cols};\n`);
+        return;
       case "true":
       case ":":
         return;
       case "help":
-        this.print("Commands: cat cd clear date echo env exit help hostname id ls printenv pwd uname uptime whoami\n");
+        this.print(
+          "Commands: cat cd clear date echo env exit help hostname id ls printenv pwd stty uname uptime whoami\n",
+        );
         return;
       case "exit":
       case "logout":

@@ -57,8 +57,9 @@ export async function terminalRoutes(app: FastifyInstance, ctx: AppContext) {
     db,
     onError: (error) => app.log.error({ err: error }, "terminal: audit or relay failed"),
   });
-  // Open sessions are ended and audited before the device services and the database close.
-  app.addHook("onClose", () => sessions.close());
+  // Open sessions are ended (the browser told why) and audited before the server closes the
+  // sockets, the device services and the database.
+  app.addHook("preClose", () => sessions.close());
 
   app.get<{ Params: { uuid: string } }>("/access/v1/hostos/:uuid", async (request) => {
     const user = requireUser(request);
