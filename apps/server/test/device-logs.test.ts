@@ -1,20 +1,9 @@
-import crypto from "node:crypto";
-import fs from "node:fs";
-import type { AddressInfo } from "node:net";
 import { type BalenaSDK, getSdk, type LogMessage } from "balena-sdk";
-import type { FastifyInstance } from "fastify";
-import { Redis } from "ioredis";
-import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApi, buildContext } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
-import { openPostgres } from "../src/db/connection.ts";
-import { type Database, wrapDriver } from "../src/db/index.ts";
-import { migrate } from "../src/db/migrate.ts";
 import { createFactories } from "./factories.ts";
-import { adminQuery, withDatabase } from "./global-setup.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 import { eventually } from "./support/agent.ts";
+import { clusterUnreachable, type Instance, useTwoInstances } from "./support/cluster.ts";
 import { call, provisioningKeyFor, registerDevice, type TestDevice } from "./support/devices.ts";
 
 /**
@@ -219,66 +208,11 @@ describe("device logs on one instance", () => {
  * Two instances sharing PostgreSQL and Redis (like devices-cluster.test.ts): a device streams to
  * A, a viewer watches on B. Skipped only when no PostgreSQL or Redis answers here.
  */
-const databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-
-async function reachable(): Promise<string | undefined> {
-  try {
-    await adminQuery(databaseUrl, "SELECT 1");
-  } catch (error) {
-    return `PostgreSQL at ${databaseUrl} does not answer (${(error as Error).message})`;
-  }
-  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 2000 });
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (error) {
-    return `Redis at ${redisUrl} does not answer (${(error as Error).message})`;
-  } finally {
-    redis.disconnect();
-  }
-  return undefined;
-}
-const unreachable = await reachable();
+const unreachable = await clusterUnreachable();
 if (unreachable) console.warn(`device-logs cluster: skipped, ${unreachable}`);
 
-type Instance = { app: FastifyInstance; ctx: Awaited<ReturnType<typeof buildContext>>; db: Database; url: string };
-
 describe.skipIf(unreachable !== undefined)("device logs across two instances with Redis", () => {
-  const name = `flotilla_logs_${crypto.randomBytes(6).toString("hex")}`;
-  const url = withDatabase(databaseUrl, name);
-  const dataDir = fs.mkdtempSync(`${process.env.TMPDIR ?? "/tmp"}/flotilla-logs-`);
-  const instances: Instance[] = [];
-
-  async function start(): Promise<Instance> {
-    const db = wrapDriver(await openPostgres(url, 5));
-    const config = loadConfig({
-      DATABASE_URL: url,
-      REDIS_URL: redisUrl,
-      FLOTILLA_DATA_DIR: dataDir,
-      FLOTILLA_CAPTCHA: "off",
-      FLOTILLA_SECRET: "cluster-test-secret-of-at-least-32-bytes",
-      LOG_LEVEL: "silent",
-    });
-    const ctx = await buildContext(config, db);
-    const app = await buildApi(ctx, pino({ level: "silent" }));
-    await app.listen({ port: 0, host: "127.0.0.1" });
-    return { app, ctx, db, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
-  }
-
-  beforeAll(async () => {
-    await adminQuery(databaseUrl, `CREATE DATABASE ${name}`);
-    const driver = await openPostgres(url, 1);
-    await migrate(driver);
-    await driver.close();
-    instances.push(await start(), await start());
-  });
-  afterAll(async () => {
-    for (const instance of instances) await instance.app.close();
-    for (const instance of instances) await instance.db.close();
-    await adminQuery(databaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  const instances = useTwoInstances("logs");
 
   it("delivers lines ingested on one instance to viewers on the other, and history from either", async () => {
     const [a, b] = instances as [Instance, Instance];

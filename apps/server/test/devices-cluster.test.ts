@@ -1,20 +1,12 @@
 import crypto from "node:crypto";
-import fs from "node:fs";
-import type { AddressInfo } from "node:net";
-import type { FastifyInstance } from "fastify";
 import { Redis } from "ioredis";
-import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApi, buildContext } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
-import { openPostgres } from "../src/db/connection.ts";
-import { type Database, wrapDriver } from "../src/db/index.ts";
-import { migrate } from "../src/db/migrate.ts";
+import { describe, expect, it } from "vitest";
+import type { Database } from "../src/db/index.ts";
 import { createHeartbeat } from "../src/features/devices/heartbeat.ts";
 import { createFactories } from "./factories.ts";
-import { adminQuery, withDatabase } from "./global-setup.ts";
 import type { TestApp } from "./harness.ts";
 import { connectAgent, eventually } from "./support/agent.ts";
+import { clusterUnreachable, type Instance, clusterRedisUrl as redisUrl, useTwoInstances } from "./support/cluster.ts";
 import { call, provisioningKeyFor, registerDevice } from "./support/devices.ts";
 
 /**
@@ -23,68 +15,11 @@ import { call, provisioningKeyFor, registerDevice } from "./support/devices.ts";
  * with it, and target-state cache drops reach the other instance. Runs in CI (DATABASE_URL set);
  * skipped only when no PostgreSQL or Redis answers here.
  */
-const databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-
-async function reachable(): Promise<string | undefined> {
-  try {
-    await adminQuery(databaseUrl, "SELECT 1");
-  } catch (error) {
-    return `PostgreSQL at ${databaseUrl} does not answer (${(error as Error).message})`;
-  }
-  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 2000 });
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (error) {
-    return `Redis at ${redisUrl} does not answer (${(error as Error).message})`;
-  } finally {
-    redis.disconnect();
-  }
-  return undefined;
-}
-
-const unreachable = await reachable();
+const unreachable = await clusterUnreachable();
 if (unreachable) console.warn(`devices-cluster: skipped, ${unreachable}`);
 
-type Instance = { app: FastifyInstance; ctx: Awaited<ReturnType<typeof buildContext>>; db: Database; url: string };
-
 describe.skipIf(unreachable !== undefined)("two API instances with Redis", () => {
-  const name = `flotilla_cluster_${crypto.randomBytes(6).toString("hex")}`;
-  const url = withDatabase(databaseUrl, name);
-  const dataDir = fs.mkdtempSync(`${process.env.TMPDIR ?? "/tmp"}/flotilla-cluster-`);
-  const instances: Instance[] = [];
-
-  async function start(): Promise<Instance> {
-    const db = wrapDriver(await openPostgres(url, 5));
-    const config = loadConfig({
-      DATABASE_URL: url,
-      REDIS_URL: redisUrl,
-      FLOTILLA_DATA_DIR: dataDir,
-      FLOTILLA_CAPTCHA: "off",
-      FLOTILLA_SECRET: "cluster-test-secret-of-at-least-32-bytes",
-      LOG_LEVEL: "silent",
-    });
-    const ctx = await buildContext(config, db);
-    const app = await buildApi(ctx, pino({ level: "silent" }));
-    await app.listen({ port: 0, host: "127.0.0.1" });
-    return { app, ctx, db, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
-  }
-
-  beforeAll(async () => {
-    await adminQuery(databaseUrl, `CREATE DATABASE ${name}`);
-    const driver = await openPostgres(url, 1);
-    await migrate(driver);
-    await driver.close();
-    instances.push(await start(), await start());
-  });
-
-  afterAll(async () => {
-    for (const instance of instances) await instance.app.close();
-    for (const instance of instances) await instance.db.close();
-    await adminQuery(databaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  const instances = useTwoInstances("cluster");
 
   it("relays a blink from the instance without the socket to the one with it", async () => {
     const [a, b] = instances as [Instance, Instance];
