@@ -30,6 +30,7 @@ import { permissionsForUser } from "../src/features/data-api/permissions.ts";
 import { findUserById, type User } from "../src/features/users/service.ts";
 import { model } from "../src/model/index.ts";
 import { compileRead, createPermissions, parseODataUrl } from "../src/odata/index.ts";
+import { admin, withDatabase } from "./support.ts";
 
 const ORGANIZATIONS = 20;
 const FLEETS = 200;
@@ -41,27 +42,8 @@ const WARMUP = Math.ceil(REQUESTS / 10);
 const INDEX_MIGRATION = "0007_data_api_indexes";
 
 const args = new Set(process.argv.slice(2));
-const baseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-if (!["127.0.0.1", "localhost", "[::1]"].includes(new URL(baseUrl).hostname)) {
-  throw new Error(`bench: DATABASE_URL must point at this machine, not ${new URL(baseUrl).hostname}`);
-}
-const withDatabase = (database: string) => {
-  const url = new URL(baseUrl);
-  url.pathname = `/${database}`;
-  return url.toString();
-};
 const database = `flotilla_bench_${crypto.randomBytes(4).toString("hex")}`;
 const benchUrl = withDatabase(database);
-
-async function admin(text: string) {
-  const client = new pg.Client({ connectionString: withDatabase("postgres") });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
 

@@ -14,15 +14,15 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import pg from "pg";
 import pino from "pino";
 import { buildApi, buildContext } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
-import { type Driver, openPglite, openPostgres, pgliteDir } from "../src/db/connection.ts";
+import { openPglite, openPostgres, pgliteDir } from "../src/db/connection.ts";
 import { wrapDriver } from "../src/db/index.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createFactories } from "../test/factories.ts";
 import type { LogLoadCommand, LogLoadStats } from "./log-load.ts";
+import { admin, counting, statements, withDatabase } from "./support.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 const DEVICES = Number(process.env.BENCH_LOG_DEVICES ?? 1000);
@@ -30,45 +30,6 @@ const VIEWERS = Number(process.env.BENCH_LOG_VIEWERS ?? 50);
 const WARMUP_MS = QUICK ? 3000 : 5000;
 const DURATION_MS = QUICK ? 10_000 : 30_000;
 const pglite = process.argv.includes("--pglite");
-
-const baseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-if (!["127.0.0.1", "localhost", "[::1]"].includes(new URL(baseUrl).hostname)) {
-  throw new Error(`bench: DATABASE_URL must point at this machine, not ${new URL(baseUrl).hostname}`);
-}
-const withDatabase = (database: string) => {
-  const url = new URL(baseUrl);
-  url.pathname = `/${database}`;
-  return url.toString();
-};
-async function admin(text: string) {
-  const client = new pg.Client({ connectionString: withDatabase("postgres") });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
-let statements = 0;
-function counting(driver: Driver): Driver {
-  return {
-    ...driver,
-    kind: driver.kind,
-    query: (text, params) => {
-      statements += 1;
-      return driver.query(text, params);
-    },
-    queryArrays: (text, params) => {
-      statements += 1;
-      return driver.queryArrays(text, params);
-    },
-    transaction: (fn) => {
-      statements += 1;
-      return driver.transaction(fn);
-    },
-  };
-}
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-bench-logs-"));

@@ -27,15 +27,15 @@ import fs from "node:fs";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import pg from "pg";
 import pino from "pino";
 import { buildApi, buildContext } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
-import { type Driver, openPglite, openPostgres, pgliteDir } from "../src/db/connection.ts";
+import { openPglite, openPostgres, pgliteDir } from "../src/db/connection.ts";
 import { wrapDriver } from "../src/db/index.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createFactories } from "../test/factories.ts";
 import type { Answer, Command, Kind, Stats } from "./device-load.ts";
+import { admin, counting, statements, withDatabase } from "./support.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 /** BENCH_SCENARIOS=patch,get to run only those; registration always runs. */
@@ -51,24 +51,6 @@ const args = new Set(process.argv.slice(2));
 const databases = (["pglite", "postgres"] as const).filter(
   (kind) => args.has(`--${kind}`) || (!args.has("--pglite") && !args.has("--postgres")),
 );
-const baseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-if (!["127.0.0.1", "localhost", "[::1]"].includes(new URL(baseUrl).hostname)) {
-  throw new Error(`bench: DATABASE_URL must point at this machine, not ${new URL(baseUrl).hostname}`);
-}
-const withDatabase = (database: string) => {
-  const url = new URL(baseUrl);
-  url.pathname = `/${database}`;
-  return url.toString();
-};
-async function admin(text: string) {
-  const client = new pg.Client({ connectionString: withDatabase("postgres") });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 
@@ -110,27 +92,6 @@ function line(stats: Stats) {
   console.log(
     `  ${stats.label.padEnd(44)} ${int(stats.rate).padStart(7)}/s  p50 ${ms(stats.p50).padStart(6)}  p95 ${ms(stats.p95).padStart(6)}  p99 ${ms(stats.p99).padStart(6)}  max ${ms(stats.max).padStart(7)} ms  errors ${stats.errors}  timeouts ${stats.timeouts}  gap ${ms(stats.longestGap)} ms  [${statuses}]${stats.statements === undefined ? "" : `  db statements ${stats.statements}`}`,
   );
-}
-
-/** The driver with a count of the statements it ran (transactions count as one). */
-let statements = 0;
-function counting(driver: Driver): Driver {
-  return {
-    ...driver,
-    kind: driver.kind,
-    query: (text, params) => {
-      statements += 1;
-      return driver.query(text, params);
-    },
-    queryArrays: (text, params) => {
-      statements += 1;
-      return driver.queryArrays(text, params);
-    },
-    transaction: (fn) => {
-      statements += 1;
-      return driver.transaction(fn);
-    },
-  };
 }
 
 type Run = { database: string; poolSize: number; registration: Stats; scenarios: Record<string, Stats> };
