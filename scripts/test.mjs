@@ -42,7 +42,8 @@ if (!databaseOnly) {
 }
 const browserReady = step("chromium", "bash", ["scripts/ensure-chromium.sh"]);
 buildWebIfStale();
-vitest("unit-and-integration", databaseOnly ? ["--project", "server"] : []);
+// Two workers on the two cores CI has (vitest would use one): the suites wait on I/O often.
+vitest("unit-and-integration", ["--maxWorkers=2", ...(databaseOnly ? ["--project", "server"] : [])]);
 if (!browserReady) failed += 1;
 else vitest("e2e", ["--root", "e2e", ...(databaseOnly ? ["specs/server-process.e2e.ts"] : [])]);
 
