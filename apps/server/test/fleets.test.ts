@@ -520,7 +520,8 @@ describe("demo (issue #6)", () => {
     await seedDemo(t.db, config, pino({ level: "silent" }), true);
     const demo = getSdk({ apiUrl: t.url, dataDirectory: false });
     await demo.auth.login({ email: "demo@example.com", password: "demo-password-1" });
-    const owned = await demo.models.application.getAll({
+    // Directly accessible: every user also reads the public OS catalogue's fleets (migration 0013).
+    const owned = await demo.models.application.getAllDirectlyAccessible({
       $select: ["app_name", "slug", "is_of__class"],
       $expand: { is_for__device_type: { $select: "slug" } },
       $orderby: { app_name: "asc" },
@@ -561,7 +562,7 @@ describe("device type catalogue (spec 2 §4, §8)", () => {
           slug,
         ])
       ).rows[0]?.contract as { state?: string; data: Record<string, unknown> } | undefined;
-    expect((await contract("raspberrypi4-64"))?.data.osVersions).toEqual({ oldest: "2.83.10", newest: "6.0.13" });
+    expect((await contract("raspberrypi4-64"))?.data.osVersions).toEqual({ oldest: "2.83.10", newest: "6.2.4" });
     expect((await contract("raspberry-pi"))?.data.supportsMulticontainer).toBe(false);
     const artik = await contract("artik10");
     expect(artik?.state).toBe("DISCONTINUED");

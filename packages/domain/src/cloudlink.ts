@@ -17,5 +17,7 @@ export const CLOUDLINK_ACTIONS = [
   // Health checks and diagnostics (diagnostics.ts): read the last report, or start a run.
   "checks",
   "diagnose",
+  // Host OS update (os-updates.ts): `{target_version}`; the device answers at once and updates.
+  "resinhup",
 ] as const;
 export type CloudlinkAction = (typeof CLOUDLINK_ACTIONS)[number];

@@ -112,6 +112,19 @@ export const errorCatalogue = {
   supervisor_locked: { status: 423, text: "Supervisor locked." },
   device_does_not_support_blinking: { status: 400, text: "The device does not support blinking" },
   device_relay_timeout: { status: 504, text: "The device did not answer in time" },
+  // OS and supervisor updates (spec 2 §5, §7, §8; os-updates.ts).
+  os_version_unparseable: { status: 400, text: "could not parse OS version" },
+  os_release_not_found: { status: 404, text: "OS release not found" },
+  update_not_supported_for_type_version: {
+    status: 400,
+    text: "This OS update is not supported for this device type and OS version: {reason}",
+  },
+  os_update_not_triggered: { status: 502, text: "Cannot start the update process" },
+  supervisor_release_not_found: { status: 404, text: "supervisor release not found" },
+  cannot_update_esr_supervisor: {
+    status: 400,
+    text: "The supervisor of a device running an ESR version of the OS cannot be updated separately: it is updated with the OS.",
+  },
   // Web terminal (spec 2 §7, §8; terminal.ts).
   host_os_access_not_supported: { status: 403, text: "Host OS access is only available for certain OS versions" },
   // Variables (spec 2 §5 "Variables"; texts in variables.ts VARIABLE_TEXTS). The 409 text says

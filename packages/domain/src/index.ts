@@ -5,6 +5,7 @@ export * from "./diagnostics.ts";
 export * from "./errors.ts";
 export * from "./fleet-types.ts";
 export * from "./names.ts";
+export * from "./os-updates.ts";
 export * from "./permissions.ts";
 export * from "./proof-of-work.ts";
 export * from "./releases.ts";

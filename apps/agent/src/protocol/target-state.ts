@@ -64,3 +64,19 @@ export class TargetStateClient {
     return { state: this.state, changed: true };
   }
 }
+
+/**
+ * The supervisor version a target state asks for: the release of the app that runs the
+ * `balena-supervisor` service (docs/device-protocol.md "OS and supervisor updates"), from its
+ * `io.balena.supervisor.version` label or its image tag; null when none is set.
+ */
+export function targetSupervisorVersion(state: TargetState | null): string | null {
+  for (const app of Object.values(state?.apps ?? {})) {
+    for (const release of Object.values(app.releases ?? {})) {
+      const service = release.services?.["balena-supervisor"];
+      if (!service) continue;
+      return service.labels?.["io.balena.supervisor.version"] ?? service.image?.split(":").pop() ?? null;
+    }
+  }
+  return null;
+}

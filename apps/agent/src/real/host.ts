@@ -134,6 +134,11 @@ export class RealHost implements DeviceHost {
       case "stop-service":
       case "restart-service":
         return failure(400, `${NO_CONTAINERS} ${action.replace("-service", "")}`);
+      // The real agent runs beside the host OS, not as its supervisor: it cannot update it.
+      case "resinhup":
+        return data.run === true
+          ? failure(501, "This device cannot update its host OS from Flotilla")
+          : { status: 200, body: { status: "idle", action: "resinhup" } };
       default:
         return failure(400, `Unsupported action: ${action}`);
     }

@@ -1,5 +1,5 @@
 import { check, type DiagnosticsProbe } from "../diagnostics.ts";
-import { OS_VERSION, type SimulatedDevice } from "./model.ts";
+import type { SimulatedDevice } from "./model.ts";
 
 const percent = (part: number, whole: number) => `${Math.round((100 * part) / whole)}%`;
 
@@ -38,7 +38,7 @@ export function simulatedProbe(model: SimulatedDevice, version: string): Diagnos
     diagnose: () =>
       [
         `flotilla-agent ${version} (simulated device)`,
-        `os: ${OS_VERSION}`,
+        `os: ${model.osVersion}`,
         `status: ${model.status}, release ${model.currentCommit?.slice(0, 7) ?? "none"}`,
         `cpu: ${Math.round(model.cpu)}% at ${Math.round(model.temp)} °C`,
         `memory: ${Math.round(model.memoryUsed)} MB used of ${model.memoryTotal} MB`,

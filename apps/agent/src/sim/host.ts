@@ -3,7 +3,7 @@ import type { DeviceHost, DeviceRuntime } from "../device.ts";
 import { DiagnosticsRunner } from "../diagnostics.ts";
 import { type ActionAnswer, failure, locked, ok } from "../protocol/cloudlink.ts";
 import type { CurrentState } from "../protocol/state-report.ts";
-import type { TargetState } from "../protocol/target-state.ts";
+import { type TargetState, targetSupervisorVersion } from "../protocol/target-state.ts";
 import type { Clock } from "../protocol/timing.ts";
 import { type Shell, type ShellEvents, ShellRefused, type ShellRequest } from "../terminal.ts";
 import { simulatedProbe } from "./diagnostics.ts";
@@ -19,6 +19,17 @@ export type SimulatedHostOptions = {
   rebootMs?: () => number;
   /** Chance per report that the cloudlink socket drops (a flaky network). */
   disconnectChance?: number;
+  /** One step of a host OS or supervisor update (default 3 s): an OS update downloads in 5 steps, then reboots. */
+  updateStepMs?: number;
+};
+
+/** The last OS update run, as `GET /v1/{uuid}/resinhup` answers it. */
+export type HostUpdateRun = {
+  status: "idle" | "triggered" | "in_progress" | "done";
+  action: "resinhup";
+  parameters?: { target_version: string };
+  lastRun?: number;
+  progress?: number;
 };
 
 /**
@@ -32,6 +43,8 @@ export class SimulatedHost implements DeviceHost {
   blinks = 0;
   /** A run takes a moment, as on a device, so the dashboard sees it in progress. */
   readonly diagnostics: DiagnosticsRunner;
+  hostUpdateRun: HostUpdateRun = { status: "idle", action: "resinhup" };
+  private supervisorTarget: string | null = null;
   /** When the simulated device last booted (its terminal's uptime). */
   private bootedAt: number;
 
@@ -69,6 +82,65 @@ export class SimulatedHost implements DeviceHost {
     }
     // A device still provisioning (or already going down) applies it with its next boot.
     if (reboot && this.model.phase === "operational" && this.model.status !== "Rebooting") this.reboot(device);
+    this.updateSupervisor(targetSupervisorVersion(state), device);
+  }
+
+  /** A supervisor release in the target state: the new supervisor starts after a step. */
+  private updateSupervisor(version: string | null, device: DeviceRuntime) {
+    if (!version || version === this.model.supervisorVersion || version === this.supervisorTarget) return;
+    this.supervisorTarget = version;
+    device.log({ message: `Updating supervisor to ${version}`, isSystem: true });
+    this.clock.setTimeout(() => {
+      this.supervisorTarget = null;
+      this.model.supervisorVersion = version;
+      device.log({ message: `Supervisor ${version} started`, isSystem: true });
+      device.reportNow();
+    }, this.stepMs);
+  }
+
+  private get stepMs() {
+    return this.options.updateStepMs ?? 3000;
+  }
+
+  /**
+   * `resinhup` (the device actions service's OS update): answered at once with "triggered", then
+   * the host OS downloads in steps (status Updating with its progress), installs, reboots and
+   * comes back reporting the new OS version. Run false answers the last run.
+   */
+  private hostOsUpdate(data: Record<string, unknown>, isLocked: boolean, device: DeviceRuntime): ActionAnswer {
+    if (data.run !== true) return { status: 200, body: this.hostUpdateRun };
+    const target = (data.parameters as { target_version?: unknown } | undefined)?.target_version;
+    if (typeof target !== "string" || !/^\d+\.\d+\.\d+/.test(target)) {
+      return failure(400, "target_version must be an OS version");
+    }
+    if (this.model.hostUpdate) return failure(409, `An OS update to ${this.model.hostUpdate.target} is running`);
+    if (isLocked) return locked();
+    const lastRun = this.clock.now();
+    this.model.hostUpdate = { target, progress: 0 };
+    this.hostUpdateRun = { status: "triggered", action: "resinhup", parameters: { target_version: target }, lastRun };
+    device.log({ message: `Starting OS update to balenaOS ${target}`, isSystem: true });
+    const step = () => {
+      const update = this.model.hostUpdate;
+      if (!update) return;
+      if (update.progress < 100) {
+        update.progress = Math.min(100, update.progress + 20);
+        this.hostUpdateRun = { ...this.hostUpdateRun, status: "in_progress", progress: update.progress };
+        device.log({ message: `Downloading OS update ${target} … ${update.progress}%`, isSystem: true });
+        device.reportNow();
+        this.clock.setTimeout(step, this.stepMs);
+        return;
+      }
+      device.log({ message: `OS update ${target} installed, rebooting`, isSystem: true });
+      this.reboot(device, () => {
+        this.model.hostUpdate = null;
+        this.model.osVersion = `balenaOS ${target}`;
+        this.hostUpdateRun = { ...this.hostUpdateRun, status: "done", progress: 100 };
+        device.log({ message: `Running balenaOS ${target}`, isSystem: true });
+      });
+    };
+    this.clock.setTimeout(step, this.stepMs);
+    device.reportNow();
+    return { status: 202, body: this.hostUpdateRun };
   }
 
   nextReportInMs(intervalMs: number): number {
@@ -107,6 +179,8 @@ export class SimulatedHost implements DeviceHost {
       case "checks":
       case "diagnose":
         return this.diagnostics.answer(action, data);
+      case "resinhup":
+        return this.hostOsUpdate(data, isLocked, device);
       case "start-service":
       case "stop-service":
       case "restart-service": {
@@ -155,7 +229,7 @@ export class SimulatedHost implements DeviceHost {
     return shell;
   }
 
-  private reboot(device: DeviceRuntime) {
+  private reboot(device: DeviceRuntime, onBoot?: () => void) {
     const rebootMs = this.options.rebootMs?.() ?? 5000 + Math.floor(this.model.random() * 5000);
     device.log({ message: "Rebooting", isSystem: true });
     this.model.reboot(this.clock.now(), rebootMs);
@@ -167,6 +241,7 @@ export class SimulatedHost implements DeviceHost {
         this.model.phase = "rebooting";
         this.clock.setTimeout(() => {
           this.model.bootUp();
+          onBoot?.();
           this.bootedAt = this.clock.now();
           device.log({ message: "Device booted", isSystem: true });
           device.start();

@@ -93,6 +93,11 @@ export class SimulatedDevice {
   forceUpdate = false;
   rebootUntil = 0;
   stoppedServices = new Set<string>();
+  /** What the device runs: an OS update and a supervisor update change them. */
+  osVersion = OS_VERSION;
+  supervisorVersion = SUPERVISOR_VERSION;
+  /** A host OS update under way: its target and download progress (reported as the device's). */
+  hostUpdate: { target: string; progress: number } | null = null;
   readonly random: Random;
   /** Config and per-service environment as last applied; null before the first target state. */
   private applied: {
@@ -313,10 +318,10 @@ export class SimulatedDevice {
   report(): CurrentState {
     const provisioning = this.phase === "configuring" || this.phase === "post-provisioning";
     const state: CurrentState = {
-      status: this.status,
-      os_version: OS_VERSION,
+      status: this.hostUpdate && this.status !== "Rebooting" ? "Updating" : this.status,
+      os_version: this.osVersion,
       os_variant: "prod",
-      supervisor_version: SUPERVISOR_VERSION,
+      supervisor_version: this.supervisorVersion,
       ip_address: this.ipAddress,
       mac_address: this.macAddress,
       api_port: 48484,
@@ -330,7 +335,7 @@ export class SimulatedDevice {
       is_undervolted: false,
       provisioning_state: this.phase === "configuring" ? "Configuring" : provisioning ? "Post-Provisioning" : "",
       provisioning_progress: provisioning ? (CONFIGURING_STEPS[this.step] ?? 95) : null,
-      download_progress: this.downloadProgress,
+      download_progress: this.hostUpdate ? this.hostUpdate.progress : this.downloadProgress,
       update_status: this.updateStatus,
     };
     const apps = this.appsReport();
@@ -378,8 +383,8 @@ export class SimulatedDevice {
       commit: this.currentCommit,
       status: this.status,
       download_progress: this.downloadProgress,
-      os_version: OS_VERSION,
-      supervisor_version: SUPERVISOR_VERSION,
+      os_version: this.osVersion,
+      supervisor_version: this.supervisorVersion,
       update_pending: this.targetCommit !== null && this.targetCommit !== this.currentCommit,
       update_failed: false,
       update_downloaded: this.updateStatus === "downloaded",

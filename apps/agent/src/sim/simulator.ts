@@ -38,6 +38,10 @@ export type SimulatorOptions = {
   updateLockRatio?: number;
   /** Chance per report that a device's cloudlink socket drops (default 0.002). */
   disconnectChance?: number;
+  /** One step of a simulated OS or supervisor update (default 3 s; an OS update takes 5 steps and a reboot). */
+  updateStepMs?: number;
+  /** How long a simulated reboot keeps a device away (default 5–10 s). */
+  rebootMs?: number;
   /** Registrations in flight at once. */
   registerConcurrency?: number;
   /** Told of every action a device answered (`flotilla-agent simulate` prints `<uuid7>: <action> → <status>`). */
@@ -155,7 +159,13 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       index,
       updateLock: random() < (options.updateLockRatio ?? 0),
     });
-    const host = new SimulatedHost({ model, clock: systemClock, disconnectChance: options.disconnectChance ?? 0.002 });
+    const host = new SimulatedHost({
+      model,
+      clock: systemClock,
+      disconnectChance: options.disconnectChance ?? 0.002,
+      ...(options.updateStepMs !== undefined ? { updateStepMs: options.updateStepMs } : {}),
+      ...(options.rebootMs !== undefined ? { rebootMs: () => options.rebootMs ?? 0 } : {}),
+    });
     const runtime = new DeviceRuntime({
       http,
       identity,

@@ -92,6 +92,8 @@ export const deviceResources = [
       ref("is_running__release", "release"),
       ref("is_pinned_on__release", "release", { writable: true }),
       ref("should_be_managed_by__release", "release", { writable: true }),
+      // The host OS release an OS update moves the device to (set by POST /v2/{uuid}/resinhup).
+      ref("should_be_operated_by__release", "release"),
       field("latitude", "Text"),
       field("longitude", "Text"),
       editable("custom_latitude", "Text"),

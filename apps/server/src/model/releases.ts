@@ -63,6 +63,8 @@ export const releaseResources = [
       ),
       ...many(["should_be_running_on__device"], "device", "is_pinned_on__release"),
       ...many(["is_running_on__device"], "device", "is_running__release"),
+      ...many(["should_manage__device"], "device", "should_be_managed_by__release"),
+      ...many(["should_operate__device"], "device", "should_be_operated_by__release"),
       ...many(["should_be_running_on__application"], "application", "should_be_running__release"),
     ],
   }),

@@ -60,6 +60,8 @@ export const device = pgTable(
     is_running__release: optional(() => release.id),
     is_pinned_on__release: optional(() => release.id),
     should_be_managed_by__release: optional(() => release.id),
+    /** The host OS release the device is updating to or runs (set when an OS update starts). */
+    should_be_operated_by__release: optional(() => release.id),
     latitude: text(),
     longitude: text(),
     custom_latitude: text(),

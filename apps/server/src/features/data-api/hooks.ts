@@ -14,6 +14,7 @@ import {
   teamMembershipHooks,
 } from "../organizations/hooks.ts";
 import { removeOrganizationLogos } from "../organizations/logo.ts";
+import { supervisorReleaseHooks } from "../os-updates/supervisor-hooks.ts";
 import { devicePinHooks, fleetReleaseHooks, releaseHooks } from "../releases/hooks.ts";
 import { sshKeyHooks } from "../ssh-keys/hooks.ts";
 import { chainHooks, VARIABLE_RESOURCES, variableHooks } from "../variables/hooks.ts";
@@ -28,7 +29,10 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
   if (organizationHooks.afterDelete) throw new Error("hooks: organization afterDelete is defined twice");
   const hooks: Record<string, ResourceHooks | undefined> = {
     application: chainHooks(applicationHooks, fleetReleaseHooks(ctx.devices)),
-    device: chainHooks(merge(deviceHooks, deviceSettingsHooks), devicePinHooks(ctx.devices)),
+    device: chainHooks(
+      chainHooks(merge(deviceHooks, deviceSettingsHooks), devicePinHooks(ctx.devices)),
+      supervisorReleaseHooks(ctx.devices),
+    ),
     device__has__config_var_name: deviceConfigVariableHooks,
     device_tag: frozenDeviceChildHooks("device_tag"),
     device__has__env_var_name: frozenDeviceChildHooks("device_environment_variable"),

@@ -1,4 +1,9 @@
-import { type FleetRole, fleetRolesAllowing, GLOBAL_ROLE_FLEET_PERMISSIONS } from "@flotilla/domain";
+import {
+  type FleetRole,
+  fleetRolesAllowing,
+  GLOBAL_ROLE_FLEET_PERMISSIONS,
+  OS_CATALOGUE_ORGANIZATION,
+} from "@flotilla/domain";
 
 /**
  * Turns the role tables of packages/domain into pinejs-style permission strings
@@ -71,6 +76,10 @@ const idpMembershipWrite =
   ` and is_authorized_by__identity_provider/any(i:i/identity_provider_membership/all(m:m/organization/any(mo:${adminOf("mo/")})))` +
   ` and (grants_access_to__team eq null or grants_access_to__team/any(t:t/belongs_to__organization/any(ot:${adminOf("ot/")})))`;
 
+/** A public fleet of the system organization that owns the OS catalogue. */
+const PUBLIC_FLEET = (at: string) =>
+  `${at}is_public eq true and ${at}organization/any(po:po/handle eq '${OS_CATALOGUE_ORGANIZATION}')`;
+
 /** What every signed-in user holds, whatever their roles. */
 function userPermissions(): string[] {
   const own = "actor eq @__ACTOR_ID";
@@ -82,6 +91,13 @@ function userPermissions(): string[] {
     ...["application_type", "application_membership_role", "organization_membership_role"].map(
       (r) => `resin.${r}.read`,
     ),
+    // The public OS catalogue (migration 0013): host-OS and supervisor fleets of the system
+    // organization, their releases and tags. Read only: nobody holds a role on them, so no
+    // write grant reaches them; fleet lists ask for fleets the user holds a role on.
+    `resin.application.read?${PUBLIC_FLEET("")}`,
+    `resin.application_tag.read?application/any(pa:${PUBLIC_FLEET("pa/")})`,
+    `resin.release.read?belongs_to__application/any(pa:${PUBLIC_FLEET("pa/")})`,
+    `resin.release_tag.read?release/any(pr:pr/belongs_to__application/any(pa:${PUBLIC_FLEET("pa/")}))`,
     // Oneself, and the people one shares an organization with (member lists show them).
     `resin.actor.read?id eq @__ACTOR_ID`,
     `resin.user.read?${own}`,

@@ -31,6 +31,8 @@ const PERMISSION: Record<RelayAction, string> = {
   device: "device.read",
   checks: "device.access_diagnostics",
   diagnose: "device.access_diagnostics",
+  // Not relayed here: features/os-updates/routes.ts serves it with its own checks.
+  resinhup: "device.actions-proxy-hup",
 };
 
 const V1_ACTIONS = ["blink", "restart", "reboot", "shutdown", "purge", "update", "device"] as const;

@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import type { Queryable } from "../../db/index.ts";
+import { supervisorApp } from "../os-updates/target-state.ts";
 import {
   configVariables,
   environmentVariables,
@@ -105,6 +106,7 @@ async function buildTargetState(db: Db, uuid: string): Promise<TargetState | und
           class: facts.is_of__class,
           releases: facts.release === null ? {} : await releasesOf(db, facts),
         },
+        ...(await supervisorApp(db, facts.id)),
       },
     },
   };

@@ -42,7 +42,13 @@ export function useApplicationList(kind: ApplicationClass, orgId?: number) {
             "total_devices",
             "device_count_grouped_by_status",
           ],
-          $filter: { is_of__class: kind, is_host: false, ...(orgId ? { organization: orgId } : {}) },
+          // Fleets the user holds a role on: the public OS catalogue's fleets are readable, not theirs.
+          $filter: {
+            is_of__class: kind,
+            is_host: false,
+            user_access_roles: { $any: { $alias: "ua", $expr: { ua: { role: { $ne: null } } } } },
+            ...(orgId ? { organization: orgId } : {}),
+          },
           $expand: {
             organization: { $select: ["id", "name"] },
             is_for__device_type: { $select: ["slug", "name"], $expand: { is_of__cpu_architecture: { $select: "id" } } },
