@@ -44,6 +44,7 @@ import {
 import { AddDeviceDialog } from "./add-device-dialog.tsx";
 import { DEVICE_PAGE_SIZES, type Device, deviceAbilities, deviceCoordinates, useFleetDevices } from "./data.ts";
 import { DeviceMap } from "./device-map.tsx";
+import { OsUpdateDevicesDialog, SupervisorUpdateDevicesDialog, updateAbilities } from "./os-updates.tsx";
 import { DeviceStatusChip } from "./status-chip.tsx";
 
 type Lens = "table" | "map";
@@ -70,7 +71,16 @@ function readColumns(): GridColumnVisibilityModel {
   }
 }
 
-type BatchDialog = SupervisorAction | "move" | "pin" | "tag" | "set-variable" | "remove-variable" | "delete";
+type BatchDialog =
+  | SupervisorAction
+  | "move"
+  | "pin"
+  | "tag"
+  | "set-variable"
+  | "remove-variable"
+  | "update-os"
+  | "update-supervisor"
+  | "delete";
 
 /** `/fleets/{id}/devices` (spec 2 §2, §4, §7): the fleet's devices, paged on the server, as a table or on a map. */
 export function FleetDevicesPage() {
@@ -111,6 +121,7 @@ export function FleetDevicesPage() {
   // "Select all" answers an exclude model: every row of the page except the ids listed.
   const selected = rows.filter((row) => selection.ids.has(row.id) === (selection.type === "include"));
   const can = deviceAbilities(fleet.user_access_roles);
+  const updates = updateAbilities(fleet.user_access_roles);
   const setColumn = (field: string, visible: boolean) => {
     const next = { ...columns, [field]: visible };
     setColumns(next);
@@ -190,6 +201,8 @@ export function FleetDevicesPage() {
     { key: "tag", allowed: can.tags },
     { key: "set-variable", allowed: can.variables },
     { key: "remove-variable", allowed: can.variables },
+    { key: "update-os", allowed: updates.osUpdate, divider: true },
+    { key: "update-supervisor", allowed: updates.supervisorUpdate },
     { key: "reboot", allowed: can.supervisor, danger: true, divider: true },
     { key: "shutdown", allowed: can.supervisor, danger: true },
     { key: "delete", allowed: can.delete, danger: true },
@@ -377,6 +390,12 @@ export function FleetDevicesPage() {
           devices={selected}
           onClose={() => setDialog(undefined)}
         />
+      ) : null}
+      {dialog === "update-os" ? (
+        <OsUpdateDevicesDialog devices={selected} onClose={() => setDialog(undefined)} />
+      ) : null}
+      {dialog === "update-supervisor" ? (
+        <SupervisorUpdateDevicesDialog devices={selected} onClose={() => setDialog(undefined)} />
       ) : null}
       {dialog === "delete" ? (
         <DeleteDevicesDialog

@@ -17,6 +17,7 @@ import { showToast } from "../../lib/toasts.ts";
 import { shortCommit } from "../fleets/releases.ts";
 import { DeleteDevicesDialog, MoveDevicesDialog, PinDevicesDialog } from "./actions.tsx";
 import { type Device, deviceUrl, localModeProblem, usePageDevice } from "./data.ts";
+import { OsUpdateSetting, SupervisorUpdateSetting, updateAbilities } from "./os-updates.tsx";
 
 function useDeviceChange(device: Device) {
   const queryClient = useQueryClient();
@@ -168,6 +169,7 @@ export function DeviceSettingsPage() {
   const { device, abilities } = usePageDevice();
   const [dialog, setDialog] = useState<"move" | "delete">();
   if (!device) return null;
+  const updates = updateAbilities(device.belongs_to__application[0]?.user_access_roles);
   const fleetId = device.belongs_to__application[0]?.id;
   const toFleet = (id: number | undefined) =>
     void navigate({ to: "/fleets/$fleetId", params: { fleetId: String(id ?? fleetId ?? "") }, replace: true });
@@ -179,6 +181,8 @@ export function DeviceSettingsPage() {
         {abilities.update ? <PublicUrlSetting device={device} /> : null}
         <LocalModeSetting device={device} allowed={abilities.localMode} />
         {abilities.update ? <DeviceSupportAccess device={device} /> : null}
+        {updates.osUpdate ? <OsUpdateSetting device={device} /> : null}
+        {updates.supervisorUpdate ? <SupervisorUpdateSetting device={device} /> : null}
         {abilities.move ? (
           <Setting title={t("devices.move.title")} text={t("devices.move.text")}>
             <Button variant="outlined" onClick={() => setDialog("move")}>
