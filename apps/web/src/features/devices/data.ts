@@ -155,6 +155,9 @@ export function deviceAbilities(userAccessRoles: ReadonlyArray<{ role: string }>
     diagnostics: fleetCan(role, "device", "access_diagnostics"),
     /** Clear the device's logs (resin.device_log.delete: safe-developer and up). */
     clearLogs: fleetCan(role, "device_log", "delete"),
+    /** Web terminal to a service (resin.device.ssh) and to the host OS (resin.device.ssh-host). */
+    ssh: fleetCan(role, "device", "ssh"),
+    sshHost: fleetCan(role, "device", "ssh-host"),
     settings: role !== "observer" && role !== "member",
   };
 }

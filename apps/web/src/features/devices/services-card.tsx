@@ -61,7 +61,7 @@ type CurrentServices = Record<
   Array<{ image_id: number; status: string; download_progress: number | null; raw_version?: string | null }>
 >;
 
-function useServiceRows(uuid: string) {
+export function useServiceRows(uuid: string) {
   const sdk = useSdk();
   return useQuery({
     queryKey: ["device", uuid, "services"],

@@ -33,6 +33,7 @@ import { LogsPanel } from "./logs/logs-panel.tsx";
 import { DeviceNotes } from "./notes.tsx";
 import { ServicesCard } from "./services-card.tsx";
 import { DeviceStatusChip } from "./status-chip.tsx";
+import { TerminalCard } from "./terminal/terminal-card.tsx";
 
 /** One metric bar: green ≤ 60 %, warning ≤ 80 %, error above (spec 2 §9); CPU and temperature max 100. */
 function MetricBar(props: { label: string; percent: number | undefined; detail: string }) {
@@ -367,6 +368,11 @@ export function DeviceSummaryPage() {
       <Box id="device-logs" sx={{ mt: 2 }}>
         <LogsPanel device={device} canClear={abilities.clearLogs} filterRequest={logFilter} />
       </Box>
+      {abilities.ssh || abilities.sshHost ? (
+        <Box sx={{ mt: 2 }}>
+          <TerminalCard device={device} canHost={abilities.sshHost} canService={abilities.ssh} />
+        </Box>
+      ) : null}
       <NameDialog
         open={renaming}
         title={t("devices.rename.title")}
