@@ -324,6 +324,7 @@ export function SupervisorUpdateSetting({ device }: { device: Device }) {
             </TextField>
             <Button
               variant="outlined"
+              sx={{ flexShrink: 0, whiteSpace: "nowrap" }}
               disabled={busy || !value || value === device.supervisor_version}
               onClick={submit}
             >
@@ -394,7 +395,7 @@ export function OsUpdateDevicesDialog(props: { devices: UpdatableDevice[]; onClo
       onConfirm={submit}
       onClose={props.onClose}
     >
-      <Box sx={{ display: "grid", gap: 2 }}>
+      <Box sx={{ display: "grid", gap: 2, pt: 1 }}>
         <TextField
           select
           size="small"
@@ -511,7 +512,7 @@ export function SupervisorUpdateDevicesDialog(props: { devices: UpdatableDevice[
       onConfirm={submit}
       onClose={props.onClose}
     >
-      <Box sx={{ display: "grid", gap: 2 }}>
+      <Box sx={{ display: "grid", gap: 2, pt: 1 }}>
         <TextField
           select
           size="small"
@@ -538,7 +539,18 @@ export function SupervisorUpdateDevicesDialog(props: { devices: UpdatableDevice[
               <TableRow key={device.uuid}>
                 <TableCell>{device.device_name}</TableCell>
                 <TableCell>{device.supervisor_version ?? "—"}</TableCell>
-                <TableCell>{state ? t(`devices.supervisor_update.state.${state}`) : "—"}</TableCell>
+                <TableCell>
+                  {state ? (
+                    <Chip
+                      size="small"
+                      variant="outlined"
+                      color={state === "updatable" ? "primary" : state === "current" ? "success" : "default"}
+                      label={t(`devices.supervisor_update.state.${state}`)}
+                    />
+                  ) : (
+                    "—"
+                  )}
+                </TableCell>
               </TableRow>
             ))}
           </TableBody>
