@@ -234,6 +234,17 @@ describe("release pages", () => {
     await page.getByRole("region", { name: "Known issues" }).getByText("Slow start on cold boots").waitFor();
     await page.getByRole("region", { name: "Notes" }).getByText("First cut of the API service").waitFor();
     await page.getByRole("region", { name: "Tags (1)" }).getByText("env: staging").waitFor();
+    // Tags are managed in a dialog: a key is required, then the new tag is saved next to the old one.
+    await page.getByRole("region", { name: "Tags (1)" }).getByRole("button", { name: "Manage tags" }).click();
+    const tagsDialog = page.getByRole("dialog", { name: "Manage tags" });
+    await tagsDialog.getByRole("button", { name: "Add tag" }).click();
+    await tagsDialog.getByRole("button", { name: "Save tags" }).click();
+    await tagsDialog.getByText("Every tag needs a key.").waitFor();
+    await tagsDialog.getByLabel("Key").last().fill("owner");
+    await tagsDialog.getByLabel("Value").last().fill("ops");
+    await tagsDialog.getByRole("button", { name: "Save tags" }).click();
+    await page.getByRole("region", { name: "Tags (2)" }).getByText("owner: ops").waitFor();
+    expect(await tagsDialog.count()).toBe(0);
     const crumbs = page.getByRole("navigation", { name: "Breadcrumb" });
     await crumbs.getByText("2.0.0").waitFor();
     await crumbs.getByRole("link", { name: "Releases" }).waitFor();

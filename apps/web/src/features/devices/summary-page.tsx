@@ -1,19 +1,12 @@
 import { DATE_FORMAT } from "@flotilla/domain";
-import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
 import EditOutlined from "@mui/icons-material/EditOutlined";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
 import Chip from "@mui/material/Chip";
-import Dialog from "@mui/material/Dialog";
-import DialogActions from "@mui/material/DialogActions";
-import DialogContent from "@mui/material/DialogContent";
-import DialogTitle from "@mui/material/DialogTitle";
-import IconButton from "@mui/material/IconButton";
 import LinearProgress from "@mui/material/LinearProgress";
 import Link from "@mui/material/Link";
 import Stack from "@mui/material/Stack";
-import TextField from "@mui/material/TextField";
 import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useQueryClient } from "@tanstack/react-query";
@@ -23,7 +16,8 @@ import { useTranslation } from "react-i18next";
 import { useSdk, useServices } from "../../app-services.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { PageHeader } from "../../components/page.tsx";
-import { Facts, useSubmission } from "../../components/settings.tsx";
+import { Facts } from "../../components/settings.tsx";
+import { type TagRow, TagsDialog } from "../../components/tags-dialog.tsx";
 import { supportAccessState } from "../../lib/support-access.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
@@ -89,86 +83,20 @@ function MetricsCard({ device }: { device: Device }) {
 }
 
 /** Manage tags (spec 2 §2): add, edit and remove a device's tags. */
-function TagsDialog({ device, onClose }: { device: Device; onClose: () => void }) {
-  const { t } = useTranslation();
+function DeviceTagsDialog({ device, onClose }: { device: Device; onClose: () => void }) {
   const sdk = useSdk();
   const queryClient = useQueryClient();
-  const [rows, setRows] = useState(device.device_tag.map((tag) => ({ key: tag.tag_key, value: tag.value })));
-  const { error, setError, busy, run } = useSubmission();
-  const save = async () => {
-    const keys = rows.map((row) => row.key.trim());
-    if (keys.some((key) => key === "")) {
-      setError(t("devices.tags.key_required"));
-      return;
+  const save = async (rows: TagRow[]) => {
+    const keys = rows.map((row) => row.key);
+    for (const tag of device.device_tag.filter((tag) => !keys.includes(tag.tag_key)))
+      await sdk.models.device.tags.remove(device.uuid, tag.tag_key);
+    for (const row of rows) {
+      const before = device.device_tag.find((tag) => tag.tag_key === row.key);
+      if (before?.value !== row.value) await sdk.models.device.tags.set(device.uuid, row.key, row.value);
     }
-    if (new Set(keys).size !== keys.length) {
-      setError(t("devices.tags.key_unique"));
-      return;
-    }
-    await run(async () => {
-      const removed = device.device_tag.filter((tag) => !keys.includes(tag.tag_key));
-      for (const tag of removed) await sdk.models.device.tags.remove(device.uuid, tag.tag_key);
-      for (const row of rows) {
-        const before = device.device_tag.find((tag) => tag.tag_key === row.key.trim());
-        if (before?.value !== row.value) await sdk.models.device.tags.set(device.uuid, row.key.trim(), row.value);
-      }
-      await queryClient.invalidateQueries({ queryKey: ["device", device.uuid] });
-      showToast("success", t("devices.tags.saved"));
-      onClose();
-    });
+    await queryClient.invalidateQueries({ queryKey: ["device", device.uuid] });
   };
-  return (
-    <Dialog open onClose={onClose} maxWidth="sm" fullWidth>
-      <DialogTitle>{t("devices.tags.manage")}</DialogTitle>
-      <DialogContent>
-        {error ? (
-          <Alert severity="error" sx={{ mb: 2 }}>
-            {error}
-          </Alert>
-        ) : null}
-        <Stack spacing={1.5} sx={{ pt: 1 }}>
-          {rows.map((row, index) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity until saved
-            <Box key={index} sx={{ display: "flex", gap: 1, alignItems: "center" }}>
-              <TextField
-                size="small"
-                label={t("devices.tags.key")}
-                value={row.key}
-                onChange={(event) => setRows(rows.map((r, i) => (i === index ? { ...r, key: event.target.value } : r)))}
-                sx={{ flex: 1 }}
-              />
-              <TextField
-                size="small"
-                label={t("devices.tags.value")}
-                value={row.value}
-                onChange={(event) =>
-                  setRows(rows.map((r, i) => (i === index ? { ...r, value: event.target.value } : r)))
-                }
-                sx={{ flex: 1 }}
-              />
-              <IconButton
-                aria-label={t("devices.tags.remove", { key: row.key })}
-                onClick={() => setRows(rows.filter((_r, i) => i !== index))}
-              >
-                <DeleteOutlined fontSize="small" />
-              </IconButton>
-            </Box>
-          ))}
-          <Box>
-            <Button size="small" onClick={() => setRows([...rows, { key: "", value: "" }])}>
-              {t("devices.tags.add")}
-            </Button>
-          </Box>
-        </Stack>
-      </DialogContent>
-      <DialogActions>
-        <Button onClick={onClose}>{t("confirm.cancel")}</Button>
-        <Button variant="contained" loading={busy} onClick={() => void save()}>
-          {t("devices.tags.save")}
-        </Button>
-      </DialogActions>
-    </Dialog>
-  );
+  return <TagsDialog texts="devices.tags" tags={device.device_tag} save={save} onClose={onClose} />;
 }
 
 function Warnings({ device }: { device: Device }) {
@@ -386,7 +314,7 @@ export function DeviceSummaryPage() {
         }}
         onClose={() => setRenaming(false)}
       />
-      {tagging ? <TagsDialog device={device} onClose={() => setTagging(false)} /> : null}
+      {tagging ? <DeviceTagsDialog device={device} onClose={() => setTagging(false)} /> : null}
     </>
   );
 }

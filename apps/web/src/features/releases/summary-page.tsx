@@ -1,16 +1,10 @@
 import { isMulticontainerRelease } from "@flotilla/domain";
 import ContentCopyOutlined from "@mui/icons-material/ContentCopyOutlined";
-import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
 import DescriptionOutlined from "@mui/icons-material/DescriptionOutlined";
 import DownloadOutlined from "@mui/icons-material/DownloadOutlined";
-import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
 import Chip from "@mui/material/Chip";
-import Dialog from "@mui/material/Dialog";
-import DialogActions from "@mui/material/DialogActions";
-import DialogContent from "@mui/material/DialogContent";
-import DialogTitle from "@mui/material/DialogTitle";
 import IconButton from "@mui/material/IconButton";
 import Stack from "@mui/material/Stack";
 import Table from "@mui/material/Table";
@@ -18,7 +12,6 @@ import TableBody from "@mui/material/TableBody";
 import TableCell from "@mui/material/TableCell";
 import TableHead from "@mui/material/TableHead";
 import TableRow from "@mui/material/TableRow";
-import TextField from "@mui/material/TextField";
 import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { type ReactNode, useState } from "react";
@@ -26,7 +19,8 @@ import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { ButtonLink } from "../../components/links.tsx";
 import { PageHeader } from "../../components/page.tsx";
-import { Facts, useSubmission } from "../../components/settings.tsx";
+import { Facts } from "../../components/settings.tsx";
+import { type TagRow, TagsDialog } from "../../components/tags-dialog.tsx";
 import { formatBytes, formatDate, formatFullDate } from "../../lib/format.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
@@ -259,81 +253,24 @@ function ReleaseTagsDialog(props: {
   abilities: ReleaseAbilities;
   onClose: () => void;
 }) {
-  const { t } = useTranslation();
   const sdk = useSdk();
   const refresh = useReleaseRefresh();
-  const [rows, setRows] = useState(props.release.release_tag.map((tag) => ({ key: tag.tag_key, value: tag.value })));
-  const { error, setError, busy, run } = useSubmission();
-  const save = async () => {
-    const keys = rows.map((row) => row.key.trim());
-    if (keys.some((key) => key === "")) return setError(t("releases.tags.key_required"));
-    if (new Set(keys).size !== keys.length) return setError(t("releases.tags.key_unique"));
-    await run(async () => {
-      try {
-        await writeReleaseTags(sdk, props.release.id, tagChanges(props.release.release_tag, rows));
-      } catch (caught) {
-        await refresh(props.fleetId, props.release.id);
-        setError(releaseErrorText(caught));
-        return;
-      }
+  const save = async (rows: TagRow[]) => {
+    try {
+      await writeReleaseTags(sdk, props.release.id, tagChanges(props.release.release_tag, rows));
+    } finally {
       await refresh(props.fleetId, props.release.id);
-      showToast("success", t("releases.tags.saved"));
-      props.onClose();
-    });
+    }
   };
-  const existing = new Set(props.release.release_tag.map((tag) => tag.tag_key));
   return (
-    <Dialog open onClose={props.onClose} maxWidth="sm" fullWidth>
-      <DialogTitle>{t("releases.tags.manage")}</DialogTitle>
-      <DialogContent>
-        {error ? (
-          <Alert severity="error" sx={{ mb: 2 }}>
-            {error}
-          </Alert>
-        ) : null}
-        <Stack spacing={1.5} sx={{ pt: 1 }}>
-          {rows.map((row, index) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity until saved
-            <Box key={index} sx={{ display: "flex", gap: 1, alignItems: "center" }}>
-              <TextField
-                size="small"
-                label={t("releases.tags.key")}
-                value={row.key}
-                onChange={(event) => setRows(rows.map((r, i) => (i === index ? { ...r, key: event.target.value } : r)))}
-                sx={{ flex: 1 }}
-              />
-              <TextField
-                size="small"
-                label={t("releases.tags.value")}
-                value={row.value}
-                onChange={(event) =>
-                  setRows(rows.map((r, i) => (i === index ? { ...r, value: event.target.value } : r)))
-                }
-                sx={{ flex: 1 }}
-              />
-              <IconButton
-                aria-label={t("releases.tags.remove", { key: row.key })}
-                disabled={existing.has(row.key.trim()) && !props.abilities.removeTags}
-                onClick={() => setRows(rows.filter((_r, i) => i !== index))}
-              >
-                <DeleteOutlined fontSize="small" />
-              </IconButton>
-            </Box>
-          ))}
-          <Box>
-            <Button size="small" onClick={() => setRows([...rows, { key: "", value: "" }])}>
-              {t("releases.tags.add")}
-            </Button>
-          </Box>
-        </Stack>
-      </DialogContent>
-      <DialogActions>
-        <Button onClick={props.onClose}>{t("confirm.cancel")}</Button>
-        <Button variant="contained" loading={busy} onClick={() => void save()}>
-          {t("releases.tags.save")}
-        </Button>
-      </DialogActions>
-    </Dialog>
+    <TagsDialog
+      texts="releases.tags"
+      tags={props.release.release_tag}
+      canRemove={props.abilities.removeTags}
+      save={save}
+      describeError={releaseErrorText}
+      onClose={props.onClose}
+    />
   );
 }
 
