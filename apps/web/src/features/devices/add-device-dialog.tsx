@@ -1,4 +1,3 @@
-import ContentCopyOutlined from "@mui/icons-material/ContentCopyOutlined";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
@@ -8,19 +7,16 @@ import DialogActions from "@mui/material/DialogActions";
 import DialogContent from "@mui/material/DialogContent";
 import DialogTitle from "@mui/material/DialogTitle";
 import FormControlLabel from "@mui/material/FormControlLabel";
-import IconButton from "@mui/material/IconButton";
 import MenuItem from "@mui/material/MenuItem";
 import Stack from "@mui/material/Stack";
 import TextField from "@mui/material/TextField";
-import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk, useServices } from "../../app-services.tsx";
+import { CommandBlock } from "../../components/command-block.tsx";
 import { errorText } from "../../lib/errors.ts";
-import { showToast } from "../../lib/toasts.ts";
-import { MONO_FONT_STACK } from "../../theme.ts";
 import type { Fleet } from "../fleet-access/data.ts";
 import { useDeviceTypes } from "../fleets/data.ts";
 import { type ExpiryChoice, expiryDateFor } from "../preferences/api-key-expiry.ts";
@@ -52,47 +48,6 @@ function useDebounced<T>(value: T, ms: number): T {
     return () => clearTimeout(timer);
   }, [value, ms]);
   return debounced;
-}
-
-function CommandBlock({ lines }: { lines: string[] }) {
-  const { t } = useTranslation();
-  const text = lines.join("\n");
-  return (
-    <Box
-      sx={{
-        position: "relative",
-        border: 1,
-        borderColor: "divider",
-        borderRadius: 1,
-        bgcolor: "action.hover",
-        p: 1.5,
-        pr: 6,
-      }}
-    >
-      <Typography
-        component="pre"
-        aria-label={t("devices.add.commands")}
-        sx={{ m: 0, fontFamily: MONO_FONT_STACK, fontSize: 12.5, whiteSpace: "pre-wrap", wordBreak: "break-all" }}
-      >
-        {text}
-      </Typography>
-      <Tooltip title={t("devices.add.copy")}>
-        <IconButton
-          size="small"
-          aria-label={t("devices.add.copy")}
-          sx={{ position: "absolute", top: 6, right: 6 }}
-          onClick={() =>
-            void navigator.clipboard?.writeText(text).then(
-              () => showToast("success", t("devices.add.copied")),
-              () => undefined,
-            )
-          }
-        >
-          <ContentCopyOutlined fontSize="small" />
-        </IconButton>
-      </Tooltip>
-    </Box>
-  );
 }
 
 /**
@@ -197,6 +152,9 @@ export function AddDeviceDialog({ fleet, onClose }: { fleet: Fleet; onClose: () 
                 {simulate ? t("devices.add.simulate_help") : t("devices.add.real_help")}
               </Typography>
               <CommandBlock
+                label={t("devices.add.commands")}
+                copyLabel={t("devices.add.copy")}
+                copiedText={t("devices.add.copied")}
                 lines={agentCommands({
                   apiUrl: config.apiUrl,
                   fleetId: fleet.id,

@@ -1,4 +1,3 @@
-import ContentCopyOutlined from "@mui/icons-material/ContentCopyOutlined";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
@@ -7,20 +6,17 @@ import Dialog from "@mui/material/Dialog";
 import DialogActions from "@mui/material/DialogActions";
 import DialogContent from "@mui/material/DialogContent";
 import DialogTitle from "@mui/material/DialogTitle";
-import IconButton from "@mui/material/IconButton";
 import Stack from "@mui/material/Stack";
 import Tab from "@mui/material/Tab";
 import Tabs from "@mui/material/Tabs";
 import ToggleButton from "@mui/material/ToggleButton";
 import ToggleButtonGroup from "@mui/material/ToggleButtonGroup";
-import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
+import { CommandBlock } from "../../components/command-block.tsx";
 import { TextLink } from "../../components/links.tsx";
-import { showToast } from "../../lib/toasts.ts";
-import { MONO_FONT_STACK } from "../../theme.ts";
 import type { Fleet } from "../fleet-access/data.ts";
 import { useCliVersion } from "./data.ts";
 
@@ -47,44 +43,15 @@ export function cliCommands(apiUrl: string, fleet: { app_name: string; organizat
   };
 }
 
-export function CommandBlock({ lines, label }: { lines: string[]; label: string }) {
+function Commands({ lines, label }: { lines: string[]; label: string }) {
   const { t } = useTranslation();
-  const text = lines.join("\n");
   return (
-    <Box
-      sx={{
-        position: "relative",
-        border: 1,
-        borderColor: "divider",
-        borderRadius: 1,
-        bgcolor: "action.hover",
-        p: 1.5,
-        pr: 6,
-      }}
-    >
-      <Typography
-        component="pre"
-        aria-label={label}
-        sx={{ m: 0, fontFamily: MONO_FONT_STACK, fontSize: 12.5, whiteSpace: "pre-wrap", wordBreak: "break-all" }}
-      >
-        {text}
-      </Typography>
-      <Tooltip title={t("releases.add.copy")}>
-        <IconButton
-          size="small"
-          aria-label={`${t("releases.add.copy")}: ${label}`}
-          sx={{ position: "absolute", top: 6, right: 6 }}
-          onClick={() =>
-            void navigator.clipboard?.writeText(text).then(
-              () => showToast("success", t("releases.add.copied")),
-              () => undefined,
-            )
-          }
-        >
-          <ContentCopyOutlined fontSize="small" />
-        </IconButton>
-      </Tooltip>
-    </Box>
+    <CommandBlock
+      lines={lines}
+      label={label}
+      copyLabel={`${t("releases.add.copy")}: ${label}`}
+      copiedText={t("releases.add.copied")}
+    />
   );
 }
 
@@ -165,7 +132,7 @@ export function AddReleaseDialog({ fleet, onClose }: { fleet: Fleet; onClose: ()
               <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }}>
                 {t("releases.add.get_cli_text")}
               </Typography>
-              <CommandBlock lines={[NODE_INSTALL[platform], ...commands.setup]} label={t("releases.add.install")} />
+              <Commands lines={[NODE_INSTALL[platform], ...commands.setup]} label={t("releases.add.install")} />
               <Box sx={{ mt: 1, display: "flex", alignItems: "center", gap: 1 }}>
                 {version.data ? (
                   <Chip
@@ -182,13 +149,13 @@ export function AddReleaseDialog({ fleet, onClose }: { fleet: Fleet; onClose: ()
               </Box>
             </Step>
             <Step number={2} title={t("releases.add.login")}>
-              <CommandBlock lines={[commands.login]} label={t("releases.add.login")} />
+              <Commands lines={[commands.login]} label={t("releases.add.login")} />
             </Step>
             <Step number={3} title={t("releases.add.push")}>
               <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }}>
                 {t("releases.add.push_text")}
               </Typography>
-              <CommandBlock lines={[commands.push]} label={t("releases.add.push")} />
+              <Commands lines={[commands.push]} label={t("releases.add.push")} />
             </Step>
           </Stack>
         ) : (
