@@ -1,0 +1,166 @@
+import { mkdirSync } from "node:fs";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
+import { logIn } from "./accounts-helpers.ts";
+import { api, consent } from "./fleets-helpers.ts";
+import { DEMO } from "./web-helpers.ts";
+
+/** Screenshots for people to look at (outside the repository), once transitions settled. */
+const shot = async (page: Page, name: string) => {
+  mkdirSync("/tmp/shots-os-updates", { recursive: true });
+  await page.waitForTimeout(400);
+  await page.screenshot({ path: `/tmp/shots-os-updates/${name}.png`, fullPage: true });
+};
+
+/**
+ * OS and supervisor updates (issue #10, OPS-067..086, DEV-069): on the demo's simulated devices
+ * a person triggers an OS update from the device's settings and watches the device go through
+ * updating to the new version, updates its supervisor, then opens the fleet's group "Update OS"
+ * dialog, which shows each selected device's category for the chosen version.
+ */
+describe("OS and supervisor updates", () => {
+  let flotilla: RunningFlotilla;
+  let browser: Browser;
+  let page: Page;
+  let devices: Array<{ uuid: string; device_name: string }> = [];
+  let fleetId = 0;
+
+  beforeAll(async () => {
+    flotilla = await startFlotilla({ FLOTILLA_DEMO_DEVICES: "2" });
+    browser = await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.addInitScript(consent);
+    page = await context.newPage();
+    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
+    await page.waitForURL(/\/fleets$/);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await flotilla?.stop();
+  });
+
+  /** The demo's devices once both are up on the simulator's OS and online. */
+  const onlineDevices = async () => {
+    const { d } = await api<{
+      d: Array<{ uuid: string; device_name: string; belongs_to__application: { __id: number } }>;
+    }>(
+      page,
+      flotilla.apiUrl,
+      "GET",
+      "/v7/device?$select=uuid,device_name,belongs_to__application&$filter=is_connected_to_vpn eq true and os_version eq 'balenaOS 6.1.0' and provisioning_progress eq null&$orderby=device_name asc",
+    );
+    devices = d;
+    fleetId = d[0]?.belongs_to__application.__id ?? 0;
+    return d.length;
+  };
+
+  /** Reloads (as a person would) until `text` shows in `region`. */
+  const reloadUntil = async (region: string, text: string | RegExp, timeout = 90_000) => {
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          // A reload on a loaded machine may take a moment: not there yet counts as not yet.
+          return page
+            .getByRole("region", { name: region })
+            .getByText(text)
+            .waitFor({ timeout: 5000 })
+            .then(
+              () => true,
+              () => false,
+            );
+        },
+        { timeout, interval: 1500 },
+      )
+      .toBe(true);
+  };
+
+  it("triggers an OS update and watches the device go through updating to the new version", async () => {
+    await expect.poll(onlineDevices, { timeout: 120_000, interval: 1000 }).toBe(2);
+    const [device] = devices;
+    await page.goto(`${flotilla.dashboardUrl}/devices/${device?.uuid}/settings`);
+    const section = page.getByRole("region", { name: "OS update" });
+    await section.getByText("Running balenaOS 6.1.0").waitFor();
+    // Newest first: the ESR 2025.4.1 (built on 6.2.4) is offered as a switch to ESR.
+    await section.getByRole("combobox", { name: "Target version" }).click();
+    await page.getByRole("option", { name: "6.2.4" }).waitFor();
+    const options = await page.getByRole("option").allTextContents();
+    expect(options).toEqual(["2025.4.1 (ESR)", "6.2.4"]);
+    await page.getByRole("option", { name: "2025.4.1 (ESR)" }).click();
+    await section.getByText("Updatable with switch to ESR").waitFor();
+    await section.getByText(/switches to the ESR line/).waitFor();
+    await shot(page, "01-settings-esr-switch");
+    await section.getByRole("combobox", { name: "Target version" }).click();
+    await page.getByRole("option", { name: "6.2.4" }).click();
+    await section.getByText("Updatable", { exact: true }).waitFor();
+    await section.getByRole("button", { name: "Start OS update" }).click();
+    await page.getByText("OS update to 6.2.4 started").waitFor();
+    // The device downloads the update (status Updating with its progress), reboots, comes back.
+    await reloadUntil("OS update", /Updating the OS: \d+%/, 30_000);
+    await shot(page, "02-settings-updating");
+    await reloadUntil("OS update", "Running balenaOS 6.2.4");
+    await page.getByRole("region", { name: "OS update" }).getByText("This device runs the newest OS version").waitFor();
+    await page.goto(`${flotilla.dashboardUrl}/devices/${device?.uuid}`);
+    await page.getByText("Downloading OS update 6.2.4 … 40%").first().waitFor({ timeout: 30_000 });
+    await page.getByText("Running balenaOS 6.2.4").first().waitFor({ timeout: 30_000 });
+  }, 240_000);
+
+  it("updates the supervisor from the device's settings", async () => {
+    const [device] = devices;
+    await page.goto(`${flotilla.dashboardUrl}/devices/${device?.uuid}/settings`);
+    const section = page.getByRole("region", { name: "Supervisor update" });
+    await section.getByText("Running supervisor 16.7.0").waitFor();
+    await section.getByRole("combobox", { name: "Supervisor release" }).click();
+    await page.getByRole("option", { name: "16.7.0 (running)" }).waitFor();
+    expect(await page.getByRole("option").allTextContents()).toEqual(["17.0.1", "16.8.2", "16.7.0 (running)"]);
+    await page.getByRole("option", { name: "17.0.1" }).click();
+    await section.getByRole("button", { name: "Update supervisor" }).click();
+    await page.getByText("Supervisor 17.0.1 set: the device updates to it now").waitFor();
+    await reloadUntil("Supervisor update", "Running supervisor 17.0.1", 60_000);
+    await shot(page, "03-settings-supervisor");
+  }, 120_000);
+
+  it("shows each selected device's category in the group OS update and updates only the updatable ones", async () => {
+    await page.goto(`${flotilla.dashboardUrl}/fleets/${fleetId}/devices`);
+    const grid = page.getByRole("grid", { name: "Devices" });
+    await expect.poll(() => grid.getByRole("row").count(), { timeout: 60_000 }).toBe(3);
+    await grid.getByRole("checkbox", { name: "Select all rows" }).check();
+    await page.getByRole("button", { name: "Actions" }).click();
+    await page.getByRole("menuitem", { name: "Update OS" }).click();
+    const dialog = page.getByRole("dialog", { name: "Update OS" });
+    await dialog.getByRole("combobox", { name: "Target version" }).click();
+    await page.getByRole("option", { name: "6.2.4" }).click();
+    const table = dialog.getByRole("table", { name: "OS update target category per device" });
+    const [updated, other] = devices;
+    await table.getByRole("row", { name: new RegExp(`${updated?.device_name}.*Up to date`) }).waitFor();
+    await table.getByRole("row", { name: new RegExp(`${other?.device_name}.*Updatable`) }).waitFor();
+    await dialog.getByRole("combobox", { name: "Target version" }).click();
+    await page.getByRole("option", { name: "2024.10.2 (ESR)" }).click();
+    await table
+      .getByRole("row", { name: new RegExp(`${other?.device_name}.*Downgrade cannot switch to ESR`) })
+      .waitFor();
+    await dialog.getByText("None of the selected devices can be updated to this version.").waitFor();
+    expect(await dialog.getByRole("button", { name: "Update 0 device(s)" }).isDisabled()).toBe(true);
+    await dialog.getByRole("combobox", { name: "Target version" }).click();
+    await page.getByRole("option", { name: "6.2.4" }).click();
+    await shot(page, "04-group-update-os");
+    await dialog.getByRole("button", { name: "Update 1 device(s)" }).click();
+    await page.getByText("OS update to 6.2.4 started on 1 device(s)").waitFor();
+
+    // Group supervisor update: the device already on 17.0.1 is up to date.
+    await grid.getByRole("checkbox", { name: "Select all rows" }).check();
+    await page.getByRole("button", { name: "Actions" }).click();
+    await page.getByRole("menuitem", { name: "Update supervisor" }).click();
+    const supervisor = page.getByRole("dialog", { name: "Update supervisor" });
+    await supervisor.getByRole("combobox", { name: "Supervisor release" }).click();
+    await page.getByRole("option", { name: "17.0.1" }).click();
+    const rows = supervisor.getByRole("table", { name: "Supervisor update of the selected devices" });
+    await rows.getByRole("row", { name: new RegExp(`${updated?.device_name}.*Up to date`) }).waitFor();
+    await rows.getByRole("row", { name: new RegExp(`${other?.device_name}.*Updatable`) }).waitFor();
+    await shot(page, "05-group-update-supervisor");
+    await supervisor.getByRole("button", { name: "Update 1 device(s)" }).click();
+    await page.getByText("Supervisor 17.0.1 set for 1 device(s)").waitFor();
+  }, 180_000);
+});
