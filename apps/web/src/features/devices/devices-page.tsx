@@ -1,12 +1,10 @@
 import AddOutlined from "@mui/icons-material/AddOutlined";
-import ArrowDropDown from "@mui/icons-material/ArrowDropDown";
 import MapOutlined from "@mui/icons-material/MapOutlined";
 import TableRowsOutlined from "@mui/icons-material/TableRowsOutlined";
 import ViewColumnOutlined from "@mui/icons-material/ViewColumnOutlined";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
 import Checkbox from "@mui/material/Checkbox";
-import Divider from "@mui/material/Divider";
 import ListItemText from "@mui/material/ListItemText";
 import Menu from "@mui/material/Menu";
 import MenuItem from "@mui/material/MenuItem";
@@ -29,6 +27,7 @@ import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { SearchField } from "../../components/form-fields.tsx";
 import { TextLink } from "../../components/links.tsx";
+import { ListToolbar } from "../../components/list-toolbar.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
 import { statusColor } from "../fleets/status.tsx";
 import { useFreePlan, usePageFleet } from "../fleets/summary-page.tsx";
@@ -96,7 +95,6 @@ export function FleetDevicesPage() {
   const [columns, setColumns] = useState<GridColumnVisibilityModel>(readColumns);
   const [selection, setSelection] = useState<GridRowSelectionModel>({ type: "include", ids: new Set() });
   const [columnsMenu, setColumnsMenu] = useState<HTMLElement | null>(null);
-  const [actionsMenu, setActionsMenu] = useState<HTMLElement | null>(null);
   const [dialog, setDialog] = useState<BatchDialog>();
   const [adding, setAdding] = useState(false);
   // The filter reaches the address (and the query) 500 ms after typing stops.
@@ -270,22 +268,13 @@ export function FleetDevicesPage() {
           </Box>
         }
       />
-      <Box sx={{ display: "flex", gap: 1, alignItems: "center", mb: 1.5, flexWrap: "wrap" }}>
-        <SearchField label={t("devices.filter")} value={filterInput} onChange={setFilterInput} />
-        <Box sx={{ flex: 1 }} />
-        {selected.length > 0 ? (
-          <Typography variant="body2" color="text.secondary">
-            {t("devices.selected", { count: selected.length })}
-          </Typography>
-        ) : null}
-        <Button
-          variant="outlined"
-          endIcon={<ArrowDropDown />}
-          disabled={selected.length === 0}
-          onClick={(event) => setActionsMenu(event.currentTarget)}
-        >
-          {t("devices.batch.actions")}
-        </Button>
+      <ListToolbar
+        search={<SearchField label={t("devices.filter")} value={filterInput} onChange={setFilterInput} />}
+        selectedText={selected.length > 0 ? t("devices.selected", { count: selected.length }) : undefined}
+        actionsLabel={t("devices.batch.actions")}
+        items={batchItems.map((item) => ({ ...item, label: t(`devices.batch.${item.key}`) }))}
+        onAction={setDialog}
+      >
         {lens === "table" ? (
           <Button
             variant="text"
@@ -295,23 +284,7 @@ export function FleetDevicesPage() {
             {t("devices.columns.choose")}
           </Button>
         ) : null}
-      </Box>
-      <Menu anchorEl={actionsMenu} open={actionsMenu !== null} onClose={() => setActionsMenu(null)}>
-        {batchItems.flatMap((item) => [
-          ...(item.divider ? [<Divider key={`${item.key}-divider`} />] : []),
-          <MenuItem
-            key={item.key}
-            disabled={!item.allowed}
-            sx={item.danger ? { color: "error.main" } : undefined}
-            onClick={() => {
-              setActionsMenu(null);
-              setDialog(item.key);
-            }}
-          >
-            {t(`devices.batch.${item.key}`)}
-          </MenuItem>,
-        ])}
-      </Menu>
+      </ListToolbar>
       <Menu anchorEl={columnsMenu} open={columnsMenu !== null} onClose={() => setColumnsMenu(null)}>
         {OPTIONAL_COLUMNS.map((field) => (
           <MenuItem key={field} dense onClick={() => setColumn(field, columns[field] === false)}>

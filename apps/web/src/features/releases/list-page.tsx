@@ -1,20 +1,16 @@
 import { RELEASE_PAGE_SIZE } from "@flotilla/domain";
 import AddOutlined from "@mui/icons-material/AddOutlined";
-import ArrowDropDown from "@mui/icons-material/ArrowDropDown";
 import NewReleasesOutlined from "@mui/icons-material/NewReleasesOutlined";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
-import Divider from "@mui/material/Divider";
-import Menu from "@mui/material/Menu";
-import MenuItem from "@mui/material/MenuItem";
 import Paper from "@mui/material/Paper";
-import Typography from "@mui/material/Typography";
 import { DataGrid, type GridColDef, type GridPaginationModel, type GridRowSelectionModel } from "@mui/x-data-grid";
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { SearchField } from "../../components/form-fields.tsx";
 import { TextLink } from "../../components/links.tsx";
+import { ListToolbar } from "../../components/list-toolbar.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
 import { formatDate, formatFullDate } from "../../lib/format.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
@@ -39,7 +35,6 @@ export function FleetReleasesPage() {
   const [search, setSearch] = useState("");
   const [pagination, setPagination] = useState<GridPaginationModel>({ page: 0, pageSize: RELEASE_PAGE_SIZE });
   const [selection, setSelection] = useState<GridRowSelectionModel>({ type: "include", ids: new Set() });
-  const [menu, setMenu] = useState<HTMLElement | null>(null);
   const [dialog, setDialog] = useState<ReleaseBatchAction>();
   const [adding, setAdding] = useState(false);
   // The search reaches the query 500 ms after typing stops, back on the first page.
@@ -172,41 +167,17 @@ export function FleetReleasesPage() {
         />
       ) : (
         <>
-          <Box sx={{ display: "flex", gap: 1, alignItems: "center", mb: 1.5, flexWrap: "wrap" }}>
-            <SearchField label={t("releases.search")} value={searchInput} onChange={setSearchInput} />
-            <Box sx={{ flex: 1 }} />
-            {selected.length > 0 ? (
-              <Typography variant="body2" color="text.secondary">
-                {t("releases.selected", { count: selected.length })}
-              </Typography>
-            ) : null}
-            {abilities.update || abilities.delete ? (
-              <Button
-                variant="outlined"
-                endIcon={<ArrowDropDown />}
-                disabled={selected.length === 0}
-                onClick={(event) => setMenu(event.currentTarget)}
-              >
-                {t("releases.batch.actions")}
-              </Button>
-            ) : null}
-          </Box>
-          <Menu anchorEl={menu} open={menu !== null} onClose={() => setMenu(null)}>
-            {actions.flatMap((item) => [
-              ...(item.divider ? [<Divider key={`${item.key}-divider`} />] : []),
-              <MenuItem
-                key={item.key}
-                disabled={!item.allowed}
-                sx={item.danger ? { color: "error.main" } : undefined}
-                onClick={() => {
-                  setMenu(null);
-                  setDialog(item.key);
-                }}
-              >
-                {t(`releases.batch.${item.key}`)}
-              </MenuItem>,
-            ])}
-          </Menu>
+          <ListToolbar
+            search={<SearchField label={t("releases.search")} value={searchInput} onChange={setSearchInput} />}
+            selectedText={selected.length > 0 ? t("releases.selected", { count: selected.length }) : undefined}
+            actionsLabel={t("releases.batch.actions")}
+            items={
+              abilities.update || abilities.delete
+                ? actions.map((item) => ({ ...item, label: t(`releases.batch.${item.key}`) }))
+                : undefined
+            }
+            onAction={setDialog}
+          />
           {filterFailed ? (
             <Alert severity="error" sx={{ mb: 1.5 }}>
               {t("errors.release_panel_create_filter")}
