@@ -142,12 +142,12 @@ describe("OS and supervisor updates", () => {
       .getByRole("row", { name: new RegExp(`${other?.device_name}.*Downgrade cannot switch to ESR`) })
       .waitFor();
     await dialog.getByText("None of the selected devices can be updated to this version.").waitFor();
-    expect(await dialog.getByRole("button", { name: "Update 0 device(s)" }).isDisabled()).toBe(true);
+    expect(await dialog.getByRole("button", { name: "Update 0 devices" }).isDisabled()).toBe(true);
     await dialog.getByRole("combobox", { name: "Target version" }).click();
     await page.getByRole("option", { name: "6.2.4" }).click();
     await shot(page, "04-group-update-os");
-    await dialog.getByRole("button", { name: "Update 1 device(s)" }).click();
-    await page.getByText("OS update to 6.2.4 started on 1 device(s)").waitFor();
+    await dialog.getByRole("button", { name: "Update 1 device" }).click();
+    await page.getByText("OS update to 6.2.4 started on 1 device").waitFor();
 
     // Group supervisor update: the device already on 17.0.1 is up to date.
     await grid.getByRole("checkbox", { name: "Select all rows" }).check();
@@ -160,7 +160,7 @@ describe("OS and supervisor updates", () => {
     await rows.getByRole("row", { name: new RegExp(`${updated?.device_name}.*Up to date`) }).waitFor();
     await rows.getByRole("row", { name: new RegExp(`${other?.device_name}.*Updatable`) }).waitFor();
     await shot(page, "05-group-update-supervisor");
-    await supervisor.getByRole("button", { name: "Update 1 device(s)" }).click();
-    await page.getByText("Supervisor 17.0.1 set for 1 device(s)").waitFor();
+    await supervisor.getByRole("button", { name: "Update 1 device" }).click();
+    await page.getByText("Supervisor 17.0.1 set for 1 device").waitFor();
   }, 180_000);
 });
