@@ -1,12 +1,14 @@
 import { defineProject } from "vitest/config";
 
-// Browser specs: one file at a time (each boots a server and a Chromium on a 2-core machine).
+// Browser specs: two files at a time, each with its own server, data dir and Chromium; most of a
+// spec's time is spent waiting on timers (polls, simulated devices), so two fit on two cores.
 export default defineProject({
   test: {
     name: "e2e",
     include: ["specs/**/*.e2e.ts"],
     setupFiles: ["support/setup.ts"],
-    fileParallelism: false,
+    fileParallelism: true,
+    maxWorkers: 2,
     testTimeout: 90_000,
     hookTimeout: 90_000,
   },
