@@ -46,7 +46,8 @@ export interface Fleet {
 
 /**
  * A fleet named as `organization/fleet` (its slug), a numeric id, or a bare fleet name when only
- * one fleet the user can see has it. balena-sdk `models.application.get` answers the first two.
+ * one fleet the user has access to has it (not the public OS catalogue fleets everyone can read).
+ * balena-sdk `models.application.get` answers the first two.
  */
 export async function resolveFleet(sdk: BalenaSDK, reference: string): Promise<Fleet> {
   const $select = ["id", "app_name", "slug"] as const;
@@ -56,7 +57,7 @@ export async function resolveFleet(sdk: BalenaSDK, reference: string): Promise<F
   if (reference.includes("/")) {
     return (await sdk.models.application.get(reference, { $select: [...$select] })) as Fleet;
   }
-  const found = (await sdk.models.application.getAll({
+  const found = (await sdk.models.application.getAllDirectlyAccessible({
     $select: [...$select],
     $filter: { app_name: reference },
     $orderby: { slug: "asc" },

@@ -235,6 +235,9 @@ describe("flotilla push", () => {
     const missing = await cli(["push", "clico/nothing", project]);
     expect(missing.code).toBe(1);
     expect(missing.stderr.trim()).toBe("flotilla: Fleet not found: clico/nothing");
+    // A bare name is looked up among the user's fleets, not the public OS catalogue everyone reads.
+    const catalogue = await cli(["push", "raspberrypi4-64", project]);
+    expect(catalogue.stderr.trim()).toBe("flotilla: Fleet not found: raspberrypi4-64");
     const empty = tempDir("flotilla-cli-project-", made);
     const bare = await cli(["push", fleet.slug, empty]);
     expect(bare.code).toBe(1);
