@@ -2,12 +2,15 @@ import os from "node:os";
 import type { Shell, ShellEvents, ShellRequest } from "../terminal.ts";
 import { ShellRefused } from "../terminal.ts";
 
-type Pty = typeof import("node-pty");
+type Pty = typeof import("@lydell/node-pty");
 let pty: Promise<Pty> | undefined;
 
-/** node-pty is loaded on the first Host OS terminal only: the simulator never needs it. */
+/**
+ * node-pty is loaded on the first Host OS terminal only: the simulator never needs it.
+ * @lydell/node-pty is node-pty with prebuilt binaries (node-pty itself has none for Linux).
+ */
 async function loadPty(): Promise<Pty> {
-  pty ??= import("node-pty").then((module) => (module as Pty & { default?: Pty }).default ?? module);
+  pty ??= import("@lydell/node-pty").then((module) => (module as Pty & { default?: Pty }).default ?? module);
   return pty.catch(() => {
     pty = undefined;
     throw new ShellRefused("unsupported", "This agent has no pseudo-terminal support (node-pty is missing)");
