@@ -116,7 +116,18 @@ describe("derived fields", () => {
       admin,
       `/device_type(slug='raspberrypi4-64')?$select=slug&$expand=is_default_for__application($select=id)`,
     );
-    expect(deviceType).toEqual({ slug: "raspberrypi4-64", is_default_for__application: [{ id: host.id }] });
+    // The user's own host fleet next to the catalogue's public host-OS fleets (balena_os/…).
+    expect(deviceType?.slug).toBe("raspberrypi4-64");
+    const hostFleets = (deviceType?.is_default_for__application as Array<{ id: number }>).map((app) => app.id);
+    expect(hostFleets).toContain(host.id);
+    const catalogue = await db.query<{ id: number }>(
+      `SELECT a.id FROM application a JOIN device_type dt ON dt.id = a.is_for__device_type
+        WHERE a.is_host AND a.slug LIKE 'balena_os/%' AND dt.slug = 'raspberrypi4-64'`,
+    );
+    expect(catalogue.rows.length).toBeGreaterThan(0);
+    expect(hostFleets.sort((a, b) => a - b)).toEqual(
+      [host.id, ...catalogue.rows.map((row) => row.id)].sort((a, b) => a - b),
+    );
     await db.query('UPDATE "user" SET has_disabled_newsletter = true WHERE id = $1', [admin.id]);
     expect(
       await get(admin, `/user(${admin.id})?$select=has_disabled_newsletter,has_enabled_newsletter,has_password_set`),

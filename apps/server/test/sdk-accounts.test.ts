@@ -63,7 +63,7 @@ describe("balena-sdk account calls", () => {
     await expect(second.models.application.getAll()).rejects.toMatchObject({ statusCode: 401 });
     await second.auth.twoFactor.challenge(await generate({ secret, epoch: now + 30 }));
     expect(await second.auth.twoFactor.isPassed()).toBe(true);
-    expect(await second.models.application.getAll()).toEqual([]);
+    expect(await second.models.application.getAllDirectlyAccessible()).toEqual([]);
 
     await second.auth.twoFactor.disable(password);
     expect(await second.auth.twoFactor.isEnabled()).toBe(false);

@@ -58,8 +58,11 @@ describe("balena-sdk reads", () => {
   });
 
   it("lists and gets fleets by slug and id, never another organization's", async () => {
-    const fleets = await sdk.models.application.getAll();
+    const fleets = await sdk.models.application.getAllDirectlyAccessible();
     expect(fleets.map((f) => f.app_name)).toEqual(["sensors"]);
+    // getAll adds the public OS catalogue (balena_os/*) every user reads, and nothing else.
+    const readable = await sdk.models.application.getAll({ $select: ["slug"] });
+    expect(readable.filter((f) => !f.slug.startsWith("balena_os/")).map((f) => f.slug)).toEqual([mine.fleet.slug]);
     expect((await sdk.models.application.get(mine.fleet.slug)).id).toBe(mine.fleet.id);
     expect((await sdk.models.application.get(mine.fleet.id)).slug).toBe(mine.fleet.slug);
     await expect(sdk.models.application.get(theirs.fleet.slug)).rejects.toMatchObject({
@@ -264,7 +267,7 @@ describe("balena-sdk writes", () => {
     const keySdk = getSdk({ apiUrl: t.url, dataDirectory: false });
     await keySdk.auth.loginWithToken(key);
     expect(await keySdk.auth.whoami()).toEqual(await sdk.auth.whoami());
-    expect((await keySdk.models.application.getAll()).map((f) => f.app_name)).toEqual(["sensors"]);
+    expect((await keySdk.models.application.getAllDirectlyAccessible()).map((f) => f.app_name)).toEqual(["sensors"]);
     const id = keys[0]?.id ?? 0;
     await sdk.models.apiKey.update(id, { name: "ci-renamed" });
     expect((await sdk.models.apiKey.getAll({ $filter: { id } }))[0]?.name).toBe("ci-renamed");
