@@ -105,6 +105,11 @@ describe("OS and supervisor updates", () => {
     await page.goto(`${flotilla.dashboardUrl}/devices/${device?.uuid}`);
     await page.getByText("Downloading OS update 6.2.4 … 40%").first().waitFor({ timeout: 30_000 });
     await page.getByText("Running balenaOS 6.2.4").first().waitFor({ timeout: 30_000 });
+    // The summary links the OS version to the changelog, with its release line from the catalogue.
+    const osVersion = page.getByRole("link", { name: "balenaOS 6.2.4: open the OS changelog" });
+    expect(await osVersion.getAttribute("href")).toContain("meta-balena");
+    await page.getByText("Current", { exact: true }).waitFor();
+    await shot(page, "06-summary-os-version");
   }, 240_000);
 
   it("updates the supervisor from the device's settings", async () => {

@@ -1,4 +1,5 @@
 import {
+  compareOsVersions,
   isDiscontinuedDeviceType,
   isEsrVersion,
   OS_TYPES_CACHE_MS,
@@ -17,6 +18,7 @@ import Checkbox from "@mui/material/Checkbox";
 import Chip from "@mui/material/Chip";
 import FormControlLabel from "@mui/material/FormControlLabel";
 import LinearProgress from "@mui/material/LinearProgress";
+import Link from "@mui/material/Link";
 import MenuItem from "@mui/material/MenuItem";
 import Table from "@mui/material/Table";
 import TableBody from "@mui/material/TableBody";
@@ -560,5 +562,48 @@ export function SupervisorUpdateDevicesDialog(props: { devices: UpdatableDevice[
         ) : null}
       </Box>
     </ConfirmDialog>
+  );
+}
+
+/** balenaOS's public changelog (meta-balena), the notes of every OS version in the catalogue. */
+const OS_CHANGELOG_URL = "https://github.com/balena-os/meta-balena/blob/master/CHANGELOG.md";
+
+/**
+ * The host OS version on the device summary (spec 2 §2): a link to the OS changelog and a badge
+ * with the version's release line (current, next, sunset, outdated; ESR) from the catalogue.
+ */
+export function OsVersionItem({ device }: { device: Pick<Device, "os_version" | "is_of__device_type"> }) {
+  const { t } = useTranslation();
+  const slug = device.is_of__device_type[0]?.slug;
+  const versions = useOsVersions(slug ? [slug] : []);
+  const running = parseOsVersion(device.os_version);
+  if (!device.os_version) return <>—</>;
+  const release = running
+    ? (versions.data?.[slug ?? ""] ?? []).find((candidate) => {
+        const parsed = parseOsVersion(candidate.raw_version);
+        return parsed !== undefined && compareOsVersions(parsed, running) === 0;
+      })
+    : undefined;
+  const line = (release as { line?: string } | undefined)?.line;
+  return (
+    <Box sx={{ display: "inline-flex", gap: 1, alignItems: "center", flexWrap: "wrap" }}>
+      <Link
+        href={OS_CHANGELOG_URL}
+        target="_blank"
+        rel="noreferrer"
+        aria-label={t("devices.os_version.changelog", { version: device.os_version })}
+      >
+        {device.os_version}
+      </Link>
+      {line && ["current", "next", "sunset", "outdated"].includes(line) ? (
+        <Chip
+          size="small"
+          variant="outlined"
+          color={line === "outdated" ? "warning" : line === "current" ? "success" : "default"}
+          label={t(`devices.os_version.line.${line as "current" | "next" | "sunset" | "outdated"}`)}
+        />
+      ) : null}
+      {release?.osType === "esr" ? <Chip size="small" variant="outlined" label={t("devices.os_version.esr")} /> : null}
+    </Box>
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { controlDisabled, serviceStatusColour, showsContainerControls } from "./services-card.tsx";
+import { controlDisabled, serviceErrorText, serviceStatusColour, showsContainerControls } from "./services-card.tsx";
 
 describe("container controls (spec 2 §4)", () => {
   it("disables start while running, stop when exited or stopped, restart when exited", () => {
@@ -36,5 +36,12 @@ describe("container controls (spec 2 §4)", () => {
     expect(showsContainerControls("6.6.0", 1)).toBe(false);
     expect(showsContainerControls("6.6.0", 2)).toBe(true);
     expect(showsContainerControls(null, 1)).toBe(false);
+  });
+});
+
+describe("service control errors (spec 2 §8)", () => {
+  it("names the service the device no longer runs, and keeps other errors as they are", () => {
+    expect(serviceErrorText(new Error("Service not found: worker"), "worker")).toBe("Service not found: worker");
+    expect(serviceErrorText(new Error("Image not found: 42"), "worker")).toContain("Image not found: 42");
   });
 });

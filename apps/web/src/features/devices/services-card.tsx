@@ -12,6 +12,7 @@ import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { errorText } from "../../lib/errors.ts";
+import { t as translate } from "../../lib/i18n.ts";
 import { pollingOptions } from "../../lib/query-client.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { Card } from "../orgs/ui.tsx";
@@ -48,6 +49,12 @@ export function serviceStatusColour(status: string): "success" | "error" | "info
   if (state === "running" || state === "idle") return "success";
   if (state === "stopped" || state === "exited") return "error";
   return "info";
+}
+
+/** A failed control: the device may no longer run the service (spec 2 §8 errors.service_not_found). */
+export function serviceErrorText(error: unknown, service: string): string {
+  const missing = error instanceof Error && /Service not found/.test(error.message);
+  return missing ? translate("errors.service_not_found", { service }) : errorText(error);
 }
 
 /** Container controls only for supervisor 7 or later, or when the device runs several services (spec 2 §4, §9). */
@@ -121,7 +128,7 @@ export function ServicesCard(props: { device: Device; canControl: boolean; onSho
       showToast("success", t(`devices.services.${DONE[control]}`, { service: service.name }));
       await queryClient.invalidateQueries({ queryKey: ["device", props.device.uuid, "services"] });
     } catch (error) {
-      showToast("error", errorText(error));
+      showToast("error", serviceErrorText(error, service.name));
     } finally {
       setBusy(undefined);
     }

@@ -25,6 +25,7 @@ import { Card, NameDialog } from "../orgs/ui.tsx";
 import { type Device, deviceUrl, metricLevel, usedPercent, usePageDevice } from "./data.ts";
 import { LogsPanel } from "./logs/logs-panel.tsx";
 import { DeviceNotes } from "./notes.tsx";
+import { OsVersionItem } from "./os-updates.tsx";
 import { ServicesCard } from "./services-card.tsx";
 import { DeviceStatusChip } from "./status-chip.tsx";
 import { TerminalCard } from "./terminal/terminal-card.tsx";
@@ -207,7 +208,7 @@ export function DeviceSummaryPage() {
                     : device.update_status
                   : "—",
               ],
-              [t("devices.fields.os_version"), device.os_version ?? "—"],
+              [t("devices.fields.os_version"), <OsVersionItem key="os" device={device} />],
               [t("devices.fields.os_variant"), device.os_variant ?? "—"],
               [t("devices.fields.supervisor_version"), device.supervisor_version ?? "—"],
               [t("devices.fields.current_release"), releaseLink(device.is_running__release[0], "current")],
