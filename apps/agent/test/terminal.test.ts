@@ -1,19 +1,10 @@
 // biome-ignore-all lint/style/noRestrictedImports: two real API instances are built with the server's own modules, as its cluster test does (no mock of our server).
 import crypto from "node:crypto";
-import fs from "node:fs";
-import type { AddressInfo } from "node:net";
 import type { TerminalServerMessage } from "@flotilla/domain";
-import { Redis } from "ioredis";
-import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { buildApi, buildContext } from "../../server/src/app.ts";
-import { loadConfig } from "../../server/src/config.ts";
-import { openPostgres } from "../../server/src/db/connection.ts";
-import { wrapDriver } from "../../server/src/db/index.ts";
-import { migrate } from "../../server/src/db/migrate.ts";
 import { createFactories } from "../../server/test/factories.ts";
-import { adminQuery, withDatabase } from "../../server/test/global-setup.ts";
+import { clusterUnreachable, type Instance, useTwoInstances } from "../../server/test/support/cluster.ts";
 import { createHttp } from "../src/protocol/http.ts";
 import { startSimulator } from "../src/sim/simulator.ts";
 import { apiWithFleet, eventually, type TestApp } from "./support.ts";
@@ -272,75 +263,17 @@ describe("web terminal on one instance", () => {
   });
 });
 
-/** Two API instances sharing PostgreSQL and Redis, as devices-cluster.test.ts builds them. */
-const databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-
-async function reachable(): Promise<string | undefined> {
-  try {
-    await adminQuery(databaseUrl, "SELECT 1");
-  } catch (error) {
-    return `PostgreSQL at ${databaseUrl} does not answer (${(error as Error).message})`;
-  }
-  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 2000 });
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (error) {
-    return `Redis at ${redisUrl} does not answer (${(error as Error).message})`;
-  } finally {
-    redis.disconnect();
-  }
-  return undefined;
-}
-const unreachable = await reachable();
+const unreachable = await clusterUnreachable();
 if (unreachable) console.warn(`terminal cluster: skipped, ${unreachable}`);
 
 describe.skipIf(unreachable !== undefined)("web terminal across two instances with Redis", () => {
-  const name = `flotilla_terminal_${crypto.randomBytes(6).toString("hex")}`;
-  const url = withDatabase(databaseUrl, name);
-  const dataDir = fs.mkdtempSync(`${process.env.TMPDIR ?? "/tmp"}/flotilla-terminal-`);
-  type Instance = {
-    app: Awaited<ReturnType<typeof buildApi>>;
-    ctx: Awaited<ReturnType<typeof buildContext>>;
-    db: ReturnType<typeof wrapDriver>;
-    url: string;
-    closed: boolean;
-  };
-  const instances: Instance[] = [];
+  const instances = useTwoInstances("terminal");
   const http = createHttp({ connections: 4 });
   let simulator: Awaited<ReturnType<typeof startSimulator>> | undefined;
-
-  async function start(): Promise<Instance> {
-    const db = wrapDriver(await openPostgres(url, 5));
-    const config = loadConfig({
-      DATABASE_URL: url,
-      REDIS_URL: redisUrl,
-      FLOTILLA_DATA_DIR: dataDir,
-      FLOTILLA_CAPTCHA: "off",
-      FLOTILLA_SECRET: "terminal-test-secret-of-at-least-32-bytes",
-      LOG_LEVEL: "silent",
-    });
-    const ctx = await buildContext(config, db);
-    const app = await buildApi(ctx, pino({ level: "silent" }));
-    await app.listen({ port: 0, host: "127.0.0.1" });
-    return { app, ctx, db, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, closed: false };
-  }
-
-  beforeAll(async () => {
-    await adminQuery(databaseUrl, `CREATE DATABASE ${name}`);
-    const driver = await openPostgres(url, 1);
-    await migrate(driver);
-    await driver.close();
-    instances.push(await start(), await start());
-  }, 90_000);
+  // Runs before the instances close (after-hooks run in reverse order).
   afterAll(async () => {
     await simulator?.stop();
     await http.close();
-    for (const instance of instances) if (!instance.closed) await instance.app.close();
-    for (const instance of instances) await instance.db.close();
-    await adminQuery(databaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("relays a session from the browser's instance to the device's, and audits it when the instance stops", async () => {
@@ -385,7 +318,6 @@ describe.skipIf(unreachable !== undefined)("web terminal across two instances wi
     await terminal.read("30 100\r\n");
 
     // A stops with the session open: the session ends and is audited before its database closes.
-    a.closed = true;
     await a.app.close();
     // The server closes every websocket as it stops (no reason code): the dashboard reconnects.
     await terminal.closed;

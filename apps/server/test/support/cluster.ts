@@ -80,7 +80,8 @@ export function useTwoInstances(label: string): Instance[] {
   });
 
   afterAll(async () => {
-    for (const instance of instances) await instance.app.close();
+    // A test may have stopped an instance already (to see what happens to its sessions).
+    for (const instance of instances) if (instance.app.server.listening) await instance.app.close();
     for (const instance of instances) await instance.db.close();
     await adminQuery(clusterDatabaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     fs.rmSync(dataDir, { recursive: true, force: true });
