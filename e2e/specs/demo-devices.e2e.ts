@@ -1,9 +1,8 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
-import { logIn } from "./accounts-helpers.ts";
-import { api, consent, shot } from "./fleets-helpers.ts";
-import { DEMO } from "./web-helpers.ts";
+import { type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
+import { startDemoSession } from "./demo-session.ts";
+import { api, shot } from "./fleets-helpers.ts";
 
 /**
  * The demo's simulated devices (issue 7): the server starts `flotilla-agent simulate` for
@@ -23,13 +22,7 @@ describe("demo devices", () => {
     ).then((answer) => answer.d);
 
   beforeAll(async () => {
-    flotilla = await startFlotilla({ FLOTILLA_DEMO_DEVICES: "3" });
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    await context.addInitScript(consent);
-    page = await context.newPage();
-    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
-    await page.waitForURL(/\/fleets$/);
+    ({ flotilla, browser, page } = await startDemoSession(3, { viewport: { width: 1280, height: 800 } }));
   }, 120_000);
 
   afterAll(async () => {

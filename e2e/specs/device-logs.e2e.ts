@@ -1,10 +1,9 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
-import { logIn } from "./accounts-helpers.ts";
-import { api, consent } from "./fleets-helpers.ts";
-import { DEMO } from "./web-helpers.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
+import { startDemoSession } from "./demo-session.ts";
+import { api } from "./fleets-helpers.ts";
 
 /** Screenshots for people to look at (outside the repository), once transitions settled. */
 const shot = async (page: Page, name: string) => {
@@ -26,13 +25,7 @@ describe("device live logs and diagnostics", () => {
   let uuid = "";
 
   beforeAll(async () => {
-    flotilla = await startFlotilla({ FLOTILLA_DEMO_DEVICES: "1" });
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    await context.addInitScript(consent);
-    page = await context.newPage();
-    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
-    await page.waitForURL(/\/fleets$/);
+    ({ flotilla, browser, page } = await startDemoSession(1, { acceptDownloads: true }));
   }, 120_000);
 
   /** The demo's simulated device (it registers a moment after the server starts). */

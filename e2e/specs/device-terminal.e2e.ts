@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
 import type { Browser, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
+import { startDemoSession } from "./demo-session.ts";
 import { api, consent } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
@@ -27,16 +28,10 @@ describe("device web terminal", () => {
   const sockets: WebSocket[] = [];
 
   beforeAll(async () => {
-    flotilla = await startFlotilla({ FLOTILLA_DEMO_DEVICES: "1" });
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.addInitScript(consent);
-    page = await context.newPage();
+    ({ flotilla, browser, page } = await startDemoSession(1));
     page.on("websocket", (socket) => {
       if (socket.url().includes("/terminal/v1/connect")) sockets.push(socket);
     });
-    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
-    await page.waitForURL(/\/fleets$/);
   }, 120_000);
 
   afterAll(async () => {

@@ -4,9 +4,9 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
-import { logIn } from "./accounts-helpers.ts";
-import { api, consent, shot } from "./fleets-helpers.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
+import { startDemoSession } from "./demo-session.ts";
+import { api, shot } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
 const CLI_BIN = path.resolve(import.meta.dirname, "../../apps/cli/bin/flotilla.mjs");
@@ -67,13 +67,7 @@ describe("releases: push with the CLI, roll out to simulated devices, pin, final
     (await call<Array<{ message: string }>>("GET", `/device/v2/${uuid}/logs?count=1000`)).map((line) => line.message);
 
   beforeAll(async () => {
-    flotilla = await startFlotilla({ FLOTILLA_DEMO_DEVICES: "3" });
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.addInitScript(consent);
-    page = await context.newPage();
-    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
-    await page.waitForURL(/\/fleets$/);
+    ({ flotilla, browser, page } = await startDemoSession(3));
     const apps = await call<{ d: Array<{ id: number; app_name: string }> }>(
       "GET",
       "/v7/application?$select=id,app_name",
@@ -221,7 +215,9 @@ describe("releases: push with the CLI, roll out to simulated devices, pin, final
     await page.getByRole("menuitem", { name: "Delete" }).click();
     const remove = page.getByRole("dialog", { name: "Delete 1 release" });
     await remove.getByRole("button", { name: "Delete" }).click();
-    await remove.getByText("A release that a fleet or a device is pinned to (or targets) cannot be deleted.").waitFor();
+    await remove
+      .getByText("A release that a fleet or a device is pinned to (or targets) cannot be deleted.", { exact: true })
+      .waitFor();
     await shot(page, "releases-journey-delete-refused");
     await remove.getByRole("button", { name: "Cancel" }).click();
     expect(await releaseByVersion("1.1.0")).toBeDefined();

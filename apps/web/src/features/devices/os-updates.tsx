@@ -28,7 +28,7 @@ import TableRow from "@mui/material/TableRow";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { type ReactNode, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk, useServices } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
@@ -414,24 +414,15 @@ export function OsUpdateDevicesDialog(props: { devices: UpdatableDevice[]; onClo
             </MenuItem>
           ))}
         </TextField>
-        <Table size="small" aria-label={t("devices.os_update.categories")}>
-          <TableHead>
-            <TableRow>
-              <TableCell>{t("devices.os_update.device")}</TableCell>
-              <TableCell>{t("devices.os_update.os_version")}</TableCell>
-              <TableCell>{t("devices.os_update.category_column")}</TableCell>
-            </TableRow>
-          </TableHead>
-          <TableBody>
-            {rows.map(({ device, assessment }) => (
-              <TableRow key={device.uuid}>
-                <TableCell>{device.device_name}</TableCell>
-                <TableCell>{device.os_version ?? "—"}</TableCell>
-                <TableCell>{assessment ? <CategoryChip category={assessment.category} /> : "—"}</TableCell>
-              </TableRow>
-            ))}
-          </TableBody>
-        </Table>
+        <DeviceCategories
+          label={t("devices.os_update.categories")}
+          versionHeader={t("devices.os_update.os_version")}
+          rows={rows.map(({ device, assessment }) => ({
+            device,
+            version: device.os_version,
+            category: assessment ? <CategoryChip category={assessment.category} /> : null,
+          }))}
+        />
         {[
           ...new Set(
             rows
@@ -467,6 +458,35 @@ export function OsUpdateDevicesDialog(props: { devices: UpdatableDevice[]; onClo
         ) : null}
       </Box>
     </ConfirmDialog>
+  );
+}
+
+/** The selected devices of a group update, each with its version and what the update does to it. */
+function DeviceCategories(props: {
+  label: string;
+  versionHeader: string;
+  rows: Array<{ device: UpdatableDevice; version: string | null; category: ReactNode }>;
+}) {
+  const { t } = useTranslation();
+  return (
+    <Table size="small" aria-label={props.label}>
+      <TableHead>
+        <TableRow>
+          <TableCell>{t("devices.os_update.device")}</TableCell>
+          <TableCell>{props.versionHeader}</TableCell>
+          <TableCell>{t("devices.os_update.category_column")}</TableCell>
+        </TableRow>
+      </TableHead>
+      <TableBody>
+        {props.rows.map(({ device, version, category }) => (
+          <TableRow key={device.uuid}>
+            <TableCell>{device.device_name}</TableCell>
+            <TableCell>{version ?? "—"}</TableCell>
+            <TableCell>{category ?? "—"}</TableCell>
+          </TableRow>
+        ))}
+      </TableBody>
+    </Table>
   );
 }
 
@@ -528,35 +548,22 @@ export function SupervisorUpdateDevicesDialog(props: { devices: UpdatableDevice[
             </MenuItem>
           ))}
         </TextField>
-        <Table size="small" aria-label={t("devices.supervisor_update.devices")}>
-          <TableHead>
-            <TableRow>
-              <TableCell>{t("devices.os_update.device")}</TableCell>
-              <TableCell>{t("devices.supervisor_update.version")}</TableCell>
-              <TableCell>{t("devices.os_update.category_column")}</TableCell>
-            </TableRow>
-          </TableHead>
-          <TableBody>
-            {rows.map(({ device, state }) => (
-              <TableRow key={device.uuid}>
-                <TableCell>{device.device_name}</TableCell>
-                <TableCell>{device.supervisor_version ?? "—"}</TableCell>
-                <TableCell>
-                  {state ? (
-                    <Chip
-                      size="small"
-                      variant="outlined"
-                      color={state === "updatable" ? "primary" : state === "current" ? "success" : "default"}
-                      label={t(`devices.supervisor_update.state.${state}`)}
-                    />
-                  ) : (
-                    "—"
-                  )}
-                </TableCell>
-              </TableRow>
-            ))}
-          </TableBody>
-        </Table>
+        <DeviceCategories
+          label={t("devices.supervisor_update.devices")}
+          versionHeader={t("devices.supervisor_update.version")}
+          rows={rows.map(({ device, state }) => ({
+            device,
+            version: device.supervisor_version,
+            category: state ? (
+              <Chip
+                size="small"
+                variant="outlined"
+                color={state === "updatable" ? "primary" : state === "current" ? "success" : "default"}
+                label={t(`devices.supervisor_update.state.${state}`)}
+              />
+            ) : null,
+          }))}
+        />
         {rows.some((row) => row.state === "esr") ? (
           <Alert severity="warning">{t("warnings.cannot_update_esr_supervisor")}</Alert>
         ) : null}

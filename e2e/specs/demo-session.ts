@@ -1,0 +1,22 @@
+import type { Browser, BrowserContextOptions, Page } from "playwright-core";
+import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
+import { logIn } from "./accounts-helpers.ts";
+import { consent } from "./fleets-helpers.ts";
+import { DEMO } from "./web-helpers.ts";
+
+export type DemoSession = { flotilla: RunningFlotilla; browser: Browser; page: Page };
+
+/**
+ * The demo with `devices` simulated devices, and a Chromium tab (1280 × 900, cookie consent
+ * given) signed in as the demo user on the fleets page: the start of the device specs.
+ */
+export async function startDemoSession(devices: number, options: BrowserContextOptions = {}): Promise<DemoSession> {
+  const flotilla = await startFlotilla({ FLOTILLA_DEMO_DEVICES: String(devices) });
+  const browser = await launchBrowser();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
+  await context.addInitScript(consent);
+  const page = await context.newPage();
+  await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
+  await page.waitForURL(/\/fleets$/);
+  return { flotilla, browser, page };
+}
