@@ -118,7 +118,7 @@ describe("derived fields", () => {
     );
     // The user's own host fleet next to the catalogue's public host-OS fleets (balena_os/…).
     expect(deviceType?.slug).toBe("raspberrypi4-64");
-    const hostFleets = (deviceType?.is_default_for__application as Array<{ id: number }>).map((app) => app.id);
+    const hostFleets = ((deviceType?.is_default_for__application ?? []) as Array<{ id: number }>).map((app) => app.id);
     expect(hostFleets).toContain(host.id);
     const catalogue = await db.query<{ id: number }>(
       `SELECT a.id FROM application a JOIN device_type dt ON dt.id = a.is_for__device_type
