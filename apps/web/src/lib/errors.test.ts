@@ -145,5 +145,12 @@ describe("errors with a code", () => {
       "The password is not correct.",
     );
     expect(errorText({ statusCode: 400, body: "bad" })).toBe("Request error: bad.");
+    // An update-required 400 (spec 1 §8), whether the SDK parsed the body or not.
+    expect(errorText({ statusCode: 400, body: { error: "updateRequired" } })).toBe(
+      "An update on the device is required",
+    );
+    expect(errorText({ statusCode: 400, body: '{"error":"updateRequired"}' })).toBe(
+      "An update on the device is required",
+    );
   });
 });

@@ -158,6 +158,7 @@ function uncappedErrorText(error: unknown): string {
       return t("errors.failed_query_check");
   }
   if (status === 429) return t("errors.too_many_requests");
+  if (status === 400 && updateRequired(e.body)) return t("errors.update_required");
   if (status !== undefined && status >= 500) return t("errors.unexpected");
   // An answer with an error code carries its catalogue text: shown as it is (spec 1 §8).
   const apiCode = (error as { apiCode?: unknown }).apiCode;
@@ -174,6 +175,19 @@ function uncappedErrorText(error: unknown): string {
   if (isNetworkError(error)) return t("errors.network");
   if (typeof e.message === "string" && detail(e.message)) return t("errors.message", { message: detail(e.message) });
   return t("errors.generic");
+}
+
+/** A 400 whose body says `{"error": "updateRequired"}`: the device must be updated first (spec 1 §8). */
+function updateRequired(body: unknown): boolean {
+  let parsed = body;
+  if (typeof body === "string") {
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return false;
+    }
+  }
+  return typeof parsed === "object" && parsed !== null && (parsed as { error?: unknown }).error === "updateRequired";
 }
 
 /**
