@@ -1,7 +1,7 @@
 import type { Browser, BrowserContextOptions, Page } from "playwright-core";
 import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
-import { consent } from "./fleets-helpers.ts";
+import { api, consent } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
 export type DemoSession = { flotilla: RunningFlotilla; browser: Browser; page: Page };
@@ -19,4 +19,10 @@ export async function startDemoSession(devices: number, options: BrowserContextO
   await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
   await page.waitForURL(/\/fleets$/);
   return { flotilla, browser, page };
+}
+
+/** The uuid of the demo's first simulated device; "" until it has registered. */
+export async function firstDeviceUuid(page: Page, apiUrl: string): Promise<string> {
+  const { d } = await api<{ d: Array<{ uuid: string }> }>(page, apiUrl, "GET", "/v7/device?$select=uuid&$top=1");
+  return d[0]?.uuid ?? "";
 }

@@ -2,8 +2,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningFlotilla } from "../support/flotilla.ts";
-import { startDemoSession } from "./demo-session.ts";
-import { api } from "./fleets-helpers.ts";
+import { firstDeviceUuid, startDemoSession } from "./demo-session.ts";
 
 /** Screenshots for people to look at (outside the repository), once transitions settled. */
 const shot = async (page: Page, name: string) => {
@@ -30,13 +29,7 @@ describe("device live logs and diagnostics", () => {
 
   /** The demo's simulated device (it registers a moment after the server starts). */
   const firstDevice = async () => {
-    const { d } = await api<{ d: Array<{ uuid: string }> }>(
-      page,
-      flotilla.apiUrl,
-      "GET",
-      "/v7/device?$select=uuid&$top=1",
-    );
-    uuid = d[0]?.uuid ?? "";
+    uuid = await firstDeviceUuid(page, flotilla.apiUrl);
     return uuid;
   };
 

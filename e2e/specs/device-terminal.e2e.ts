@@ -3,7 +3,7 @@ import type { Browser, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
-import { startDemoSession } from "./demo-session.ts";
+import { firstDeviceUuid, startDemoSession } from "./demo-session.ts";
 import { api, consent } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
@@ -40,13 +40,7 @@ describe("device web terminal", () => {
   });
 
   const firstDevice = async () => {
-    const { d } = await api<{ d: Array<{ uuid: string }> }>(
-      page,
-      flotilla.apiUrl,
-      "GET",
-      "/v7/device?$select=uuid&$top=1",
-    );
-    uuid = d[0]?.uuid ?? "";
+    uuid = await firstDeviceUuid(page, flotilla.apiUrl);
     return uuid;
   };
 

@@ -9,20 +9,11 @@
 //   BENCH_QUICK=1   10 s after 3 s of warm-up instead of 30 s after 5 s
 import { fork } from "node:child_process";
 import crypto from "node:crypto";
-import fs from "node:fs";
-import type { AddressInfo } from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import pino from "pino";
-import { buildApi, buildContext } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
-import { openPglite, openPostgres, pgliteDir } from "../src/db/connection.ts";
-import { wrapDriver } from "../src/db/index.ts";
-import { migrate } from "../src/db/migrate.ts";
 import { createFactories } from "../test/factories.ts";
 import type { LogLoadCommand, LogLoadStats } from "./log-load.ts";
-import { admin, counting, statements, withDatabase } from "./support.ts";
+import { startBenchApi, statements } from "./support.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 const DEVICES = Number(process.env.BENCH_LOG_DEVICES ?? 1000);
@@ -32,28 +23,9 @@ const DURATION_MS = QUICK ? 10_000 : 30_000;
 const pglite = process.argv.includes("--pglite");
 
 const here = path.dirname(new URL(import.meta.url).pathname);
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-bench-logs-"));
-const database = `flotilla_bench_${crypto.randomBytes(4).toString("hex")}`;
-if (!pglite) await admin(`CREATE DATABASE ${database}`);
-const config = loadConfig({
-  ...(pglite ? {} : { DATABASE_URL: withDatabase(database) }),
-  FLOTILLA_DATA_DIR: dataDir,
-  FLOTILLA_CAPTCHA: "off",
-  FLOTILLA_RATE_LIMIT: "10000000",
-  LOG_LEVEL: "silent",
-});
-const driver = counting(
-  config.databaseUrl
-    ? await openPostgres(config.databaseUrl, config.databasePoolSize)
-    : await openPglite({ dataDir: pgliteDir(config.dataDir) }),
-);
-await migrate(driver);
-const db = wrapDriver(driver);
-const ctx = await buildContext(config, db);
-const app = await buildApi(ctx, pino({ level: "silent" }));
+const server = await startBenchApi(pglite ? "pglite" : "postgres");
+const { db, ctx, origin, label } = server;
 try {
-  await app.listen({ port: 0, host: "127.0.0.1" });
-  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const make = createFactories(db.orm);
   const owner = await make.user();
   const org = await make.organization({ name: "Bench", admins: [owner] });
@@ -85,7 +57,6 @@ try {
     await Promise.all(Array.from({ length: Math.min(16, DEVICES - devices.length) }, register));
   }
 
-  const label = pglite ? "PGlite" : `PostgreSQL (pool ${config.databasePoolSize})`;
   console.log(`\nDevice logs: ${DEVICES} devices × 1 line/s, ${VIEWERS} viewers, ${label}`);
   const loop = monitorEventLoopDelay({ resolution: 10 });
   const rssBefore = process.memoryUsage().rss;
@@ -128,8 +99,5 @@ try {
     `  database statements ${Math.round((statements - statementsBefore) / (seconds + WARMUP_MS / 1000))}/s; ${rows[0]?.n} lines stored`,
   );
 } finally {
-  await app.close();
-  await db.close();
-  if (!pglite) await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await server.stop();
 }

@@ -22,20 +22,11 @@
 //   BENCH_SCENARIOS=patch   only these scenarios (patch, get-etag, get, saturation), e.g. under --cpu-prof
 // Prints a table to paste into docs/benchmarks.md ("Device path").
 import { type ChildProcess, fork, spawn } from "node:child_process";
-import crypto from "node:crypto";
-import fs from "node:fs";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import pino from "pino";
-import { buildApi, buildContext } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
-import { openPglite, openPostgres, pgliteDir } from "../src/db/connection.ts";
-import { wrapDriver } from "../src/db/index.ts";
-import { migrate } from "../src/db/migrate.ts";
 import { createFactories } from "../test/factories.ts";
 import type { Answer, Command, Kind, Stats } from "./device-load.ts";
-import { admin, counting, statements, withDatabase } from "./support.ts";
+import { startBenchApi, statements } from "./support.ts";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 /** BENCH_SCENARIOS=patch,get to run only those; registration always runs. */
@@ -97,29 +88,9 @@ function line(stats: Stats) {
 type Run = { database: string; poolSize: number; registration: Stats; scenarios: Record<string, Stats> };
 
 async function benchDatabase(kind: "pglite" | "postgres", load: ReturnType<typeof startLoad>): Promise<Run> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-bench-devices-"));
-  const database = `flotilla_bench_${crypto.randomBytes(4).toString("hex")}`;
-  if (kind === "postgres") await admin(`CREATE DATABASE ${database}`);
-  const config = loadConfig({
-    ...(kind === "postgres" ? { DATABASE_URL: withDatabase(database) } : {}),
-    FLOTILLA_DATA_DIR: dataDir,
-    FLOTILLA_CAPTCHA: "off",
-    FLOTILLA_RATE_LIMIT: "10000000",
-    LOG_LEVEL: "silent",
-  });
-  const driver = counting(
-    config.databaseUrl
-      ? await openPostgres(config.databaseUrl, config.databasePoolSize)
-      : await openPglite({ dataDir: pgliteDir(config.dataDir) }),
-  );
-  await migrate(driver);
-  const db = wrapDriver(driver);
-  const ctx = await buildContext(config, db);
-  const app = await buildApi(ctx, pino({ level: "silent" }));
+  const server = await startBenchApi(kind);
+  const { config, db, ctx, origin, label } = server;
   try {
-    await app.listen({ port: 0, host: "127.0.0.1" });
-    const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-    const label = kind === "pglite" ? "PGlite" : `PostgreSQL (pool ${config.databasePoolSize})`;
     console.log(`\n${label}`);
 
     // A user, a paid organization (no device allowance), a fleet running a release of two services.
@@ -217,10 +188,7 @@ async function benchDatabase(kind: "pglite" | "postgres", load: ReturnType<typeo
     }
     return { database: label, poolSize: config.databasePoolSize, registration, scenarios };
   } finally {
-    await app.close();
-    await db.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    if (kind === "postgres") await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await server.stop();
   }
 }
 

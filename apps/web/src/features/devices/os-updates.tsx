@@ -241,20 +241,7 @@ export function OsUpdateSetting({ device }: { device: Device }) {
               <Alert severity="info">{t("devices.os_update.esr_switch")}</Alert>
             ) : null}
             {assessment?.takeover ? (
-              <Alert severity="warning">
-                {t("devices.os_update.takeover")}
-                <FormControlLabel
-                  sx={{ display: "flex", mt: 1 }}
-                  control={
-                    <Checkbox
-                      size="small"
-                      checked={takeoverConfirmed}
-                      onChange={(event) => setTakeoverConfirmed(event.target.checked)}
-                    />
-                  }
-                  label={t("devices.os_update.takeover_confirm")}
-                />
-              </Alert>
+              <TakeoverWarning confirmed={takeoverConfirmed} onConfirmed={setTakeoverConfirmed} />
             ) : null}
             <Box>
               <Button
@@ -440,24 +427,30 @@ export function OsUpdateDevicesDialog(props: { devices: UpdatableDevice[]; onClo
         {rows.some((row) => row.assessment?.category === "updatable_with_switch_to_esr") ? (
           <Alert severity="info">{t("devices.os_update.esr_switch")}</Alert>
         ) : null}
-        {takeover ? (
-          <Alert severity="warning">
-            {t("devices.os_update.takeover")}
-            <FormControlLabel
-              sx={{ display: "flex", mt: 1 }}
-              control={
-                <Checkbox
-                  size="small"
-                  checked={takeoverConfirmed}
-                  onChange={(event) => setTakeoverConfirmed(event.target.checked)}
-                />
-              }
-              label={t("devices.os_update.takeover_confirm")}
-            />
-          </Alert>
-        ) : null}
+        {takeover ? <TakeoverWarning confirmed={takeoverConfirmed} onConfirmed={setTakeoverConfirmed} /> : null}
       </Box>
     </ConfirmDialog>
+  );
+}
+
+/** A takeover (advanced update) loses data and cannot roll back (spec 2 §5): confirmed before it starts. */
+function TakeoverWarning(props: { confirmed: boolean; onConfirmed: (confirmed: boolean) => void }) {
+  const { t } = useTranslation();
+  return (
+    <Alert severity="warning">
+      {t("devices.os_update.takeover")}
+      <FormControlLabel
+        sx={{ display: "flex", mt: 1 }}
+        control={
+          <Checkbox
+            size="small"
+            checked={props.confirmed}
+            onChange={(event) => props.onConfirmed(event.target.checked)}
+          />
+        }
+        label={t("devices.os_update.takeover_confirm")}
+      />
+    </Alert>
   );
 }
 

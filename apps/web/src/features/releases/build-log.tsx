@@ -6,7 +6,7 @@ import Typography from "@mui/material/Typography";
 import { Terminal } from "@xterm/xterm";
 import { useEffect, useRef } from "react";
 import { useTranslation } from "react-i18next";
-import { MONO_FONT_STACK } from "../../theme.ts";
+import { MONO_FONT_STACK, visuallyHidden } from "../../theme.ts";
 import { buildLogTail } from "./model.ts";
 
 /** Scrollback of the build-log terminal (spec 2 §9: terminal scrollback 3000). */
@@ -109,15 +109,3 @@ export function BuildLogTerminal({ log, running }: { log: string | null; running
     </Box>
   );
 }
-
-const visuallyHidden = {
-  position: "absolute",
-  width: 1,
-  height: 1,
-  p: 0,
-  m: -1,
-  overflow: "hidden",
-  clip: "rect(0 0 0 0)",
-  whiteSpace: "pre",
-  border: 0,
-} as const;

@@ -4,21 +4,10 @@ import Box from "@mui/material/Box";
 import { Terminal } from "@xterm/xterm";
 import { useEffect, useRef, useState } from "react";
 import { useServices } from "../../../app-services.tsx";
-import { MONO_FONT_STACK } from "../../../theme.ts";
+import { MONO_FONT_STACK, visuallyHidden } from "../../../theme.ts";
 import { TerminalConnection, type TerminalStatus } from "./connection.ts";
 
 const ROWS = 20;
-
-const visuallyHidden = {
-  position: "absolute",
-  width: 1,
-  height: 1,
-  p: 0,
-  m: -1,
-  overflow: "hidden",
-  clip: "rect(0 0 0 0)",
-  whiteSpace: "pre",
-} as const;
 
 /** The websocket URL of the terminal on the API origin (http → ws, https → wss). */
 export const terminalUrl = (apiUrl: string) => `${apiUrl.replace(/^http/, "ws")}/terminal/v1/connect`;
