@@ -7,7 +7,22 @@ export type ApiKeyRole = "user" | "provisioning-api-key" | "device-api-key";
 
 /** Keys are random and long; only their SHA-256 is stored, so a database leak leaks no key. */
 export const hashApiKey = (key: string) => crypto.createHash("sha256").update(key).digest("hex");
-export const generateApiKey = () => crypto.randomBytes(24).toString("base64url");
+const KEY_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/**
+ * 32 letters and digits (~190 bits). No "-" or "_": a key is pasted into commands
+ * (`flotilla-agent register --provisioning-key KEY`), where a leading "-" reads as an option.
+ * Bytes from 248 up are skipped so every character is equally likely (248 = 4 × 62).
+ */
+export function generateApiKey(): string {
+  let key = "";
+  while (key.length < 32) {
+    for (const byte of crypto.randomBytes(40)) {
+      if (byte < 248 && key.length < 32) key += KEY_ALPHABET[byte % KEY_ALPHABET.length];
+    }
+  }
+  return key;
+}
 
 export async function createApiKey(
   orm: Orm,
