@@ -135,6 +135,8 @@ describe("device logs on one instance", () => {
     const first = await subscribe(sdk, device.uuid, 2);
     const second = await subscribe(sdk, device.uuid);
     await eventually(async () => first.lines.length === 2);
+    // Both streams are attached before the live lines: the second one has no history to wait for.
+    await eventually(async () => t.ctx.devices.logs.viewersOf(device.id) === 2);
     await sendLines(t.url, device, ["live 1", "live 2"], { serviceId: 3 });
     await eventually(async () => first.lines.length === 4 && second.lines.length === 2);
     expect(first.lines.map((l) => l.message)).toEqual(["old 2", "old 3", "live 1", "live 2"]);

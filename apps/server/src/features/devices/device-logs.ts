@@ -220,6 +220,9 @@ export function createDeviceLogs(options: {
       };
     },
 
+    /** Live viewers of one device on this instance (tests wait for a stream to be attached). */
+    viewersOf: (deviceId: number) => viewers.get(deviceId)?.size ?? 0,
+
     /** Lines kept per device. */
     keep,
     /** Writes what is pending now (tests, shutdown). */
