@@ -13,6 +13,7 @@ const reports = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-test-"));
 const failedSteps = [];
 let passed = 0;
 let failed = 0;
+const failures = [];
 
 function step(name, command, args, options = {}) {
   process.stdout.write(`\n━━ ${name}: ${[command, ...args].join(" ")}\n`);
@@ -31,8 +32,22 @@ function vitest(name, args) {
   const summary = JSON.parse(fs.readFileSync(report, "utf8"));
   passed += summary.numPassedTests;
   failed += summary.numFailedTests;
+  // Named again at the end: CI keeps only the tail of the output.
+  for (const file of summary.testResults) {
+    const where = path.relative(ROOT, file.name);
+    if (file.status === "failed" && !file.assertionResults.some((t) => t.status === "failed")) {
+      failures.push(`${where}: ${firstLine(file.message)}`);
+    }
+    for (const test of file.assertionResults.filter((t) => t.status === "failed")) {
+      failures.push(`${where} > ${test.fullName}: ${firstLine(test.failureMessages[0])}`);
+    }
+  }
   // A file that failed to load has no failed test but is a failure all the same.
   if (!summary.success && summary.numFailedTests === 0) failed += 1;
+}
+
+function firstLine(text = "") {
+  return text.split("\n").find((line) => line.trim()) ?? "";
 }
 
 const databaseOnly = process.argv.includes("--database-only");
@@ -48,6 +63,7 @@ if (!browserReady) failed += 1;
 else vitest("e2e", ["--root", "e2e", ...(databaseOnly ? ["specs/server-process.e2e.ts"] : [])]);
 
 fs.rmSync(reports, { recursive: true, force: true });
+for (const failure of failures) process.stdout.write(`\nFAILED ${failure}`);
 if (failedSteps.length) process.stdout.write(`\nFailed steps: ${failedSteps.join(", ")}\n`);
 process.stdout.write(`\ntests: ${passed} passed, ${failed} failed\n`);
 process.exit(failedSteps.length || failed ? 1 : 0);

@@ -238,10 +238,13 @@ describe("POST /v2/{uuid}/resinhup on a simulated device", () => {
     }, 20_000);
     const status = await call(t, "GET", `/v1/${uuid}/resinhup`, owner.token);
     expect(status).toMatchObject({ status: 200, json: { status: "done", parameters: { target_version: "6.2.4" } } });
-    const logs = await sdk.logs.history(uuid);
-    const messages = logs.map((line) => line.message);
+    // Log lines are stored in batches (up to 1 s): the last one may land after the report.
+    let messages: string[] = [];
+    await eventually(async () => {
+      messages = (await sdk.logs.history(uuid)).map((line) => line.message);
+      return messages.includes("Running balenaOS 6.2.4");
+    }, 10_000);
     expect(messages).toContain("Downloading OS update 6.2.4 … 40%");
-    expect(messages).toContain("Running balenaOS 6.2.4");
     // Now up to date, and the SDK offers only the ESR switch.
     expect(await resinhup(owner.token, "6.2.4")).toMatchObject({
       status: 400,
