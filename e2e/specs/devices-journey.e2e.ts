@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -36,6 +37,7 @@ describe("devices: add simulated devices and manage one", () => {
   let agent: ChildProcess | undefined;
   let agentOutput = "";
   let fleetId = 0;
+  let provisioningKey = "";
   let otherFleetId = 0;
   let device: DeviceRow | undefined;
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-agent-e2e-"));
@@ -99,6 +101,7 @@ describe("devices: add simulated devices and manage one", () => {
     const command = (await commands.textContent()) ?? "";
     expect(command).toContain(`--fleet ${fleetId}`);
     expect(command).toContain("--device-type raspberrypi4-64");
+    provisioningKey = /--provisioning-key (\S+)/.exec(command)?.[1] ?? "";
     await shot(page, "20-add-device");
     await dialog.getByRole("button", { name: "Done" }).click();
 
@@ -191,6 +194,45 @@ describe("devices: add simulated devices and manage one", () => {
       .poll(async () => (await deviceRow(device?.uuid ?? ""))?.overall_status, { timeout: 60_000, interval: 1000 })
       .toBe("operational");
   }, 120_000);
+
+  it("names a device with a supervisor older than 7 when it refuses an action, and warns on its page", async () => {
+    // A device registers itself the way balena devices do, reporting an old supervisor.
+    const uuid = crypto.randomBytes(16).toString("hex");
+    const registered = await fetch(`${flotilla.apiUrl}/device/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${provisioningKey}` },
+      body: JSON.stringify({
+        application: fleetId,
+        uuid,
+        device_type: "raspberrypi4-64",
+        api_key: crypto.randomBytes(20).toString("hex"),
+        supervisor_version: "6.6.11",
+      }),
+    });
+    expect(registered.status).toBe(201);
+    await page.goto(url(`/fleets/${fleetId}/devices`));
+    const grid = page.getByRole("grid", { name: "Devices" });
+    await expect.poll(() => grid.getByRole("row").count(), { timeout: 30_000 }).toBe(5);
+    await grid.getByRole("checkbox", { name: "Select all rows" }).check();
+    await page.getByRole("button", { name: "Actions" }).click();
+    await page.getByRole("menuitem", { name: "Blink" }).click();
+    await page.getByRole("dialog", { name: "Blink" }).getByRole("button", { name: "Blink" }).click();
+    const denied = page.getByRole("dialog", { name: "Some devices refused the action" });
+    await denied
+      .getByText("These devices run a supervisor older than 7: update them before asking them to do this.")
+      .waitFor();
+    const toUpdate = denied.getByRole("list", { name: "Devices to update" });
+    expect(await toUpdate.getByRole("link").allTextContents()).toEqual([uuid.slice(0, 7)]);
+    // The three simulated devices blinked.
+    await page.getByText("Blink sent").waitFor();
+    await shot(page, "25-user-action-denied");
+    await toUpdate.getByRole("link", { name: uuid.slice(0, 7) }).click();
+    await page.waitForURL(new RegExp(`/devices/${uuid}$`));
+    await page
+      .getByText("This device runs supervisor 6.6.11: update it to supervisor 7 or later to use device actions.")
+      .waitFor();
+    await shot(page, "26-device-update-required");
+  });
 
   it("shows an observer the device without settings or actions it may not run", async () => {
     const roles = await call<{ d: Array<{ id: number; name: string }> }>(

@@ -159,6 +159,35 @@ describe("supervisor relay for balena-sdk", () => {
     expect(agent.received.at(-1)).toMatchObject({ action: "restart-service", data: { imageId: 77 } });
   });
 
+  /** user-actions.ts: a supervisor older than 7 is asked to update first; reads still pass. */
+  it("refuses user actions on a device whose supervisor is older than 7 with updateRequired", async () => {
+    const old = await registerDevice(t, await provisioningKeyFor(t, ownerToken, fleet.id), fleet, {
+      supervisor_version: "6.6.11",
+    });
+    const oldAgent = await connectAgent(t.url, old.key, () => ({ status: 200, body: { Data: "OK", Error: null } }));
+    try {
+      await eventually(async () => (await vpnState(old.id))?.is_connected_to_vpn === true);
+      // balena-request hands the dashboard the body's `error` as the error's body.
+      await expect(sdk.models.device.reboot(old.uuid)).rejects.toMatchObject({
+        statusCode: 400,
+        body: "updateRequired",
+      });
+      const raw = await call(t, "POST", `/supervisor/v2/applications/${fleet.id}/stop-service`, ownerToken, {
+        uuid: old.uuid,
+        data: { imageId: 1 },
+      });
+      expect(raw).toMatchObject({
+        status: 400,
+        code: "device_update_required",
+        json: { error: "updateRequired" },
+      });
+      expect(oldAgent.received).toEqual([]);
+      expect((await call(t, "POST", "/supervisor/v1/device", ownerToken, { uuid: old.uuid })).status).toBe(200);
+    } finally {
+      await oldAgent.close();
+    }
+  });
+
   /** Spec 2 §6: supervisor-proxy-write from operator up (safe-developer included); observers read only. */
   it("checks each action per role", async () => {
     const writes = [

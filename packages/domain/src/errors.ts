@@ -111,6 +111,11 @@ export const errorCatalogue = {
   local_mode_dev_variant_required: { status: 400, text: "Local mode needs a development OS variant" },
   supervisor_locked: { status: 423, text: "Supervisor locked." },
   device_does_not_support_blinking: { status: 400, text: "The device does not support blinking" },
+  // Sent with balena's exact body {"error":"updateRequired"} (user-actions.ts); the text is the dashboard's.
+  device_update_required: {
+    status: 400,
+    text: "An update on the device is required: device actions need supervisor 7 or later",
+  },
   device_relay_timeout: { status: 504, text: "The device did not answer in time" },
   // OS and supervisor updates (spec 2 §5, §7, §8; os-updates.ts).
   os_version_unparseable: { status: 400, text: "could not parse OS version" },

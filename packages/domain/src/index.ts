@@ -11,4 +11,5 @@ export * from "./proof-of-work.ts";
 export * from "./releases.ts";
 export * from "./ssh-keys.ts";
 export * from "./terminal.ts";
+export * from "./user-actions.ts";
 export * from "./variables.ts";

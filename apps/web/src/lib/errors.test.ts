@@ -152,5 +152,7 @@ describe("errors with a code", () => {
     expect(errorText({ statusCode: 400, body: '{"error":"updateRequired"}' })).toBe(
       "An update on the device is required",
     );
+    // What balena-sdk's BalenaRequestError carries for that answer: the body's error.
+    expect(errorText({ statusCode: 400, body: "updateRequired" })).toBe("An update on the device is required");
   });
 });

@@ -158,7 +158,7 @@ function uncappedErrorText(error: unknown): string {
       return t("errors.failed_query_check");
   }
   if (status === 429) return t("errors.too_many_requests");
-  if (status === 400 && updateRequired(e.body)) return t("errors.update_required");
+  if (isUpdateRequired(error)) return t("errors.update_required");
   if (status !== undefined && status >= 500) return t("errors.unexpected");
   // An answer with an error code carries its catalogue text: shown as it is (spec 1 §8).
   const apiCode = (error as { apiCode?: unknown }).apiCode;
@@ -177,8 +177,16 @@ function uncappedErrorText(error: unknown): string {
   return t("errors.generic");
 }
 
-/** A 400 whose body says `{"error": "updateRequired"}`: the device must be updated first (spec 1 §8). */
+/**
+ * A 400 whose body says `{"error": "updateRequired"}`: the device must be updated first (spec 1 §8).
+ * balena-sdk passes the body's `error` on as the error's body, plain requests the body itself.
+ */
+export function isUpdateRequired(error: unknown): boolean {
+  return getStatusCode(error) === 400 && updateRequired((error as { body?: unknown } | null)?.body);
+}
+
 function updateRequired(body: unknown): boolean {
+  if (body === "updateRequired") return true;
   let parsed = body;
   if (typeof body === "string") {
     try {

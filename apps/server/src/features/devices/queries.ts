@@ -31,6 +31,15 @@ export async function deviceById(db: Db, id: number): Promise<DeviceIdentity | u
   return rows[0];
 }
 
+/** The supervisor version the device last reported (null before its first report). */
+export async function supervisorVersionOf(db: Db, id: number): Promise<string | null> {
+  const { rows } = await db.query<{ supervisor_version: string | null }>(
+    `SELECT supervisor_version FROM "device" WHERE id = $1`,
+    [id],
+  );
+  return rows[0]?.supervisor_version ?? null;
+}
+
 export type TargetStateFacts = {
   id: number;
   uuid: string;

@@ -1,3 +1,4 @@
+import { supervisorMajor } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import { isFrozenSql } from "../../model/devices.ts";
@@ -158,8 +159,7 @@ export const deviceSettingsHooks: ResourceHooks = {
 
 /** Local mode (spec 2 §5): supervisor 4 or later, not OS 1.x, a development OS variant. */
 export function localModeRefusal(device: Pick<DeviceFacts, "supervisor_version" | "os_version" | "os_variant">) {
-  const supervisorMajor = Number(/(\d+)\./.exec(device.supervisor_version ?? "")?.[1] ?? Number.NaN);
-  if (!(supervisorMajor >= 4)) return "local_mode_supervisor_too_old" as const;
+  if (!((supervisorMajor(device.supervisor_version) ?? 0) >= 4)) return "local_mode_supervisor_too_old" as const;
   if (/^(balenaOS |Resin OS |resinOS )?1\./i.test(device.os_version ?? ""))
     return "local_mode_os_not_supported" as const;
   const isDev = device.os_variant === "dev" || /\bdev\b|\(dev\)|\.dev$/i.test(device.os_version ?? "");

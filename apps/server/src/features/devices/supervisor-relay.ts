@@ -1,3 +1,4 @@
+import { UPDATE_REQUIRED_BODY, userActionsNeedUpdate } from "@flotilla/domain";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { z } from "zod";
 import type { AppContext } from "../../context.ts";
@@ -6,7 +7,7 @@ import { requireAuth } from "../../lib/authenticate.ts";
 import { ERROR_CODE_HEADER } from "../../lib/error-handler.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { mayDo } from "../data-api/actions.ts";
-import { deviceById, deviceByUuid } from "./queries.ts";
+import { deviceById, deviceByUuid, supervisorVersionOf } from "./queries.ts";
 import type { RelayAction } from "./relay.ts";
 import { refuseFrozen } from "./settings-hooks.ts";
 
@@ -58,6 +59,16 @@ const relayBody = z
 export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContext) {
   const { db, devices } = ctx;
 
+  /**
+   * A user action on a supervisor older than the relay's API generation (user-actions.ts) is
+   * answered with balena's exact body, which the SDK passes on untouched; the header names the code.
+   */
+  async function refusedAsOutdated(deviceId: number, reply: FastifyReply) {
+    if (!userActionsNeedUpdate(await supervisorVersionOf(db, deviceId))) return false;
+    reply.code(400).header(ERROR_CODE_HEADER, "device_update_required").send(UPDATE_REQUIRED_BODY);
+    return true;
+  }
+
   async function relay(
     action: RelayAction,
     rawBody: unknown,
@@ -76,6 +87,7 @@ export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContex
     if (permission !== "device.read") {
       if (!(await mayDo(db, caller, permission, { device: device.id }))) throw new FlotillaError("forbidden");
       await refuseFrozen(db, [device.id]);
+      if (await refusedAsOutdated(device.id, reply)) return reply;
     }
     const data: Record<string, unknown> = { ...body.data };
     if (action === "reboot" || action === "shutdown" || action === "update") data.force = body.data?.force === true;

@@ -1,6 +1,14 @@
 import { envVarNameProblem } from "@flotilla/domain";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
+import Button from "@mui/material/Button";
+import Dialog from "@mui/material/Dialog";
+import DialogActions from "@mui/material/DialogActions";
+import DialogContent from "@mui/material/DialogContent";
+import DialogContentText from "@mui/material/DialogContentText";
+import DialogTitle from "@mui/material/DialogTitle";
+import List from "@mui/material/List";
+import ListItem from "@mui/material/ListItem";
 import MenuItem from "@mui/material/MenuItem";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
@@ -9,6 +17,7 @@ import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
+import { TextLink } from "../../components/links.tsx";
 import { useSubmission } from "../../components/settings.tsx";
 import { showToast } from "../../lib/toasts.ts";
 import { useApplicationList } from "../fleets/data.ts";
@@ -61,7 +70,9 @@ export function useDeviceBatch() {
     const outcome = batchReport(result);
     await queryClient.invalidateQueries({ queryKey: ["fleet-devices"] });
     await queryClient.invalidateQueries({ queryKey: ["device"] });
-    if (outcome.severity === "success") showToast("success", success);
+    // "update_required" is named by the caller with links to the devices (UserActionDeniedDialog).
+    const someDone = outcome.severity === "update_required" && result.succeeded.length > 0;
+    if (outcome.severity === "success" || someDone) showToast("success", success);
     else if (outcome.severity === "error") showToast("error", outcome.message);
     else if (outcome.severity === "warning") {
       showToast("warning", t("devices.batch.partial", { count: outcome.failedCount, message: outcome.message }));
@@ -82,9 +93,11 @@ export function SupervisorActionDialog(props: {
   const report = useDeviceBatch();
   const { busy, run: whileBusy } = useSubmission();
   const [locked, setLocked] = useState<string[]>();
+  const [denied, setDenied] = useState<string[]>();
   const action = props.action;
   const close = () => {
     setLocked(undefined);
+    setDenied(undefined);
     props.onClose();
   };
   const run = async (uuids: string[], force: boolean) => {
@@ -99,12 +112,17 @@ export function SupervisorActionDialog(props: {
         setLocked(result.failed.map((failure) => failure.item));
         return;
       }
+      if (outcome.severity === "update_required") {
+        setDenied(outcome.denied);
+        return;
+      }
       if (outcome.severity === "locked") showToast("warning", t("devices.errors.update_lock"));
       close();
     });
   };
   if (!action) return null;
   const danger = action === "purge" || action === "reboot" || action === "shutdown";
+  if (denied) return <UserActionDeniedDialog uuids={denied} onClose={close} />;
   if (locked) {
     return (
       <ConfirmDialog
@@ -427,5 +445,35 @@ export function DeviceVariableDialog(props: {
         ) : null}
       </Box>
     </ConfirmDialog>
+  );
+}
+
+/**
+ * Devices whose supervisor refused a user action because it is too old (spec 2 §8
+ * actions_messages.user_action_denied): each named by its short uuid, linked to its page.
+ */
+export function UserActionDeniedDialog(props: { uuids: readonly string[]; onClose: () => void }) {
+  const { t } = useTranslation();
+  return (
+    <Dialog open onClose={props.onClose} maxWidth="sm" fullWidth>
+      <DialogTitle>{t("actions_messages.user_action_denied")}</DialogTitle>
+      <DialogContent>
+        <DialogContentText>{t("actions_messages.update_required_to_allow_user_actions")}</DialogContentText>
+        <List dense aria-label={t("actions_messages.devices_to_update")}>
+          {props.uuids.map((uuid) => (
+            <ListItem key={uuid} disableGutters>
+              <TextLink to="/devices/$uuid" params={{ uuid }} onClick={props.onClose} sx={{ fontFamily: "monospace" }}>
+                {uuid.slice(0, 7)}
+              </TextLink>
+            </ListItem>
+          ))}
+        </List>
+      </DialogContent>
+      <DialogActions>
+        <Button variant="contained" onClick={props.onClose}>
+          {t("form.close")}
+        </Button>
+      </DialogActions>
+    </Dialog>
   );
 }

@@ -1,4 +1,4 @@
-import { errorText, getStatusCode } from "../../lib/errors.ts";
+import { errorText, getStatusCode, isUpdateRequired } from "../../lib/errors.ts";
 
 /** Outcome of running one action over several selected items (spec 2 §4 "Batch actions"). */
 export interface BatchResult<T> {
@@ -34,20 +34,23 @@ export function isUpdateLocked(error: unknown): boolean {
   return getStatusCode(error) === 423 || (error as { code?: unknown })?.code === "BalenaSupervisorLockedError";
 }
 
-export type BatchReport =
+export type BatchReport<T = unknown> =
   | { severity: "success" }
   | { severity: "error"; message: string }
   | { severity: "warning"; failedCount: number; message: string }
-  | { severity: "locked"; lockedCount: number };
+  | { severity: "locked"; lockedCount: number }
+  | { severity: "update_required"; denied: T[] };
 
 /**
  * A batch succeeds when at least one item succeeded; when all fail it is an error ("Operation
  * failed with: …"); a partial failure is a warning naming how many failed; an update lock asks
- * whether to force instead.
+ * whether to force instead; devices that need an update first are named (user-actions.ts).
  */
-export function batchReport<T>(result: BatchResult<T>): BatchReport {
+export function batchReport<T>(result: BatchResult<T>): BatchReport<T> {
   const locked = result.failed.filter((failure) => isUpdateLocked(failure.error));
   if (locked.length > 0) return { severity: "locked", lockedCount: locked.length };
+  const denied = result.failed.filter((failure) => isUpdateRequired(failure.error)).map((failure) => failure.item);
+  if (denied.length > 0) return { severity: "update_required", denied };
   if (result.failed.length === 0) return { severity: "success" };
   const first = result.failed[0];
   const message = `Operation failed with: ${errorText(first?.error)}`;

@@ -94,4 +94,12 @@ describe("batch actions", () => {
     });
     expect(batchReport(result)).toEqual({ severity: "locked", lockedCount: 1 });
   });
+
+  it("names the devices that need an update first (user_action_denied)", async () => {
+    const result = await runBatch(["a", "b", "c"], async (uuid) => {
+      if (uuid === "b") throw Object.assign(new Error("Request error"), { statusCode: 400, body: "updateRequired" });
+      if (uuid === "c") throw fail(400, "Device must be online");
+    });
+    expect(batchReport(result)).toEqual({ severity: "update_required", denied: ["b"] });
+  });
 });

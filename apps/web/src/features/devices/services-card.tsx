@@ -1,3 +1,4 @@
+import { supervisorMajor, USER_ACTIONS_MIN_SUPERVISOR_MAJOR } from "@flotilla/domain";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
 import Table from "@mui/material/Table";
@@ -59,8 +60,7 @@ export function serviceErrorText(error: unknown, service: string): string {
 
 /** Container controls only for supervisor 7 or later, or when the device runs several services (spec 2 §4, §9). */
 export function showsContainerControls(supervisorVersion: string | null, serviceCount: number): boolean {
-  const major = Number(/^v?(\d+)\./.exec(supervisorVersion ?? "")?.[1] ?? Number.NaN);
-  return (Number.isFinite(major) && major >= 7) || serviceCount > 1;
+  return (supervisorMajor(supervisorVersion) ?? 0) >= USER_ACTIONS_MIN_SUPERVISOR_MAJOR || serviceCount > 1;
 }
 
 type CurrentServices = Record<

@@ -1,4 +1,4 @@
-import { DATE_FORMAT } from "@flotilla/domain";
+import { DATE_FORMAT, userActionsNeedUpdate } from "@flotilla/domain";
 import EditOutlined from "@mui/icons-material/EditOutlined";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
@@ -109,6 +109,9 @@ function Warnings({ device }: { device: Device }) {
     warnings.push(t("devices.warnings.cloudlink_missing"));
   }
   if (!device.is_active) warnings.push(t("devices.warnings.inactive"));
+  if (userActionsNeedUpdate(device.supervisor_version)) {
+    warnings.push(t("errors.device_update_required", { version: device.supervisor_version }));
+  }
   if (warnings.length === 0) return null;
   return (
     <Stack spacing={1} sx={{ mb: 2 }}>
