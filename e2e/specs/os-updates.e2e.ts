@@ -1,9 +1,13 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
+import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningFlotilla } from "../support/flotilla.ts";
 import { startDemoSession } from "./demo-session.ts";
 import { api } from "./fleets-helpers.ts";
+
+const AGENT_BIN = path.resolve(import.meta.dirname, "../../apps/agent/bin/flotilla-agent.mjs");
 
 /** Screenshots for people to look at (outside the repository), once transitions settled. */
 const shot = async (page: Page, name: string) => {
@@ -160,5 +164,67 @@ describe("OS and supervisor updates", () => {
     await shot(page, "05-group-update-supervisor");
     await supervisor.getByRole("button", { name: "Update 1 device" }).click();
     await page.getByText("Supervisor 17.0.1 set for 1 device").waitFor();
+  }, 180_000);
+
+  it("warns of a takeover, and says when a device's OS is too old to update", async () => {
+    // Two more simulated devices, started on older OS versions with `flotilla-agent simulate`.
+    const key = await api<string>(page, flotilla.apiUrl, "POST", "/api-key/v2/", {
+      actorType: "application",
+      actorTypeId: fleetId,
+      roles: ["provisioning-api-key"],
+      name: "older devices",
+    });
+    const simulate = (...options: string[]): ChildProcess =>
+      spawn(
+        process.execPath,
+        [AGENT_BIN, "simulate", "--api", flotilla.apiUrl, "--provisioning-key", key, "--fleet", String(fleetId)].concat(
+          ["--count", "1", "--interval-ms", "1000", ...options],
+        ),
+        { stdio: "ignore" },
+      );
+    const agents = [
+      simulate("--device-type", "jetson-orin-nano-devkit-nvme", "--os-version", "5.1.20"),
+      simulate("--os-version", "2.12.0"),
+    ];
+    const online = async (osVersion: string) => {
+      const { d } = await api<{ d: Array<{ uuid: string }> }>(
+        page,
+        flotilla.apiUrl,
+        "GET",
+        `/v7/device?$select=uuid&$filter=is_connected_to_vpn eq true and os_version eq 'balenaOS ${osVersion}'`,
+      );
+      return d[0]?.uuid ?? "";
+    };
+    try {
+      await expect.poll(() => online("5.1.20"), { timeout: 60_000, interval: 1000 }).not.toBe("");
+      await expect.poll(() => online("2.12.0"), { timeout: 60_000, interval: 1000 }).not.toBe("");
+
+      // The Orin Nano moves to a new partition layout with 6.x: a takeover, confirmed before it starts.
+      await page.goto(`${flotilla.dashboardUrl}/devices/${await online("5.1.20")}/settings`);
+      const section = page.getByRole("region", { name: "OS update" });
+      await section.getByText("Running balenaOS 5.1.20").waitFor();
+      await section.getByRole("combobox", { name: "Target version" }).click();
+      await page.getByRole("option", { name: "6.2.4", exact: true }).click();
+      await section
+        .getByText(/needs a takeover \(advanced update\): the device is re-flashed, data on it is lost/)
+        .waitFor();
+      const startButton = section.getByRole("button", { name: "Start OS update" });
+      expect(await startButton.isDisabled()).toBe(true);
+      await section.getByLabel("I understand that data is lost and the update cannot be rolled back").check();
+      expect(await startButton.isEnabled()).toBe(true);
+      await shot(page, "07-settings-takeover");
+
+      // Below the minimum source version no update can start, and the section says why.
+      await page.goto(`${flotilla.dashboardUrl}/devices/${await online("2.12.0")}/settings`);
+      await page
+        .getByRole("region", { name: "OS update" })
+        .getByText(
+          "OS version 2.12.0 is not supported for the device type raspberrypi4-64. Current OS version must be >= 2.14.0+rev1.",
+        )
+        .waitFor();
+      await shot(page, "08-settings-os-too-old");
+    } finally {
+      for (const agent of agents) agent.kill("SIGTERM");
+    }
   }, 180_000);
 });

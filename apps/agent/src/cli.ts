@@ -6,6 +6,7 @@ import { ApiError, createHttp, describe } from "./protocol/http.ts";
 import { registerDevice } from "./protocol/register.ts";
 import { DEFAULT_UPDATE_LOCK, REAL_SUPERVISOR_VERSION, RealHost } from "./real/host.ts";
 import { readNetwork, readOsVersion } from "./real/metrics.ts";
+import { OS_VERSION as SIM_OS_VERSION, SUPERVISOR_VERSION } from "./sim/model.ts";
 import { startSimulator } from "./sim/simulator.ts";
 import { DEFAULT_STATE_FILE, readIdentity, UsageError, writeIdentity } from "./state-file.ts";
 
@@ -30,6 +31,8 @@ Commands:
                --state-dir DIR           keep the devices' identities here so a restart reuses them
                --update-lock-ratio R     share of devices holding an update lock, 0-1 (default 0);
                                          a variable FLOTILLA_SIMULATOR_UPDATE_LOCK=1|0 sets it per device
+               --os-version X.Y.Z        the balenaOS version the devices start on (default ${SIM_OS_VERSION.replace("balenaOS ", "")})
+               --supervisor-version X.Y.Z the supervisor they start with (default ${SUPERVISOR_VERSION})
 
 Options:
   --version  print the version
@@ -174,6 +177,15 @@ async function run(args: string[], io: Out) {
   await http.close();
 }
 
+/** An optional x.y.z version (with an optional +revN), e.g. `--os-version 5.1.20`. */
+function version(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || !/^\d+\.\d+\.\d+(\+rev\d+)?$/.test(value)) {
+    throw new UsageError(`--${name} must be a version such as 6.1.0, got "${String(value)}"`);
+  }
+  return value;
+}
+
 async function simulate(args: string[], io: Out) {
   const values = parse(args, {
     ...fleetOptions,
@@ -181,6 +193,8 @@ async function simulate(args: string[], io: Out) {
     "interval-ms": { type: "string" },
     "state-dir": { type: "string" },
     "update-lock-ratio": { type: "string" },
+    "os-version": { type: "string" },
+    "supervisor-version": { type: "string" },
   });
   const url = apiUrl(required(values, "api"));
   const provisioningKey = required(values, "provisioning-key");
@@ -192,6 +206,8 @@ async function simulate(args: string[], io: Out) {
   if (!Number.isFinite(updateLockRatio) || updateLockRatio < 0 || updateLockRatio > 1) {
     throw new UsageError(`--update-lock-ratio must be a number from 0 to 1, got "${ratioText}"`);
   }
+  const osVersion = version(values["os-version"], "os-version");
+  const supervisorVersion = version(values["supervisor-version"], "supervisor-version");
   io.out(`registering ${count} simulated device(s) in fleet ${fleetId} at ${url} …`);
   const simulator = await startSimulator({
     apiUrl: url,
@@ -202,6 +218,8 @@ async function simulate(args: string[], io: Out) {
     deviceType: (values["device-type"] as string | undefined) ?? "raspberrypi4-64",
     ...(values["state-dir"] ? { stateDir: path.resolve(values["state-dir"] as string) } : {}),
     updateLockRatio,
+    ...(osVersion ? { osVersion: `balenaOS ${osVersion}` } : {}),
+    ...(supervisorVersion ? { supervisorVersion } : {}),
     log: io.err,
     onAction: (uuid, action, data, status) =>
       io.out(`${uuid.slice(0, 7)}: ${action}${data.force === true ? " (force)" : ""} → ${status}`),

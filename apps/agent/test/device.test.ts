@@ -339,4 +339,31 @@ describe("a simulated device over the whole protocol", () => {
       await simulator.stop();
     }
   }, 60_000);
+
+  it("starts on the OS and supervisor it is given; an old supervisor is asked to update first", async () => {
+    const simulator = await startSimulator({
+      apiUrl: t.url,
+      provisioningKey,
+      fleetId: fleet.id,
+      count: 1,
+      intervalMs: 1000,
+      disconnectChance: 0,
+      osVersion: "balenaOS 5.1.20",
+      supervisorVersion: "6.6.11",
+      http,
+      log: () => {},
+    });
+    try {
+      const uuid = simulator.devices[0]?.uuid ?? "";
+      await eventually(async () => (await deviceRow(uuid)).is_connected_to_vpn === true, 20_000, 200);
+      const { rows } = await t.db.query<{ os_version: string; supervisor_version: string }>(
+        "SELECT os_version, supervisor_version FROM device WHERE uuid = $1",
+        [uuid],
+      );
+      expect(rows[0]).toEqual({ os_version: "balenaOS 5.1.20", supervisor_version: "6.6.11" });
+      expect(await relay("blink", { uuid })).toEqual({ status: 400, body: { error: "updateRequired" } });
+    } finally {
+      await simulator.stop();
+    }
+  }, 60_000);
 });

@@ -3,6 +3,7 @@ import {
   compareOsVersions,
   isEsrVersion,
   isSelectableSupervisorRelease,
+  newerVersionsRefusal,
   type OsRelease,
   osUpdateCategory,
   osUpdateSummary,
@@ -119,6 +120,15 @@ describe("osUpdateCategory (spec 2 §4)", () => {
     expect(osUpdateSummary(device("balenaOS 6.1.0"), catalogue)).toBe("updatable");
     expect(osUpdateSummary(device("balenaOS 6.2.4"), catalogue.slice(0, 5))).toBe("up_to_date");
     expect(osUpdateSummary(device("balenaOS 6.2.4", { isOnline: false }), catalogue)).toBe("offline");
+    // Below the minimum source version every newer version is refused: not supported, with the rule.
+    expect(osUpdateSummary(device("balenaOS 2.12.0"), catalogue)).toBe("not_supported");
+    expect(newerVersionsRefusal(device("balenaOS 2.12.0"), catalogue)).toBe(
+      "Current OS version must be >= 2.14.0+rev1",
+    );
+    expect(newerVersionsRefusal(device("balenaOS 6.1.0"), catalogue)).toBeUndefined();
+    // On the newest version, an ESR built on it is no reason: up to date.
+    expect(newerVersionsRefusal(device("balenaOS 6.2.4"), catalogue)).toBeUndefined();
+    expect(osUpdateSummary(device("balenaOS 6.2.4"), catalogue)).toBe("up_to_date");
   });
 });
 

@@ -268,12 +268,33 @@ export function osUpdateTargets(
     .map((release) => ({ ...osUpdateCategory(device, available, release.raw_version), target: release }));
 }
 
-/** The device's own state when no target is chosen: up to date when nothing newer can be started. */
+/**
+ * Why no update can start although newer versions of the device's line exist — the rules refuse
+ * them all (e.g. the device runs an OS below the minimum source version) — or undefined.
+ */
+export function newerVersionsRefusal(device: OsUpdateDevice, available: readonly OsRelease[]): string | undefined {
+  const current = parseOsVersion(device.osVersion);
+  if (!current) return undefined;
+  const targets = osUpdateTargets(device, available);
+  if (targets.some((t) => STARTABLE_OS_UPDATE_CATEGORIES.includes(t.category))) return undefined;
+  // Newer versions of the device's own line (an ESR switch is judged by its base version).
+  const sameLine = (release: OsRelease) =>
+    (release.osType === "esr" || isEsrVersion(release.raw_version)) === isEsrVersion(current);
+  return targets.find(
+    (t) =>
+      t.category === "not_supported" &&
+      sameLine(t.target) &&
+      compareOsVersions(versionOf(t.target.raw_version), current) > 0,
+  )?.reason;
+}
+
+/** The device's own state when no target is chosen: up to date when nothing newer exists. */
 export function osUpdateSummary(device: OsUpdateDevice, available: readonly OsRelease[]): OsUpdateCategory {
   if (!device.isOnline) return "offline";
   if (!parseOsVersion(device.osVersion) || available.length === 0) return "not_supported";
   const startable = osUpdateTargets(device, available).some((t) => STARTABLE_OS_UPDATE_CATEGORIES.includes(t.category));
-  return startable ? "updatable" : "up_to_date";
+  if (startable) return "updatable";
+  return newerVersionsRefusal(device, available) ? "not_supported" : "up_to_date";
 }
 
 /** A supervisor release as the catalogue holds it (spec 2 §7 "supervisor releases"). */

@@ -59,6 +59,9 @@ export type SimulatedDeviceOptions = {
   provisioned?: boolean;
   updateLock?: boolean;
   index?: number;
+  /** What the device runs at start (default OS_VERSION and SUPERVISOR_VERSION). */
+  osVersion?: string;
+  supervisorVersion?: string;
 };
 
 /**
@@ -111,6 +114,8 @@ export class SimulatedDevice {
     const r = this.random;
     this.phase = options.provisioned ? "operational" : "configuring";
     this.updateLock = options.updateLock ?? false;
+    if (options.osVersion) this.osVersion = options.osVersion;
+    if (options.supervisorVersion) this.supervisorVersion = options.supervisorVersion;
     this.cpu = 10 + r() * 30;
     this.temp = 42 + r() * 15;
     this.memoryTotal = r() < 0.5 ? 3794 : 7812;

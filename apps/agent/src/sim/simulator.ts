@@ -34,6 +34,9 @@ export type SimulatorOptions = {
   /** Keeps the devices' identities (`simulated-devices.json`) so a restart brings the same devices back. */
   stateDir?: string;
   signal?: AbortSignal;
+  /** The OS ("balenaOS 5.1.20") and supervisor ("6.6.11") the devices run at start, to try updates and old devices. */
+  osVersion?: string;
+  supervisorVersion?: string;
   /** Share of devices that hold an update lock (actions other than blink/device answer 423 unless forced). */
   updateLockRatio?: number;
   /** Chance per report that a device's cloudlink socket drops (default 0.002). */
@@ -120,8 +123,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
             provisioningKey: options.provisioningKey,
             fleetId: options.fleetId,
             deviceType,
-            supervisorVersion: SUPERVISOR_VERSION,
-            osVersion: OS_VERSION,
+            supervisorVersion: options.supervisorVersion ?? SUPERVISOR_VERSION,
+            osVersion: options.osVersion ?? OS_VERSION,
             osVariant: "prod",
           });
           identities.push({ identity, provisioned: false });
@@ -158,6 +161,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       provisioned,
       index,
       updateLock: random() < (options.updateLockRatio ?? 0),
+      ...(options.osVersion ? { osVersion: options.osVersion } : {}),
+      ...(options.supervisorVersion ? { supervisorVersion: options.supervisorVersion } : {}),
     });
     const host = new SimulatedHost({
       model,

@@ -2,6 +2,7 @@ import {
   compareOsVersions,
   isDiscontinuedDeviceType,
   isEsrVersion,
+  newerVersionsRefusal,
   OS_TYPES_CACHE_MS,
   type OsRelease,
   type OsUpdateCategory,
@@ -172,9 +173,11 @@ export function OsUpdateSetting({ device }: { device: Device }) {
   const targets = osUpdateTargets({ ...facts, isOnline: true }, releases).filter((target) =>
     STARTABLE_OS_UPDATE_CATEGORIES.includes(target.category),
   );
+  const refusal = newerVersionsRefusal({ ...facts, isOnline: true }, releases);
+  const current = parseOsVersion(device.os_version);
   const target = chosen || targets[0]?.target.raw_version || "";
   const assessment = target ? osUpdateCategory(facts, releases, target) : undefined;
-  const parseable = parseOsVersion(device.os_version) !== undefined;
+  const parseable = current !== undefined;
   const updating = device.status === "Updating";
   const start = () =>
     void run(async () => {
@@ -210,6 +213,10 @@ export function OsUpdateSetting({ device }: { device: Device }) {
           <Alert severity="error">{t("devices.os_update.unparseable")}</Alert>
         ) : versions.isSuccess && releases.length === 0 ? (
           <Alert severity="info">{t("devices.os_update.not_supported_for_type", { type: slug ?? "" })}</Alert>
+        ) : versions.isSuccess && targets.length === 0 && refusal ? (
+          <Alert severity="info">
+            {`${t("devices.os_update.version_not_supported_for_type", { version: current?.version, type: slug ?? "" })} ${refusal}.`}
+          </Alert>
         ) : versions.isSuccess && targets.length === 0 ? (
           <Alert severity="success">{t("devices.os_update.up_to_date")}</Alert>
         ) : targets.length > 0 ? (
