@@ -11,5 +11,8 @@ export default defineProject({
     maxWorkers: 2,
     testTimeout: 90_000,
     hookTimeout: 90_000,
+    // What a page shows after a poll, a debounce or a server round trip: 1 s (vitest's default)
+    // is too short for a machine busy with two specs, and waiting longer costs nothing when fast.
+    expect: { poll: { timeout: 10_000, interval: 100 } },
   },
 });

@@ -3,6 +3,7 @@ import type { Browser, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
+import { cliWorkspace } from "./cli-helpers.ts";
 import { firstDeviceUuid, startDemoSession } from "./demo-session.ts";
 import { api, consent } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
@@ -128,6 +129,51 @@ describe("device web terminal", () => {
     await card.getByRole("button", { name: "Close worker" }).click();
     await tab.waitFor({ state: "detached" });
     expect(await card.getByRole("tab").count()).toBe(1);
+    await expect.poll(open).toBe(1);
+  }, 240_000);
+
+  it("rebinds a service tab to the new container when a new release replaces it", async () => {
+    const card = page.getByRole("region", { name: "Terminal" });
+    await card.getByLabel("Target").click();
+    await page.getByRole("option", { name: /^worker/ }).click();
+    await card.getByRole("button", { name: "New session" }).click();
+    await card.getByRole("tab", { name: "worker" }).waitFor();
+    const output = card.getByRole("log", { name: "Terminal worker" });
+    await expect.poll(() => output.textContent(), { timeout: 30_000 }).toContain("root@worker:/usr/src/app#");
+    const open = () => sockets.filter((socket) => !socket.isClosed()).length;
+    const opened = sockets.length;
+    expect(open()).toBe(2);
+
+    // A new release of the fleet with another worker image: the device replaces the container.
+    const workspace = cliWorkspace("flotilla-terminal-e2e-");
+    try {
+      const login = await workspace.cli(
+        "login",
+        "--api",
+        flotilla.apiUrl,
+        "--email",
+        DEMO.email,
+        "--password",
+        DEMO.password,
+      );
+      expect(login.code, login.stderr).toBe(0);
+      const dir = workspace.project("next", {
+        "docker-compose.yml": "services:\n  main:\n    image: nginx:1.27-alpine\n  worker:\n    image: alpine:3.21\n",
+      });
+      const push = await workspace.cli("push", "demo/demo-fleet", dir);
+      expect(push.code, push.stderr).toBe(0);
+    } finally {
+      workspace.remove();
+    }
+    // The tab opens a new session to the new container; the old one is closed.
+    await expect.poll(() => sockets.length, { timeout: 120_000, interval: 1000 }).toBeGreaterThan(opened);
+    await expect.poll(open, { timeout: 30_000 }).toBe(2);
+    await card.getByText("Connected", { exact: true }).waitFor({ timeout: 30_000 });
+    await typeLine("worker", "hostname");
+    await expect
+      .poll(async () => (await output.textContent())?.split("\n").map((line) => line.trim()), { timeout: 15_000 })
+      .toContain("worker");
+    await card.getByRole("button", { name: "Close worker" }).click();
     await expect.poll(open).toBe(1);
   }, 240_000);
 

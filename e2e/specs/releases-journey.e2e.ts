@@ -1,15 +1,10 @@
-import { execFile } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningFlotilla } from "../support/flotilla.ts";
+import { cliWorkspace } from "./cli-helpers.ts";
 import { startDemoSession } from "./demo-session.ts";
 import { api, shot } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
-
-const CLI_BIN = path.resolve(import.meta.dirname, "../../apps/cli/bin/flotilla.mjs");
 
 type Release = { id: number; commit: string; raw_version: string };
 type Device = { id: number; uuid: string; device_name: string; is_running__release: { __id: number } | null };
@@ -27,27 +22,9 @@ describe("releases: push with the CLI, roll out to simulated devices, pin, final
   let browser: Browser;
   let page: Page;
   let fleetId = 0;
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-releases-e2e-"));
+  const { cli, project, remove } = cliWorkspace("flotilla-releases-e2e-");
   const url = (p: string) => `${flotilla.dashboardUrl}${p}`;
   const call = <T>(method: string, p: string, body?: unknown) => api<T>(page, flotilla.apiUrl, method, p, body);
-
-  /** Runs the real CLI; resolves with its exit code and output (never rejects on a non-zero exit). */
-  const cli = (...args: string[]) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [CLI_BIN, ...args],
-        { env: { PATH: process.env.PATH ?? "", HOME: work, FLOTILLA_CONFIG_DIR: path.join(work, "config") } },
-        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
-
-  const project = (name: string, files: Record<string, string>) => {
-    const dir = path.join(work, name);
-    fs.mkdirSync(dir, { recursive: true });
-    for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, file), text);
-    return dir;
-  };
 
   const releaseByVersion = async (version: string) =>
     (
@@ -78,7 +55,7 @@ describe("releases: push with the CLI, roll out to simulated devices, pin, final
   afterAll(async () => {
     await browser?.close();
     await flotilla?.stop();
-    fs.rmSync(work, { recursive: true, force: true });
+    remove();
   });
 
   let pushed: Release | undefined;
