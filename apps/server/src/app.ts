@@ -1,4 +1,3 @@
-import crypto from "node:crypto";
 import fastifyCors from "@fastify/cors";
 import fastifyHelmet from "@fastify/helmet";
 import fastifyRateLimit from "@fastify/rate-limit";
@@ -32,7 +31,7 @@ import { osUpdateRoutes } from "./features/os-updates/routes.ts";
 import { releaseRoutes } from "./features/releases/routes.ts";
 import { terminalRoutes } from "./features/terminal/routes.ts";
 import { variableRoutes } from "./features/variables/routes.ts";
-import { bearerToken, registerAuthentication } from "./lib/authenticate.ts";
+import { bearerToken, registerAuthentication, tokenHashOf } from "./lib/authenticate.ts";
 import { ERROR_CODE_HEADER, registerErrorHandler } from "./lib/error-handler.ts";
 import { loadSecret } from "./lib/secret.ts";
 
@@ -78,7 +77,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
     keyGenerator: (request) => {
       const token = bearerToken(request);
       if (token && DEVICE_ROUTE.test(request.url)) {
-        return `device:${crypto.createHash("sha256").update(token).digest("base64url").slice(0, 22)}`;
+        return `device:${tokenHashOf(request, token).slice(0, 32)}`;
       }
       return request.ip;
     },

@@ -8,7 +8,8 @@ let fleet: Awaited<ReturnType<TestApp["factories"]["fleet"]>>;
 let device: TestDevice;
 let other: TestDevice;
 
-const report = (d: TestDevice, body: unknown) => call(t, "PATCH", "/device/v3/state", d.key, body);
+const report = (d: TestDevice, body: unknown, headers?: Record<string, string>) =>
+  call(t, "PATCH", "/device/v3/state", d.key, body, headers);
 
 async function columns(id: number) {
   const { rows } = await t.db.query<Record<string, unknown>>(
@@ -155,6 +156,19 @@ describe("PATCH /device/v3/state", () => {
     const big = { [device.uuid]: { status: "x".repeat(70 * 1024) } };
     expect((await report(device, big)).status).toBe(413);
     expect((await call(t, "PATCH", "/device/v3/state", undefined, { [device.uuid]: {} })).status).toBe(401);
+  });
+
+  it("answers without browser headers (helmet, CORS): only devices call it", async () => {
+    const origin = t.ctx.config.publicUrl;
+    const reported = await report(device, { [device.uuid]: { status: "Idle" } }, { origin });
+    expect(reported.status).toBe(200);
+    expect(reported.headers.get("x-content-type-options")).toBeNull();
+    expect(reported.headers.get("access-control-allow-origin")).toBeNull();
+    // The target state is read by the dashboard's diagnostics page too: it keeps both.
+    const state = await call(t, "GET", `/device/v3/${device.uuid}/state`, device.key, undefined, { origin });
+    expect(state.status).toBe(200);
+    expect(state.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(state.headers.get("access-control-allow-origin")).toBe(origin);
   });
 
   it("writes what is left in memory when the server stops", async () => {

@@ -43,7 +43,21 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 /** balena-sdk's rule: a token that looks like a JWT is a session token, anything else an API key. */
 const looksLikeJwt = (token: string) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(token);
 
-export async function identify(ctx: AppContext, token: string): Promise<Caller> {
+/**
+ * The hash of the request's bearer token, computed once per request: the rate limiter keys device
+ * calls by it and the device-key cache looks keys up by it (the report path's hot spot).
+ */
+const tokenHashes = new WeakMap<FastifyRequest, string>();
+export function tokenHashOf(request: FastifyRequest, token: string): string {
+  let hash = tokenHashes.get(request);
+  if (hash === undefined) {
+    hash = hashApiKey(token);
+    tokenHashes.set(request, hash);
+  }
+  return hash;
+}
+
+export async function identify(ctx: AppContext, token: string, hash = hashApiKey(token)): Promise<Caller> {
   if (looksLikeJwt(token)) {
     const claims = await ctx.tokens.verify(token);
     return {
@@ -56,7 +70,6 @@ export async function identify(ctx: AppContext, token: string): Promise<Caller> 
   }
   const cache = ctx.devices.deviceKeys;
   // Held by hash: the process keeps no device key in the clear.
-  const hash = hashApiKey(token);
   const cached = cache.get(hash);
   if (cached && cached.until > Date.now()) return cached.caller;
   const key = await findApiKey(ctx.db.orm, token);
@@ -115,7 +128,7 @@ export function registerAuthentication(app: FastifyInstance, ctx: AppContext) {
   const authenticate = async (request: FastifyRequest) => {
     const token = bearerToken(request);
     if (!token) throw new FlotillaError("not_logged_in");
-    const caller = await identify(ctx, token);
+    const caller = await identify(ctx, token, tokenHashOf(request, token));
     if (caller.session?.twoFactorRequired === true) {
       const route = request.routeOptions.url ?? "";
       // The SDK's hourly refresh keeps the pending state; re-authentication does not pass 2FA either.

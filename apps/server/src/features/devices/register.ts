@@ -6,6 +6,7 @@ import type { AppContext } from "../../context.ts";
 import type { Queryable } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireAuth } from "../../lib/authenticate.ts";
+import { DEVICE_ONLY } from "../../lib/device-only.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { hashApiKey } from "../api-keys/service.ts";
 import { refuseDiscontinued } from "../fleets/hooks.ts";
@@ -34,7 +35,7 @@ const uuidTaken = () => new FlotillaError("conflict", '"uuid" must be unique.');
  * `"uuid" must be unique.` for a known uuid (the device then exchanges its key).
  */
 export async function deviceRegisterRoutes(app: FastifyInstance, { db }: AppContext) {
-  app.post("/device/register", async (request, reply) => {
+  app.post("/device/register", DEVICE_ONLY, async (request, reply) => {
     const caller = requireAuth(request);
     const body = parseInput(registerBody, request.body);
     // The fleet, the device type and the plan in one read: registration runs by the thousand when

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireAuth } from "../../lib/authenticate.ts";
+import { DEVICE_ONLY } from "../../lib/device-only.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { mayDo } from "../data-api/actions.ts";
 import { parseLogLine } from "./device-logs.ts";
@@ -50,7 +51,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
 
   await deviceLogRoutes(app, ctx);
 
-  app.patch("/device/v3/state", { bodyLimit: STATE_REPORT_BODY_LIMIT }, async (request, reply) => {
+  app.patch("/device/v3/state", { bodyLimit: STATE_REPORT_BODY_LIMIT, ...DEVICE_ONLY }, async (request, reply) => {
     const device = await identities.of(request);
     const body = parseInput(stateReportBody, request.body);
     const [uuid, report] = Object.entries(body)[0] ?? [];
@@ -63,7 +64,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
   await app.register(async (scope) => {
     // The log stream is read as it arrives; Fastify's body parsing (and its size limit) stay out of it.
     scope.addContentTypeParser("application/x-ndjson", (_request, payload, done) => done(null, payload));
-    scope.post<{ Params: { uuid: string } }>("/device/v2/:uuid/log-stream", async (request, reply) => {
+    scope.post<{ Params: { uuid: string } }>("/device/v2/:uuid/log-stream", DEVICE_ONLY, async (request, reply) => {
       const device = await identities.of(request);
       if (device.uuid !== request.params.uuid) throw new FlotillaError("unauthorized");
       if (!request.headers["content-type"]?.startsWith("application/x-ndjson")) {
@@ -111,7 +112,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
     });
   });
 
-  app.get("/cloudlink/v1/connect", { websocket: true }, async (socket, request) => {
+  app.get("/cloudlink/v1/connect", { websocket: true, ...DEVICE_ONLY }, async (socket, request) => {
     const arrived = process.hrtime.bigint();
     const device = await identities.maybe(request).catch(() => undefined);
     if (!device) {

@@ -1,0 +1,14 @@
+/**
+ * Route options for what only devices call — state reports, log streams, registration, cloudlink.
+ * Devices are no browsers: helmet's headers and CORS are left out, which were a tenth of the
+ * report path's time (docs/benchmarks.md "Device path"). The target-state GET keeps both: the
+ * dashboard's diagnostics page reads it too.
+ */
+export const DEVICE_ONLY = { helmet: false, config: { cors: false } } as const;
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** @fastify/cors skips a route whose config says `cors: false`. */
+    cors?: false;
+  }
+}
