@@ -62,8 +62,11 @@ export function writeIdentity(file: string, identity: Identity) {
   writeJsonPrivate(file, identity);
 }
 
+/** A simulated device as `--state-dir` keeps it: its identity and what it runs after an update. */
+export type SimulatedIdentity = Identity & { osVersion?: string; supervisorVersion?: string };
+
 /** The simulator's devices, one file for all of them in `--state-dir`. */
-export function readSimulatedIdentities(file: string): Identity[] {
+export function readSimulatedIdentities(file: string): SimulatedIdentity[] {
   try {
     const parsed = JSON.parse(fs.readFileSync(file, "utf8")) as { devices?: unknown };
     return Array.isArray(parsed.devices) ? parsed.devices.filter(isIdentity) : [];

@@ -1,3 +1,6 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeviceRuntime, newStats } from "../src/device.ts";
 import { CloudlinkClient, ok } from "../src/protocol/cloudlink.ts";
@@ -364,6 +367,49 @@ describe("a simulated device over the whole protocol", () => {
       expect(await relay("blink", { uuid })).toEqual({ status: 400, body: { error: "updateRequired" } });
     } finally {
       await simulator.stop();
+    }
+  }, 60_000);
+
+  it("keeps what a device updated to in --state-dir: restarted, it runs the new OS", async () => {
+    const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-sim-state-"));
+    const start = () =>
+      startSimulator({
+        apiUrl: t.url,
+        provisioningKey,
+        fleetId: fleet.id,
+        count: 1,
+        intervalMs: 1000,
+        disconnectChance: 0,
+        updateStepMs: 20,
+        rebootMs: 100,
+        stateDir,
+        http,
+        log: () => {},
+      });
+    try {
+      const first = await start();
+      const uuid = first.devices[0]?.uuid ?? "";
+      try {
+        await eventually(async () => (await deviceRow(uuid)).is_connected_to_vpn === true, 20_000, 200);
+        const answer = await fetch(`${t.url}/v2/${uuid}/resinhup`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${ownerToken}` },
+          body: JSON.stringify({ parameters: { target_version: "6.2.4" } }),
+        });
+        expect(answer.status).toBe(202);
+        await eventually(async () => first.devices[0]?.host.model.osVersion === "balenaOS 6.2.4", 20_000, 100);
+      } finally {
+        await first.stop();
+      }
+      const second = await start();
+      try {
+        expect(second.devices.map((device) => device.uuid)).toEqual([uuid]);
+        expect(second.devices[0]?.host.model.osVersion).toBe("balenaOS 6.2.4");
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      fs.rmSync(stateDir, { recursive: true, force: true });
     }
   }, 60_000);
 });

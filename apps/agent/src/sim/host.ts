@@ -21,6 +21,8 @@ export type SimulatedHostOptions = {
   disconnectChance?: number;
   /** One step of a host OS or supervisor update (default 3 s): an OS update downloads in 5 steps, then reboots. */
   updateStepMs?: number;
+  /** Told when an OS or supervisor update completes (the simulator keeps it in `--state-dir`). */
+  onUpdated?: () => void;
 };
 
 /** The last OS update run, as `GET /v1/{uuid}/resinhup` answers it. */
@@ -93,6 +95,7 @@ export class SimulatedHost implements DeviceHost {
     this.clock.setTimeout(() => {
       this.supervisorTarget = null;
       this.model.supervisorVersion = version;
+      this.options.onUpdated?.();
       device.log({ message: `Supervisor ${version} started`, isSystem: true });
       device.reportNow();
     }, this.stepMs);
@@ -134,6 +137,7 @@ export class SimulatedHost implements DeviceHost {
       this.reboot(device, () => {
         this.model.hostUpdate = null;
         this.model.osVersion = `balenaOS ${target}`;
+        this.options.onUpdated?.();
         this.hostUpdateRun = { ...this.hostUpdateRun, status: "done", progress: 100 };
         device.log({ message: `Running balenaOS ${target}`, isSystem: true });
       });

@@ -1,9 +1,9 @@
 import path from "node:path";
 import { DeviceRuntime, type DeviceStats, newStats } from "../device.ts";
 import { ApiError, createHttp, type Http } from "../protocol/http.ts";
-import { type Identity, registerDevice } from "../protocol/register.ts";
+import { registerDevice } from "../protocol/register.ts";
 import { systemClock } from "../protocol/timing.ts";
-import { readSimulatedIdentities, writeJsonPrivate } from "../state-file.ts";
+import { readSimulatedIdentities, type SimulatedIdentity, writeJsonPrivate } from "../state-file.ts";
 import { SimulatedHost } from "./host.ts";
 import { OS_VERSION, SimulatedDevice, SUPERVISOR_VERSION } from "./model.ts";
 
@@ -100,7 +100,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
         (identity) => identity.apiUrl === options.apiUrl && identity.fleetId === options.fleetId,
       )
     : [];
-  const identities: { identity: Identity; provisioned: boolean }[] = known
+  const identities: { identity: SimulatedIdentity; provisioned: boolean }[] = known
     .slice(0, options.count)
     .map((identity) => ({ identity, provisioned: true }));
 
@@ -145,10 +145,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     }
   };
   await Promise.all(Array.from({ length: Math.min(missing, options.registerConcurrency ?? 16) }, registerOne));
-  if (stateFile)
-    writeJsonPrivate(stateFile, {
-      devices: [...known, ...identities.filter((i) => !i.provisioned).map((i) => i.identity)],
-    });
+  const kept: SimulatedIdentity[] = [...known, ...identities.filter((i) => !i.provisioned).map((i) => i.identity)];
+  const save = () => {
+    if (stateFile) writeJsonPrivate(stateFile, { devices: kept });
+  };
+  save();
   if (failure !== null) {
     if (ownHttp) await http.close();
     throw failure;
@@ -161,8 +162,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       provisioned,
       index,
       updateLock: random() < (options.updateLockRatio ?? 0),
-      ...(options.osVersion ? { osVersion: options.osVersion } : {}),
-      ...(options.supervisorVersion ? { supervisorVersion: options.supervisorVersion } : {}),
+      // What it last updated to (kept in --state-dir), else what it is started on.
+      ...(identity.osVersion || options.osVersion ? { osVersion: identity.osVersion ?? options.osVersion } : {}),
+      ...(identity.supervisorVersion || options.supervisorVersion
+        ? { supervisorVersion: identity.supervisorVersion ?? options.supervisorVersion }
+        : {}),
     });
     const host = new SimulatedHost({
       model,
@@ -170,6 +174,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       disconnectChance: options.disconnectChance ?? 0.002,
       ...(options.updateStepMs !== undefined ? { updateStepMs: options.updateStepMs } : {}),
       ...(options.rebootMs !== undefined ? { rebootMs: () => options.rebootMs ?? 0 } : {}),
+      onUpdated: () => {
+        identity.osVersion = model.osVersion;
+        identity.supervisorVersion = model.supervisorVersion;
+        save();
+      },
     });
     const runtime = new DeviceRuntime({
       http,
