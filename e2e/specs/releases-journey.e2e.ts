@@ -113,9 +113,9 @@ describe("releases: push with the CLI, roll out to simulated devices, pin, final
       .toEqual([id, id, id]);
     const [first] = await devices();
     const short = pushed?.commit.slice(0, 7);
-    const lines = await logsOf(String(first?.uuid));
-    expect(lines).toContain(`Downloading release ${short}`);
-    expect(lines).toContain(`Release ${short} is running`);
+    // Log lines are stored in batches (up to 1 s): the last may land after the device's report.
+    await expect.poll(() => logsOf(String(first?.uuid))).toContain(`Release ${short} is running`);
+    expect(await logsOf(String(first?.uuid))).toContain(`Downloading release ${short}`);
     await page.goto(url(`/devices/${first?.uuid}`));
     await page
       .getByRole("link", { name: /1\.2\.0/ })
