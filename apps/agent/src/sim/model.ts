@@ -60,8 +60,8 @@ export type SimulatedDeviceOptions = {
   updateLock?: boolean;
   index?: number;
   /** What the device runs at start (default OS_VERSION and SUPERVISOR_VERSION). */
-  osVersion?: string;
-  supervisorVersion?: string;
+  osVersion?: string | undefined;
+  supervisorVersion?: string | undefined;
 };
 
 /**

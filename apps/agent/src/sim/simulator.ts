@@ -163,10 +163,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       index,
       updateLock: random() < (options.updateLockRatio ?? 0),
       // What it last updated to (kept in --state-dir), else what it is started on.
-      ...(identity.osVersion || options.osVersion ? { osVersion: identity.osVersion ?? options.osVersion } : {}),
-      ...(identity.supervisorVersion || options.supervisorVersion
-        ? { supervisorVersion: identity.supervisorVersion ?? options.supervisorVersion }
-        : {}),
+      osVersion: identity.osVersion ?? options.osVersion,
+      supervisorVersion: identity.supervisorVersion ?? options.supervisorVersion,
     });
     const host = new SimulatedHost({
       model,

@@ -57,7 +57,8 @@ export function tokenHashOf(request: FastifyRequest, token: string): string {
   return hash;
 }
 
-export async function identify(ctx: AppContext, token: string, hash = hashApiKey(token)): Promise<Caller> {
+/** `hashOf` is only called for API keys: a session token (JWT) needs no hash. */
+export async function identify(ctx: AppContext, token: string, hashOf = () => hashApiKey(token)): Promise<Caller> {
   if (looksLikeJwt(token)) {
     const claims = await ctx.tokens.verify(token);
     return {
@@ -70,6 +71,7 @@ export async function identify(ctx: AppContext, token: string, hash = hashApiKey
   }
   const cache = ctx.devices.deviceKeys;
   // Held by hash: the process keeps no device key in the clear.
+  const hash = hashOf();
   const cached = cache.get(hash);
   if (cached && cached.until > Date.now()) return cached.caller;
   const key = await findApiKey(ctx.db.orm, token);
@@ -128,7 +130,7 @@ export function registerAuthentication(app: FastifyInstance, ctx: AppContext) {
   const authenticate = async (request: FastifyRequest) => {
     const token = bearerToken(request);
     if (!token) throw new FlotillaError("not_logged_in");
-    const caller = await identify(ctx, token, tokenHashOf(request, token));
+    const caller = await identify(ctx, token, () => tokenHashOf(request, token));
     if (caller.session?.twoFactorRequired === true) {
       const route = request.routeOptions.url ?? "";
       // The SDK's hourly refresh keeps the pending state; re-authentication does not pass 2FA either.

@@ -170,10 +170,12 @@ export function OsUpdateSetting({ device }: { device: Device }) {
   const [takeoverConfirmed, setTakeoverConfirmed] = useState(false);
   const releases = (slug ? versions.data?.[slug] : undefined) ?? [];
   const facts = deviceFacts(device);
-  const targets = osUpdateTargets({ ...facts, isOnline: true }, releases).filter((target) =>
+  // The setting lists what could be started once the device is online.
+  const online = { ...facts, isOnline: true };
+  const targets = osUpdateTargets(online, releases).filter((target) =>
     STARTABLE_OS_UPDATE_CATEGORIES.includes(target.category),
   );
-  const refusal = newerVersionsRefusal({ ...facts, isOnline: true }, releases);
+  const refusal = newerVersionsRefusal(online, releases);
   const current = parseOsVersion(device.os_version);
   const target = chosen || targets[0]?.target.raw_version || "";
   const assessment = target ? osUpdateCategory(facts, releases, target) : undefined;
