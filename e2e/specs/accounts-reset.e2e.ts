@@ -96,7 +96,7 @@ describe("accounts: password reset and the proof-of-work captcha", () => {
     await page.waitForURL(url("/fleets"));
   });
 
-  it("signs up with the proof-of-work captcha", async () => {
+  it("signs up with the proof-of-work captcha", { timeout: 120_000 }, async () => {
     await page.getByRole("button", { name: "Account menu" }).click();
     await page.getByRole("menuitem", { name: "Log out" }).click();
     await page.waitForURL(url("/login"));
@@ -107,6 +107,11 @@ describe("accounts: password reset and the proof-of-work captcha", () => {
     await page.getByText("Captcha complete").waitFor({ timeout: 30_000 });
     await shot(page, "signup-captcha");
     await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(url("/user/verify-email/pending"));
+    // Registration hashes the password and mails the verification link: slow on a loaded machine.
+    // If it fails, the form's alert says why; show it instead of a bare timeout.
+    await page.waitForURL(url("/user/verify-email/pending"), { timeout: 60_000 }).catch(async (error: unknown) => {
+      const alerts = await page.getByRole("alert").allInnerTexts();
+      throw new Error(`sign-up did not reach the pending page; alerts: ${JSON.stringify(alerts)}`, { cause: error });
+    });
   });
 });

@@ -17,7 +17,7 @@ async function loadPty(): Promise<Pty> {
   });
 }
 
-/** The login shell of this host: $SHELL when set, else /bin/bash where it exists, else /bin/sh. */
+/** The login shell of this host: $SHELL when set, else /bin/sh. */
 function hostShell(): string {
   return process.env.SHELL || "/bin/sh";
 }
