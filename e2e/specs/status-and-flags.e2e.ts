@@ -205,7 +205,9 @@ describe("feature flags and stored settings", () => {
     await page.getByRole("heading", { name: "Log in to Flotilla" }).waitFor({ timeout: 15_000 });
     const shownAfter = Date.now() - (flagRequests[0] ?? 0);
     expect(flagRequests).toHaveLength(1);
-    expect(shownAfter).toBeGreaterThanOrEqual(3900);
+    // The test hears of the request some time after the browser sent it (111 ms once on a loaded
+    // CI), so the bound has slack; the failures it guards against show at ~0 ms or after 6000 ms.
+    expect(shownAfter).toBeGreaterThanOrEqual(3500);
     expect(shownAfter).toBeLessThan(6000);
 
     await signIn(page);
