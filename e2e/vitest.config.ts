@@ -6,6 +6,7 @@ export default defineProject({
   test: {
     name: "e2e",
     include: ["specs/**/*.e2e.ts"],
+    globalSetup: ["support/global-setup.ts"],
     setupFiles: ["support/setup.ts"],
     fileParallelism: true,
     maxWorkers: 2,
