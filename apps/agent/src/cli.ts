@@ -6,7 +6,7 @@ import { ApiError, createHttp, describe } from "./protocol/http.ts";
 import { registerDevice } from "./protocol/register.ts";
 import { DEFAULT_UPDATE_LOCK, REAL_SUPERVISOR_VERSION, RealHost } from "./real/host.ts";
 import { readNetwork, readOsVersion } from "./real/metrics.ts";
-import { OS_VERSION as SIM_OS_VERSION, SUPERVISOR_VERSION } from "./sim/model.ts";
+import { BUSY_INTERVAL_MS, OS_VERSION as SIM_OS_VERSION, SUPERVISOR_VERSION } from "./sim/model.ts";
 import { startSimulator } from "./sim/simulator.ts";
 import { DEFAULT_STATE_FILE, readIdentity, UsageError, writeIdentity } from "./state-file.ts";
 
@@ -27,6 +27,8 @@ Commands:
                --api URL --provisioning-key KEY --fleet ID   as for register (required)
                --count N                 number of devices, 1-10000 (required)
                --interval-ms MS          state report interval of each device (default 10000)
+               --busy-interval-ms MS     report interval while a device provisions or installs a
+                                         release, one step per report (default ${BUSY_INTERVAL_MS})
                --device-type SLUG        default raspberrypi4-64
                --state-dir DIR           keep the devices' identities here so a restart reuses them
                --update-lock-ratio R     share of devices holding an update lock, 0-1 (default 0);
@@ -191,6 +193,7 @@ async function simulate(args: string[], io: Out) {
     ...fleetOptions,
     count: { type: "string" },
     "interval-ms": { type: "string" },
+    "busy-interval-ms": { type: "string" },
     "state-dir": { type: "string" },
     "update-lock-ratio": { type: "string" },
     "os-version": { type: "string" },
@@ -201,6 +204,7 @@ async function simulate(args: string[], io: Out) {
   const fleetId = integer(required(values, "fleet"), "fleet", 1, 2 ** 31 - 1);
   const count = integer(required(values, "count"), "count", 1, 10_000);
   const intervalMs = integer(values["interval-ms"], "interval-ms", 500, 3_600_000, 10_000);
+  const busyIntervalMs = integer(values["busy-interval-ms"], "busy-interval-ms", 500, 60_000, BUSY_INTERVAL_MS);
   const ratioText = values["update-lock-ratio"] as string | undefined;
   const updateLockRatio = ratioText === undefined ? 0 : Number(ratioText);
   if (!Number.isFinite(updateLockRatio) || updateLockRatio < 0 || updateLockRatio > 1) {
@@ -215,6 +219,7 @@ async function simulate(args: string[], io: Out) {
     fleetId,
     count,
     intervalMs,
+    busyIntervalMs,
     deviceType: (values["device-type"] as string | undefined) ?? "raspberrypi4-64",
     ...(values["state-dir"] ? { stateDir: path.resolve(values["state-dir"] as string) } : {}),
     updateLockRatio,

@@ -26,6 +26,8 @@ describe("configuration", () => {
     expect(loadConfig({ FLOTILLA_DEMO: "0" }).demo).toBe(false);
     expect(loadConfig({}).demoDevices).toBe(10);
     expect(loadConfig({ FLOTILLA_DEMO_DEVICES: "0" }).demoDevices).toBe(0);
+    expect(loadConfig({}).demoBusyIntervalMs).toBe(3000);
+    expect(loadConfig({ FLOTILLA_DEMO_BUSY_INTERVAL_MS: "1000" }).demoBusyIntervalMs).toBe(1000);
   });
 
   it.each([
@@ -39,6 +41,7 @@ describe("configuration", () => {
     ["FLOTILLA_DEMO", "yes", "must be 0 or 1"],
     ["FLOTILLA_DEMO_DEVICES", "101", "must be a whole number from 0 to 100"],
     ["FLOTILLA_DEMO_DEVICES", "2.5", "must be a whole number from 0 to 100"],
+    ["FLOTILLA_DEMO_BUSY_INTERVAL_MS", "100", "must be a whole number from 500 to 60000"],
     ["SMTP_URL", "mail.example.com", "must be an smtp:// or smtps:// URL"],
     ["SMTP_FROM", "Flotilla", 'must be an address, or "Name <address>"'],
     ["FLOTILLA_FEATURE_FLAGS", "a,,b", "must be a comma-separated list of flag names"],

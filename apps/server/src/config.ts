@@ -45,6 +45,12 @@ const schema = z.object({
     .min(0, "must be a whole number from 0 to 100")
     .max(100, "must be a whole number from 0 to 100")
     .default(10),
+  FLOTILLA_DEMO_BUSY_INTERVAL_MS: z.coerce
+    .number({ error: "must be a number" })
+    .int("must be a whole number from 500 to 60000")
+    .min(500, "must be a whole number from 500 to 60000")
+    .max(60_000, "must be a whole number from 500 to 60000")
+    .default(3000),
   FLOTILLA_DEMO_PASSWORD: z
     .string()
     .min(8, "must be at least 8 characters")
@@ -127,6 +133,8 @@ export type Config = {
   demoPassword: string | undefined;
   /** Simulated devices the demo runs in demo-fleet (0 = none). */
   demoDevices: number;
+  /** Report interval of a demo device while it provisions or installs a release (one step each). */
+  demoBusyIntervalMs: number;
   admin: { email: string; password: string } | undefined;
   secret: string | undefined;
   smtpUrl: string | undefined;
@@ -201,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demo: e.FLOTILLA_DEMO ? e.FLOTILLA_DEMO === "1" : !e.DATABASE_URL,
     demoPassword: e.FLOTILLA_DEMO_PASSWORD,
     demoDevices: e.FLOTILLA_DEMO_DEVICES,
+    demoBusyIntervalMs: e.FLOTILLA_DEMO_BUSY_INTERVAL_MS,
     admin:
       e.FLOTILLA_ADMIN_EMAIL && e.FLOTILLA_ADMIN_PASSWORD
         ? { email: e.FLOTILLA_ADMIN_EMAIL, password: e.FLOTILLA_ADMIN_PASSWORD }

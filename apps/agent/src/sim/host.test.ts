@@ -146,3 +146,15 @@ describe("simulated device actions", () => {
     expect(model.phase).toBe("operational");
   });
 });
+
+describe("simulated device pace", () => {
+  it("reports every busy interval while provisioning, and at the regular interval once operational", () => {
+    const clock = new FakeClock();
+    const model = new SimulatedDevice({ uuid: "e".repeat(32), random: seeded(3) });
+    expect(new SimulatedHost({ model, clock }).nextReportInMs(10_000)).toBe(3000);
+    const host = new SimulatedHost({ model, clock, busyIntervalMs: 1000 });
+    expect(host.nextReportInMs(10_000)).toBe(1000);
+    while (model.busy) model.tick();
+    expect(host.nextReportInMs(10_000)).toBe(10_000);
+  });
+});

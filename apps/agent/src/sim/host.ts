@@ -7,7 +7,7 @@ import { type TargetState, targetSupervisorVersion } from "../protocol/target-st
 import type { Clock } from "../protocol/timing.ts";
 import { type Shell, type ShellEvents, ShellRefused, type ShellRequest } from "../terminal.ts";
 import { simulatedProbe } from "./diagnostics.ts";
-import { FAST_TICK_MS, type SimulatedDevice } from "./model.ts";
+import { BUSY_INTERVAL_MS, type SimulatedDevice } from "./model.ts";
 import { SandboxShell } from "./shell.ts";
 
 const SERVICE_DONE = { "start-service": "Started", "stop-service": "Stopped", "restart-service": "Restarted" } as const;
@@ -21,6 +21,8 @@ export type SimulatedHostOptions = {
   disconnectChance?: number;
   /** One step of a host OS or supervisor update (default 3 s): an OS update downloads in 5 steps, then reboots. */
   updateStepMs?: number;
+  /** The report interval while provisioning or installing a release: one step each (default 3 s). */
+  busyIntervalMs?: number;
   /** Told when an OS or supervisor update completes (the simulator keeps it in `--state-dir`). */
   onUpdated?: () => void;
 };
@@ -148,7 +150,7 @@ export class SimulatedHost implements DeviceHost {
   }
 
   nextReportInMs(intervalMs: number): number {
-    return this.model.busy ? Math.min(intervalMs, FAST_TICK_MS) : intervalMs;
+    return this.model.busy ? Math.min(intervalMs, this.options.busyIntervalMs ?? BUSY_INTERVAL_MS) : intervalMs;
   }
 
   handle(action: string, data: Record<string, unknown>, device: DeviceRuntime): ActionAnswer {

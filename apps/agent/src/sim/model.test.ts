@@ -102,6 +102,20 @@ describe("simulated device states", () => {
     expect(device.supervisorState()).toMatchObject({ commit: "1111111aaaa", update_pending: false });
   });
 
+  it("starts over when the target changes while it downloads", () => {
+    const device = new SimulatedDevice({ uuid: "c".repeat(32), random: seeded(2), provisioned: true });
+    device.targetChanged(target("1111111aaaa"));
+    device.tick();
+    device.tick();
+    expect(device.report().update_status).toBe("downloading");
+    device.targetChanged(target("2222222bbbb"));
+    const lines: string[] = [];
+    for (let i = 0; i < 12 && device.currentCommit === null; i++) lines.push(...device.tick().map((l) => l.message));
+    expect(device.currentCommit).toBe("2222222bbbb");
+    expect(lines[0]).toBe("Downloading release 2222222");
+    expect(lines).toContain("Release 2222222 is running");
+  });
+
   it("holds a downloaded update while the update lock is held, until forced", () => {
     const device = new SimulatedDevice({
       uuid: "d".repeat(32),

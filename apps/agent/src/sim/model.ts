@@ -37,9 +37,10 @@ function diff(before: Record<string, string>, after: Record<string, string>) {
 
 export type Phase = "configuring" | "post-provisioning" | "operational" | "rebooting" | "off";
 
-/** Steps of provisioning: progress per step; a step lasts one fast tick. */
+/** Steps of provisioning: progress per step; a step lasts one busy report interval. */
 const CONFIGURING_STEPS = [10, 35, 60, 85];
-export const FAST_TICK_MS = 3000;
+/** How often a device reports, and so moves one step, while it provisions or installs a release. */
+export const BUSY_INTERVAL_MS = 3000;
 
 const SERVICE_LINES = [
   "GET /health 200 2ms",
@@ -156,6 +157,12 @@ export class SimulatedDevice {
       .find((value) => value !== undefined);
     if (lock !== undefined) this.updateLock = ["1", "true", "yes", "on"].includes(lock.trim().toLowerCase());
     this.appUuid = appUuid;
+    // A new target while an update runs: the device drops it and starts over on the new release.
+    if (commit !== this.targetCommit && ["downloading", "downloaded", "applying changes"].includes(this.updateStatus)) {
+      this.updateStatus = "idle";
+      this.status = "Idle";
+      this.downloadProgress = null;
+    }
     this.targetCommit = commit;
     this.targetServices = Object.keys(release?.services ?? {});
     this.serviceIds = new Map(

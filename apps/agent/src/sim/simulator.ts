@@ -45,6 +45,8 @@ export type SimulatorOptions = {
   updateStepMs?: number;
   /** How long a simulated reboot keeps a device away (default 5–10 s). */
   rebootMs?: number;
+  /** The report interval while a device provisions or installs a release; it moves one step per report (default 3 s). */
+  busyIntervalMs?: number;
   /** Registrations in flight at once. */
   registerConcurrency?: number;
   /** Told of every action a device answered (`flotilla-agent simulate` prints `<uuid7>: <action> → <status>`). */
@@ -172,6 +174,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       disconnectChance: options.disconnectChance ?? 0.002,
       ...(options.updateStepMs !== undefined ? { updateStepMs: options.updateStepMs } : {}),
       ...(options.rebootMs !== undefined ? { rebootMs: () => options.rebootMs ?? 0 } : {}),
+      ...(options.busyIntervalMs !== undefined ? { busyIntervalMs: options.busyIntervalMs } : {}),
       onUpdated: () => {
         identity.osVersion = model.osVersion;
         identity.supervisorVersion = model.supervisorVersion;

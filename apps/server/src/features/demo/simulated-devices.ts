@@ -89,6 +89,7 @@ export async function startDemoDevices(
     ...["--api", `http://${host.includes(":") ? `[${host}]` : host}:${apiPort}`],
     ...["--provisioning-key", key, "--fleet", String(fleet.id), "--count", String(config.demoDevices)],
     ...["--state-dir", stateDir],
+    ...["--busy-interval-ms", String(config.demoBusyIntervalMs)],
   ];
   const child: ChildProcess = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" },
