@@ -2,7 +2,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { startMailServer } from "../support/mail.ts";
-import { freshTotp, logIn, logOutFromMenu, shot, sshPublicKey } from "./accounts-helpers.ts";
+import { freshTotp, logIn, logOutFromMenu, shot, sshPublicKey, type TotpSteps } from "./accounts-helpers.ts";
 
 /**
  * A new user's whole journey in Chromium against the real server (spec 1 §2–§5; issue 4 "Done
@@ -37,7 +37,7 @@ describe("accounts: a new user's journey", () => {
   const newPassword = "second-password-2";
   let secret = "";
   let recoveryCodes: string[] = [];
-  const usedCodes = new Set<string>();
+  const totpSteps: TotpSteps = { last: 0 };
   const url = (path: string) => `${flotilla.dashboardUrl}${path}`;
 
   beforeAll(async () => {
@@ -132,7 +132,7 @@ describe("accounts: a new user's journey", () => {
     expect(secret).toMatch(/^[A-Z2-7]+=*$/);
     await shot(page, "preferences-2fa-setup");
 
-    await page.getByLabel("Code from the app").fill(await freshTotp(secret, usedCodes));
+    await page.getByLabel("Code from the app").fill(await freshTotp(secret, totpSteps));
     await page.getByRole("button", { name: "Verify and enable" }).click();
     const list = page.getByRole("list", { name: "Save your recovery codes" });
     await list.waitFor();
@@ -172,7 +172,7 @@ describe("accounts: a new user's journey", () => {
   it("logs in with an authenticator code that submits itself at 6 digits", async () => {
     await page.getByRole("button", { name: "Use your authenticator app instead" }).click();
     // Typed digit by digit, no button press: the 6th digit sends the form.
-    await page.getByLabel("Authentication code").pressSequentially(await freshTotp(secret, usedCodes));
+    await page.getByLabel("Authentication code").pressSequentially(await freshTotp(secret, totpSteps));
     await page.waitForURL((current) => !current.pathname.startsWith("/login"));
   }, 90_000);
 
@@ -189,7 +189,7 @@ describe("accounts: a new user's journey", () => {
     await page.getByLabel("Confirm new password").fill(reset);
     await page.getByRole("button", { name: "Change password" }).click();
     await page.getByText("Two-factor code required.").waitFor();
-    await page.getByLabel("Two-factor code").fill(await freshTotp(secret, usedCodes));
+    await page.getByLabel("Two-factor code").fill(await freshTotp(secret, totpSteps));
     await shot(page, "reset-password-two-factor");
     await page.getByRole("button", { name: "Change password" }).click();
     await page.waitForURL(url("/login"));

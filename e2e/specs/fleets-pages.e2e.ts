@@ -77,7 +77,7 @@ describe("fleet pages: blocks, apps, organization lists, free plan", () => {
   it("lists apps with the Alpha badge when the apps display is on", async () => {
     await page.evaluate(() => localStorage.setItem("flotilla.displayApps", "true"));
     await page.goto(url("/apps"));
-    await page.getByRole("heading", { name: "Apps" }).waitFor();
+    await page.getByRole("heading", { name: "Apps", exact: true }).waitFor();
     await page.getByRole("main").getByText("Alpha").waitFor();
     await page.getByText("No apps to show").waitFor();
     await page.getByRole("navigation", { name: "Main navigation" }).getByRole("link", { name: /Apps/ }).waitFor();

@@ -17,6 +17,8 @@ import { useAccountApi } from "../../lib/use-account-api.ts";
  * `g-recaptcha-response`; `ready` says whether the form may be sent.
  */
 export interface Captcha {
+  /** The deployment's captcha is not known yet: the form waits (a submit now would be refused). */
+  loading: boolean;
   ready: boolean;
   response: string | undefined;
   /** A captcha response is single-use: get a fresh one after a failed submit. */
@@ -132,5 +134,5 @@ export function useCaptcha(): Captcha {
   } else if (kind === "recaptcha") {
     element = <Box ref={recaptchaBox} aria-label={t("captcha.label")} />;
   }
-  return { ready, response, reset, element };
+  return { loading: config.isPending, ready, response, reset, element };
 }

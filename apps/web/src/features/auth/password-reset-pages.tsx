@@ -86,7 +86,13 @@ export function PasswordResetPage() {
           />
           {captcha.element}
           {errors.captcha && !captcha.ready ? <Alert severity="warning">{errors.captcha}</Alert> : null}
-          <Button type="submit" variant="contained" size="large" fullWidth loading={request.isPending}>
+          <Button
+            type="submit"
+            variant="contained"
+            size="large"
+            fullWidth
+            loading={request.isPending || captcha.loading}
+          >
             {t("password_reset.submit")}
           </Button>
         </Stack>

@@ -137,7 +137,13 @@ export function SignupPage() {
               {errors.captcha}
             </Alert>
           ) : null}
-          <Button type="submit" variant="contained" size="large" fullWidth loading={register.isPending}>
+          <Button
+            type="submit"
+            variant="contained"
+            size="large"
+            fullWidth
+            loading={register.isPending || captcha.loading}
+          >
             {t("signup.submit")}
           </Button>
         </Stack>
