@@ -37,7 +37,7 @@ describe("accounts: guards, shell and CLI login", () => {
     await page.goto(url(`/signup?redirect=${encodeURIComponent("/organization/invitation/tok-123")}`));
     await page.getByText("You are signing up to accept an invitation.", { exact: false }).waitFor();
     await shot(page, "signup-invitation");
-    await page.getByLabel("Email").fill(`invited.${Date.now()}@example.com`);
+    await page.getByLabel("Email", { exact: true }).fill(`invited.${Date.now()}@example.com`);
     await page.getByLabel("Password", { exact: true }).fill("invited-pass-1");
     const sent = page.waitForRequest((request) => request.url().endsWith("/user/register"));
     await page.getByRole("button", { name: "Create account" }).click();

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { startMailServer } from "../support/mail.ts";
 import { freshTotp, logIn, logOutFromMenu, shot, sshPublicKey, type TotpSteps } from "./accounts-helpers.ts";
+import { submittedTo } from "./web-helpers.ts";
 
 /**
  * A new user's whole journey in Chromium against the real server (spec 1 §2–§5; issue 4 "Done
@@ -58,9 +59,9 @@ describe("accounts: a new user's journey", () => {
   it("signs up: the email is pre-filled only when it looks like one, then the pending page", async () => {
     await page.goto(url("/signup?email=not-an-email"));
     await page.getByRole("heading", { name: "Create your Flotilla account" }).waitFor();
-    expect(await page.getByLabel("Email").inputValue()).toBe("");
+    expect(await page.getByLabel("Email", { exact: true }).inputValue()).toBe("");
     await page.goto(url(`/signup?email=${encodeURIComponent(email)}`));
-    expect(await page.getByLabel("Email").inputValue()).toBe(email);
+    expect(await page.getByLabel("Email", { exact: true }).inputValue()).toBe(email);
 
     // The domain schema's messages before anything is sent.
     await page.getByLabel("Password", { exact: true }).fill("short");
@@ -71,7 +72,7 @@ describe("accounts: a new user's journey", () => {
     await page.getByLabel("Password", { exact: true }).fill(password);
     await page.getByLabel("Don't send me the product newsletter").check();
     await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(url("/user/verify-email/pending"));
+    await submittedTo(page, url("/user/verify-email/pending"));
     await page.getByRole("heading", { name: "Check your email" }).waitFor();
     await page.getByText(email).waitFor();
     // No side menu on the verify-email pages (spec 1 §2.5).
@@ -179,9 +180,9 @@ describe("accounts: a new user's journey", () => {
   it("resets the password of a 2FA account: the reset form then asks for the code", async () => {
     await logOutFromMenu(page);
     await page.getByRole("link", { name: "Forgot password?" }).click();
-    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Email", { exact: true }).fill(email);
     await page.getByRole("button", { name: "Send reset link" }).click();
-    await page.waitForURL(url("/password-reset/success"));
+    await submittedTo(page, url("/password-reset/success"));
     const link = await mail.waitForLink(email, /https?:\/\/[^\s"<>]+\/user\/reset-password\/[^\s"<>]+/);
     await openLink(page, link);
     const reset = "reset-password-3";

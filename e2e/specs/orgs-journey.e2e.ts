@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { startMailServer } from "../support/mail.ts";
 import { logIn } from "./accounts-helpers.ts";
-import { DEMO } from "./web-helpers.ts";
+import { DEMO, submittedTo } from "./web-helpers.ts";
 
 /** Screenshots of the organization pages for people to look at (outside the repository). */
 async function shot(page: Page, name: string) {
@@ -184,10 +184,10 @@ describe("organizations: an administrator and an invited member", () => {
     await member.waitForURL(/\/login\?redirect=/);
     await member.getByRole("link", { name: "Create an account" }).click();
     await member.waitForURL(/\/signup\?redirect=/);
-    await member.getByLabel("Email").fill(invitee);
+    await member.getByLabel("Email", { exact: true }).fill(invitee);
     await member.getByLabel("Password", { exact: true }).fill("member-password-1");
     await member.getByRole("button", { name: "Create account" }).click();
-    await member.waitForURL(/\/signup\/profile$/);
+    await submittedTo(member, /\/signup\/profile$/);
     await member.getByLabel("First name").fill("Bo");
     await member.getByLabel("Last name").fill("Ng");
     await member.getByLabel("Company", { exact: true }).fill("Harbour Labs");

@@ -32,3 +32,21 @@ export function pathOf(url: string): string {
   const parsed = new URL(url);
   return `${parsed.pathname}${parsed.search}`;
 }
+
+/**
+ * Waits for a form's submit to land on `url`. Registration hashes a password and mails a link,
+ * which a loaded machine makes slow; when the page does not get there, the error names the
+ * form's alerts instead of a bare timeout.
+ */
+export async function submittedTo(page: Page, url: string | RegExp, timeout = 60_000) {
+  await page.waitForURL(url, { timeout }).catch(async (error: unknown) => {
+    const alerts = await page.getByRole("alert").allInnerTexts();
+    const form = await page.locator("form").allInnerTexts();
+    throw new Error(
+      `the form did not reach ${url} (at ${page.url()}); alerts: ${JSON.stringify(alerts)}; form: ${JSON.stringify(form)}`,
+      {
+        cause: error,
+      },
+    );
+  });
+}
