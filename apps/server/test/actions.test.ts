@@ -70,8 +70,23 @@ describe("custom actions", () => {
     for (const [who, permission, expected] of table) {
       expect(await may(who, permission), `${who} ${permission}`).toBe(expected);
     }
+    // Platform staff only where support access is granted, on the fleet or on the device.
+    const grant = (table: "application" | "device", id: number, until: string) =>
+      db.query(`UPDATE "${table}" SET is_accessible_by_support_until__date = now() + $2::interval WHERE id = $1`, [
+        id,
+        until,
+      ]);
+    expect(await may("support", "device.ssh", ["support_agent"])).toBe(false);
+    expect(await may("support", "device.access_diagnostics", ["balena_admin"])).toBe(false);
+    await grant("application", fleet.id, "1 day");
     expect(await may("support", "device.ssh", ["support_agent"])).toBe(true);
+    expect(await may("support", "device.access_diagnostics", ["balena_admin"])).toBe(true);
     expect(await may("support", "device.supervisor-proxy-write", ["support_agent"])).toBe(false);
+    await grant("application", fleet.id, "-1 minute");
+    expect(await may("support", "device.ssh", ["support_agent"])).toBe(false);
+    await grant("device", device.id, "1 day");
+    expect(await may("support", "device.access_diagnostics", ["support_agent"])).toBe(true);
+    await grant("device", device.id, "-1 minute");
     expect(await mayDo(db, callerOf(people.operator), "application.deactivate-device", { fleet: fleet.id })).toBe(true);
     expect(await mayDo(db, callerOf(people.operator), "application.transfer", { fleet: fleet.id })).toBe(false);
     expect(await mayDo(db, callerOf(people.admin), "application.transfer", { fleet: fleet.id })).toBe(true);

@@ -38,7 +38,10 @@ afterAll(() => t.close());
 async function v7(token: string, method: string, path: string, body?: unknown) {
   const response = await fetch(`${t.url}/v7/${path}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: response.status, code: response.headers.get("x-flotilla-error-code"), text: await response.text() };
@@ -420,6 +423,38 @@ describe("transfer of ownership (spec 2 §5)", () => {
     const response = await v7(developer.token, "PATCH", `application(${fleet.id})`, { organization: home.id });
     expect(response).toMatchObject({ status: 403, code: "forbidden" });
     expect((await fleetRow(fleet.id))?.organization).toBe(acme.id);
+  });
+
+  it("refuses, naming the actor type and right, a write to a fleet or device the caller reads but may not change", async () => {
+    const fleet = await t.factories.fleet(acme, { name: "read-only-fleet" });
+    await t.factories.fleetMember(developer.user, fleet, "developer");
+    const removal = await v7(developer.token, "DELETE", `application(${fleet.id})`);
+    expect(removal).toMatchObject({
+      status: 401,
+      text: "Unauthorized: user lacks the permission to delete application.",
+    });
+    expect(await fleetRow(fleet.id)).toBeDefined();
+
+    const device = await t.factories.device(fleet);
+    const safe = await t.factories.user();
+    await t.factories.fleetMember(safe.user, fleet, "safe-operator");
+    const deletion = await v7(safe.token, "DELETE", `device(${device.id})`);
+    expect(deletion).toMatchObject({ status: 401, text: "Unauthorized: user lacks the permission to delete device." });
+    const { rows } = await t.db.query("SELECT id FROM device WHERE id = $1", [device.id]);
+    expect(rows).toHaveLength(1);
+
+    // The public OS catalogue's fleets are readable by all, changeable by none of them.
+    const { rows: catalogue } = await t.db.query<{ id: number }>(
+      "SELECT a.id FROM application a JOIN organization o ON o.id = a.organization WHERE o.handle = 'balena_os' LIMIT 1",
+    );
+    const osFleet = Number(catalogue[0]?.id);
+    const pin = await v7(developer.token, "PATCH", `application(${osFleet})`, { should_track_latest_release: false });
+    expect(pin).toMatchObject({ status: 401, text: "Unauthorized: user lacks the permission to update application." });
+
+    // A row the caller cannot read is not told apart from a missing one.
+    const hidden = await t.factories.fleet(elsewhere, { name: "not-yours" });
+    expect(await v7(developer.token, "DELETE", `application(${hidden.id})`)).toMatchObject({ status: 200 });
+    expect(await fleetRow(hidden.id)).toBeDefined();
   });
 
   it("refuses to move to or from a frozen organization", async () => {

@@ -152,8 +152,8 @@ describe("the public OS catalogue (migration 0013) through balena-sdk", () => {
     );
     const id = rows[0]?.id;
     const rename = await call(t, "PATCH", `/v7/application(${id})`, tokens.stranger, { app_name: "mine" });
-    // As pinejs: a PATCH reaches only the rows the caller may update, here none.
-    expect(rename.status).toBe(200);
+    // Readable but not the caller's to change: refused by name, not a silent 200 (issue #17).
+    expect(rename.status).toBe(401);
     const { rows: after } = await t.db.query<{ app_name: string }>(`SELECT app_name FROM application WHERE id = $1`, [
       id,
     ]);

@@ -4,6 +4,7 @@ import { gzipSync } from "node:zlib";
 import { APP_VERSION } from "@flotilla/domain";
 import { type BalenaSDK, getSdk } from "balena-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closeStalledBuilds } from "../src/features/releases/queries.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 import { tarOf } from "./support/tar.ts";
 
@@ -208,6 +209,31 @@ describe("release rules", () => {
     ).rejects.toMatchObject(refusal);
   });
 
+  it("takes only whole version numbers of 0 and up", async () => {
+    const { final } = await push({ "docker-compose.yml": COMPOSE }, `app=${fleet.id}&draft=true`);
+    const id = Number(final?.id);
+    const refusal = { statusCode: 400, body: "semver_major must be a whole number of 0 or more" };
+    await expect(sdk.pine.patch({ resource: "release", id, body: { semver_major: -1 } })).rejects.toMatchObject(
+      refusal,
+    );
+    await expect(
+      sdk.pine.post({
+        resource: "release",
+        body: {
+          belongs_to__application: fleet.id,
+          commit: "abc",
+          status: "success",
+          composition: {},
+          source: "cloud",
+          semver_major: -1,
+        },
+      }),
+    ).rejects.toMatchObject(refusal);
+    expect(await releaseRow(id)).toMatchObject({ semver_major: 0 });
+    await sdk.pine.patch({ resource: "release", id, body: { semver_major: 3 } });
+    expect(await releaseRow(id)).toMatchObject({ semver_major: 3 });
+  });
+
   it("will not delete a release a fleet or a device points at", async () => {
     const target = Number(await fleetTarget());
     await expect(sdk.pine.delete({ resource: "release", id: target })).rejects.toMatchObject({
@@ -244,6 +270,42 @@ describe("release rules", () => {
     expect(await fleetTarget()).toBe(previous);
     await sdk.models.application.trackLatestRelease(fleet.id);
     expect(await fleetTarget()).not.toBe(previous);
+  });
+});
+
+describe("stalled builds", () => {
+  it("are closed after two minutes without progress, with 'build timed out' in their log", async () => {
+    const stalled = await sdk.pine.post<{ id: number }>({
+      resource: "release",
+      body: {
+        belongs_to__application: fleet.id,
+        commit: "stalled1",
+        status: "running",
+        composition: {},
+        source: "cloud",
+      },
+    });
+    const live = await sdk.pine.post<{ id: number }>({
+      resource: "release",
+      body: {
+        belongs_to__application: fleet.id,
+        commit: "live0001",
+        status: "running",
+        composition: {},
+        source: "cloud",
+      },
+    });
+    await t.db.query(`UPDATE "release" SET update_timestamp = now() - interval '121 seconds' WHERE id = $1`, [
+      stalled.id,
+    ]);
+    await t.db.query(`UPDATE "release" SET update_timestamp = now() - interval '100 seconds' WHERE id = $1`, [live.id]);
+    expect(await closeStalledBuilds(t.db)).toEqual([stalled.id]);
+    expect(await releaseRow(stalled.id)).toMatchObject({
+      status: "timeout",
+      build_log: expect.stringMatching(/build timed out\n$/),
+    });
+    expect((await releaseRow(stalled.id))?.end_timestamp).not.toBeNull();
+    expect(await releaseRow(live.id)).toMatchObject({ status: "running", end_timestamp: null });
   });
 });
 

@@ -117,5 +117,6 @@ export const RELEASE_TEXTS = {
   no_dockerfile_available: "No Dockerfile available for this service.",
   build_failed: "build failed",
   build_cancelled: "build cancelled",
+  build_timed_out: "build timed out",
   release_ambiguous: "Release is ambiguous: multiple releases match the hash",
 } as const;

@@ -14,7 +14,7 @@ import {
 } from "./compile-write.ts";
 import type { HookContext, Hooks } from "./hooks.ts";
 import { idFieldOf, type Model, type ResourceDefinition } from "./model.ts";
-import type { Permissions } from "./permissions.ts";
+import type { Action, Permissions } from "./permissions.ts";
 import { requireResource } from "./resolve.ts";
 
 /** Everything a request is executed with. */
@@ -24,6 +24,8 @@ export type ODataContext = {
   permissions: Permissions;
   hooks?: Hooks;
   actorId?: number | undefined;
+  /** What kind of actor calls (`user`, `application`, `device`): named when a write is refused. */
+  actorType?: string | undefined;
   /** When the caller's session was authenticated (ms); undefined for API keys. Hooks of sensitive writes read it. */
   authTime?: number | undefined;
 };
@@ -50,7 +52,7 @@ export async function executeCreate(context: ODataContext, url: ODataUrl, body: 
   const { model, permissions } = context;
   if (url.key || url.count) throw new FlotillaError("bad_request", "POST to the resource itself, without a key");
   const resource = requireResource(model, url.resource);
-  if (permissions.filter(resource.name, "create") === "none") throw new FlotillaError("unauthorized");
+  if (permissions.filter(resource.name, "create") === "none") throw permissionDenied(context, resource, "create");
   const values = checkBody(model, resource, body);
   return inTransaction(context, async (tx, afterCommit) => {
     const hookContext = hookContextOf(context, tx, resource, afterCommit);
@@ -101,13 +103,16 @@ async function readCreated(
  * tenant), else 401 and nothing is written.
  */
 export async function executeUpdate(context: ODataContext, url: ODataUrl, body: unknown): Promise<ODataResponse> {
-  const { model, permissions } = context;
-  const target = targetRowsStatement(model, permissions, url, "update");
+  const { model } = context;
+  const target = writeTargetStatement(context, url, "update");
   const resource = requireResource(model, url.resource);
   const values = checkBody(model, resource, body);
   return inTransaction(context, async (tx, afterCommit) => {
     const ids = (await tx.query<{ id: number }>(target.text, target.values)).rows.map((row) => Number(row.id));
-    if (ids.length === 0) return { status: 200, headers: {} };
+    if (ids.length === 0) {
+      await expectNothingReadable(context, tx, url, "update");
+      return { status: 200, headers: {} };
+    }
     await expectReadableReferences(context, tx, resource, values);
     const hookContext = hookContextOf(context, tx, resource, afterCommit);
     const hooks = context.hooks?.[resource.name];
@@ -123,12 +128,15 @@ export async function executeUpdate(context: ODataContext, url: ODataUrl, body: 
 
 /** DELETE by key or `$filter`: removes the addressed rows the caller may read and delete. */
 export async function executeDelete(context: ODataContext, url: ODataUrl): Promise<ODataResponse> {
-  const { model, permissions } = context;
-  const target = targetRowsStatement(model, permissions, url, "delete");
+  const { model } = context;
+  const target = writeTargetStatement(context, url, "delete");
   const resource = requireResource(model, url.resource);
   return inTransaction(context, async (tx, afterCommit) => {
     const ids = (await tx.query<{ id: number }>(target.text, target.values)).rows.map((row) => Number(row.id));
-    if (ids.length === 0) return { status: 200, headers: {} };
+    if (ids.length === 0) {
+      await expectNothingReadable(context, tx, url, "delete");
+      return { status: 200, headers: {} };
+    }
     const hookContext = hookContextOf(context, tx, resource, afterCommit);
     const hooks = context.hooks?.[resource.name];
     await hooks?.beforeDelete?.({ ...hookContext, ids });
@@ -137,6 +145,37 @@ export async function executeDelete(context: ODataContext, url: ODataUrl): Promi
     await hooks?.afterDelete?.({ ...hookContext, ids, rows });
     return { status: 200, headers: {} };
   });
+}
+
+/** The rows a PATCH or DELETE may change; a caller without the right at all is refused by name. */
+function writeTargetStatement(context: ODataContext, url: ODataUrl, action: "update" | "delete") {
+  const resource = requireResource(context.model, url.resource);
+  if (context.permissions.filter(resource.name, "read") !== "none") {
+    if (context.permissions.filter(resource.name, action) === "none") throw permissionDenied(context, resource, action);
+  }
+  return targetRowsStatement(context.model, context.permissions, url, action);
+}
+
+/**
+ * A write that matched no row the caller may change, while it addresses rows the caller can read,
+ * is refused (401) rather than answered 200 with nothing done; rows the caller cannot read are
+ * not told apart from missing ones.
+ */
+async function expectNothingReadable(context: ODataContext, tx: Querier, url: ODataUrl, action: "update" | "delete") {
+  const readable = compileRead(context.model, context.permissions, { ...url, count: true, options: pick(url) });
+  const { rows } = await tx.query<{ d: number }>(readable.query.text, readable.query.values);
+  if (Number(rows[0]?.d) > 0) throw permissionDenied(context, requireResource(context.model, url.resource), action);
+}
+
+const pick = (url: ODataUrl) => (url.options.filter ? { filter: url.options.filter } : {});
+
+/** spec 1 §6.2: "A no-permission message lists the actor types that lack rights." */
+function permissionDenied(context: ODataContext, resource: ResourceDefinition, action: Action) {
+  const actor = context.actorType ?? "user";
+  return new FlotillaError(
+    "unauthorized",
+    `Unauthorized: ${actor} lacks the permission to ${action} ${resource.name}.`,
+  );
 }
 
 /**
@@ -227,5 +266,5 @@ async function expectAccess(
   const check = accessCheckStatement(context.model, context.permissions, resource, ids, action);
   if (!check) return;
   const { rows } = await tx.query<{ n: number }>(check.text, check.values);
-  if (Number(rows[0]?.n) !== ids.length) throw new FlotillaError("unauthorized");
+  if (Number(rows[0]?.n) !== ids.length) throw permissionDenied(context, resource, action);
 }

@@ -1,4 +1,4 @@
-import { allows, ORGANIZATION_ROLE_PERMISSIONS } from "@flotilla/domain";
+import { allows, GLOBAL_ROLE_FLEET_PERMISSIONS, ORGANIZATION_ROLE_PERMISSIONS } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import type { Caller } from "../../lib/authenticate.ts";
@@ -18,6 +18,8 @@ type Db = Pick<Queryable, "query">;
 type Actor = Pick<Caller, "actor" | "globalRoles">;
 
 /** May the caller do `permission` on the fleet, the device's fleet or the organization? */
+const GRANTED = `"is_accessible_by_support_until__date" > now()`;
+
 export async function mayDo(db: Db, caller: Actor, permission: string, target: Target): Promise<boolean> {
   if ("organization" in target) return mayDoInOrganization(db, caller, permission, target.organization);
   const { roles, everywhere } = fleetRolesFor(permission, caller.globalRoles);
@@ -25,9 +27,17 @@ export async function mayDo(db: Db, caller: Actor, permission: string, target: T
     "fleet" in target
       ? { sql: "$1::int", value: target.fleet }
       : { sql: `(SELECT "belongs_to__application" FROM "device" WHERE "id" = $1)`, value: target.device };
-  if (everywhere) {
-    const { rows } = await db.query(`SELECT 1 FROM "application" WHERE "id" = ${fleet.sql}`, [fleet.value]);
-    return rows.length > 0;
+  // Platform staff also read what they may act on.
+  const staffRead =
+    permission.endsWith(".read") && caller.globalRoles.some((role) => role in GLOBAL_ROLE_FLEET_PERMISSIONS);
+  if (everywhere || staffRead) {
+    // Platform staff act only where support access is granted (spec 2 §5 "Support access").
+    const device = "device" in target ? `OR EXISTS (SELECT 1 FROM "device" WHERE "id" = $1 AND ${GRANTED})` : "";
+    const { rows } = await db.query(
+      `SELECT 1 FROM "application" WHERE "id" = ${fleet.sql} AND (${GRANTED} ${device})`,
+      [fleet.value],
+    );
+    if (rows.length > 0) return true;
   }
   if (roles.length === 0) return false;
   const { rows } = await db.query(

@@ -177,8 +177,38 @@ export function permissionsForUser(globalRoles: readonly string[] = []): string[
       if (roles.length > 0) strings.push(`resin.${resource}.${action}?${throughPath(path, fleetRoleFilter(roles))}`);
     }
   }
+  if (globalRoles.some(isSupportStaff)) strings.push(...supportAccessPermissions());
   if (globalRoles.includes("balena_admin")) {
-    strings.push("resin.organization.all", "resin.organization_membership.all");
+    strings.push(
+      "resin.organization.all",
+      "resin.organization_membership.all",
+      // spec 2 §6 "Fleet membership": developer and balena_admin can remove.
+      "resin.user_application_membership.read",
+      "resin.user_application_membership.delete",
+    );
+  }
+  return strings;
+}
+
+const isSupportStaff = (role: string) => role in GLOBAL_ROLE_FLEET_PERMISSIONS;
+
+/** Support access (spec 2 §5 "Support access") is granted until a date, on a fleet or a device. */
+export const SUPPORT_GRANTED = (at: string) => `${at}is_accessible_by_support_until__date gt now()`;
+
+/**
+ * Platform staff (support_agent, balena_admin) read a fleet and what belongs to it while the fleet
+ * grants support access, and a device and what belongs to it while the device does; nothing once
+ * it has expired. Their diagnostics and terminals follow the same grant (actions.ts `mayDo`).
+ */
+function supportAccessPermissions(): string[] {
+  const strings: string[] = [];
+  for (const [resource, path] of Object.entries(FLEET_PATHS)) {
+    if (resource === "api_key" || resource === "user_application_membership") continue;
+    strings.push(`resin.${resource}.read?${throughPath(path, SUPPORT_GRANTED)}`);
+    const toDevice = resource === "device" ? 0 : path.indexOf("device") + 1;
+    if (resource === "device" || toDevice > 0) {
+      strings.push(`resin.${resource}.read?${throughPath(path.slice(0, toDevice), SUPPORT_GRANTED)}`);
+    }
   }
   return strings;
 }

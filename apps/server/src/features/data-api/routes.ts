@@ -23,9 +23,16 @@ export function odataAs(ctx: AppContext, caller: Caller, request: Pick<ODataRequ
     permissions: createPermissions({ model, permissions: strings, actorId: caller.actor }),
     hooks: hooksOf(ctx),
     actorId: caller.actor,
+    actorType: actorTypeOf(caller),
     authTime: caller.session?.authTime,
     ...request,
   });
+}
+
+/** A personal key or session acts as its user; provisioning keys as their fleet; device keys as the device. */
+function actorTypeOf(caller: Caller) {
+  if (caller.user) return "user";
+  return caller.apiKey?.role === "device-api-key" ? "device" : "application";
 }
 
 const hooksByContext = new WeakMap<AppContext, ReturnType<typeof createHooks>>();

@@ -31,7 +31,18 @@ async function stampFinalized(tx: Tx, ids: number[]) {
   await assignRevisions(tx, ids);
 }
 
+/** A version is x.y.z with whole numbers of 0 and up ("-1.1.0" is no version). */
+function checkVersion(body: WriteValues) {
+  for (const part of ["semver_major", "semver_minor", "semver_patch"] as const) {
+    const value = body[part];
+    if (value !== undefined && value !== null && (!Number.isInteger(value) || (value as number) < 0)) {
+      throw new FlotillaError("bad_request", `${part} must be a whole number of 0 or more`);
+    }
+  }
+}
+
 async function checkReleaseUpdate(tx: Tx, ids: number[], body: WriteValues) {
+  checkVersion(body);
   if (body.is_final === undefined && body.is_invalidated !== false) return;
   const { rows } = await tx.query<{ is_final: boolean; status: string }>(
     `SELECT is_final, status FROM "release" WHERE id = ANY($1::bigint[])`,
@@ -46,6 +57,9 @@ async function checkReleaseUpdate(tx: Tx, ids: number[], body: WriteValues) {
 
 export function releaseHooks(devices: Devices, dataDir: string): ResourceHooks {
   return {
+    async beforeCreate({ body }) {
+      checkVersion(body);
+    },
     async afterCreate({ tx, id, body, afterCommit }) {
       if (body.is_final === true) await stampFinalized(tx, [id]);
       if (body.status === "success") await rollOut(tx, devices, afterCommit, { fleets: await fleetsOf(tx, [id]) });

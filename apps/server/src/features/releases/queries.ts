@@ -1,3 +1,4 @@
+import { BUILD_TIMEOUT_MS, RELEASE_TEXTS } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
 import type { ServiceSpec } from "./project.ts";
 
@@ -39,6 +40,23 @@ export async function appendReleaseLog(db: Db, release: number, text: string, im
   if (image !== undefined) {
     await db.query(`UPDATE "image" SET build_log = COALESCE(build_log, '') || $2 WHERE id = $1`, [image, text]);
   }
+}
+
+/**
+ * Ends builds that made no progress for BUILD_TIMEOUT_MS (a server that died mid-build, a client
+ * that created a running release and went away): status timeout, with the reason in the log.
+ * A build that later finishes still records its own outcome.
+ */
+export async function closeStalledBuilds(db: Db): Promise<number[]> {
+  const { rows } = await db.query<{ id: number }>(
+    `UPDATE "release" SET status = 'timeout', end_timestamp = now(), update_timestamp = now(),
+            build_log = COALESCE(build_log, '') || $2
+      WHERE status = 'running'
+        AND COALESCE(update_timestamp, start_timestamp, created_at) < now() - make_interval(secs => $1)
+      RETURNING id`,
+    [BUILD_TIMEOUT_MS / 1000, `${RELEASE_TEXTS.build_timed_out}\n`],
+  );
+  return rows.map((row) => Number(row.id));
 }
 
 /** The service (once per fleet and name) and a running image of it in the release; returns the image id. */

@@ -10,11 +10,13 @@ import { odataAs } from "../data-api/routes.ts";
 import { readAsset } from "./assets.ts";
 import { type BuildEvent, runBuild } from "./builder.ts";
 import { PROJECT_MAX_BYTES, ProjectError, type ProjectFiles, readProject } from "./project.ts";
-import { findFleet } from "./queries.ts";
+import { closeStalledBuilds, findFleet } from "./queries.ts";
 import { rollOut } from "./rollout.ts";
 
 /** Connecting to a build URL and getting its headers may take this long. */
 const URL_CONNECT_TIMEOUT_MS = 10_000;
+/** How often running builds are checked for BUILD_TIMEOUT_MS without progress. */
+const STALLED_BUILD_SWEEP_MS = 15_000;
 const ARCHIVE_TYPES = [
   "application/x-tar",
   "application/tar",
@@ -51,6 +53,13 @@ function bounded(limit: number) {
  * URL in the background. Release asset files are read at `GET /release-asset/v1/{id}/download`.
  */
 export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
+  // Every instance sweeps; the update only takes builds still running, so sweeps never collide.
+  const sweeper = setInterval(() => {
+    closeStalledBuilds(ctx.db).catch((error) => app.log.warn({ err: error }, "closing stalled builds failed"));
+  }, STALLED_BUILD_SWEEP_MS);
+  sweeper.unref();
+  app.addHook("onClose", () => clearInterval(sweeper));
+
   // The archive reaches the handler as a stream (bounded there), never buffered by Fastify.
   app.addContentTypeParser(ARCHIVE_TYPES, (_request, payload, done) => done(null, payload));
 
