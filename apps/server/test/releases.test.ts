@@ -275,7 +275,7 @@ describe("release rules", () => {
 
 describe("stalled builds", () => {
   it("are closed after two minutes without progress, with 'build timed out' in their log", async () => {
-    const stalled = await sdk.pine.post<{ id: number }>({
+    const stalled = (await sdk.pine.post({
       resource: "release",
       body: {
         belongs_to__application: fleet.id,
@@ -284,8 +284,8 @@ describe("stalled builds", () => {
         composition: {},
         source: "cloud",
       },
-    });
-    const live = await sdk.pine.post<{ id: number }>({
+    })) as { id: number };
+    const live = (await sdk.pine.post({
       resource: "release",
       body: {
         belongs_to__application: fleet.id,
@@ -294,7 +294,7 @@ describe("stalled builds", () => {
         composition: {},
         source: "cloud",
       },
-    });
+    })) as { id: number };
     await t.db.query(`UPDATE "release" SET update_timestamp = now() - interval '121 seconds' WHERE id = $1`, [
       stalled.id,
     ]);
