@@ -180,6 +180,20 @@ describe("moving a device (spec 2 §5, §6 Other rules)", () => {
     });
   });
 
+  it("changes the device type only to one of the fleet's CPU architecture", async () => {
+    const typeId = async (slug: string) =>
+      Number((await t.db.query<{ id: number }>("SELECT id FROM device_type WHERE slug = $1", [slug])).rows[0]?.id);
+    const device = await deviceWith({});
+    // settings-fleet is an aarch64 fleet (raspberrypi4-64); artik10 is armv7hf.
+    expect(await patch(device.id, { is_of__device_type: await typeId("artik10") })).toMatchObject({
+      status: 400,
+      code: "no_compatible_architecture",
+    });
+    expect((await row(device.id)).is_of__device_type).toBe(fleet.is_for__device_type);
+    expect((await patch(device.id, { is_of__device_type: await typeId("raspberrypi3-64") })).status).toBe(200);
+    expect((await row(device.id)).is_of__device_type).toBe(await typeId("raspberrypi3-64"));
+  });
+
   it("only lets roles that may move devices into the target fleet do so", async () => {
     const target = await t.factories.fleet(org, { name: "guarded-target" });
     const device = await deviceWith({});

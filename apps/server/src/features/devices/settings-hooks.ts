@@ -127,6 +127,30 @@ async function checkMove(context: HookContext, devices: DeviceFacts[], body: Bod
   if (body.is_pinned_on__release === undefined) body.is_pinned_on__release = null;
 }
 
+/**
+ * A device's type changes only to one of its (new) fleet's CPU architecture (spec 2 §5): an
+ * artik10 (armv7hf) never joins an aarch64 fleet this way either.
+ */
+async function checkDeviceType(tx: Db, devices: DeviceFacts[], body: Body) {
+  const type = Number(body.is_of__device_type);
+  const { rows } = await tx.query<{ architecture: number }>(
+    `SELECT is_of__cpu_architecture AS architecture FROM "device_type" WHERE id = $1`,
+    [type],
+  );
+  const architecture = rows[0]?.architecture;
+  // An unknown type is the data API's reference check to refuse.
+  if (architecture === undefined) return;
+  const fleets = missing(body.belongs_to__application)
+    ? [...new Set(devices.map((d) => d.fleet))]
+    : [Number(body.belongs_to__application)];
+  const { rows: mismatched } = await tx.query(
+    `SELECT 1 FROM "application" a JOIN "device_type" dt ON dt.id = a.is_for__device_type
+      WHERE a.id = ANY($1::int[]) AND dt.is_of__cpu_architecture IS DISTINCT FROM $2 LIMIT 1`,
+    [fleets, architecture],
+  );
+  if (mismatched.length > 0) throw new FlotillaError("no_compatible_architecture");
+}
+
 /** A pinned release is one of the device's (new) fleet. */
 async function checkPin(tx: Db, devices: DeviceFacts[], body: Body) {
   const release = body.is_pinned_on__release;
@@ -153,6 +177,7 @@ export const deviceSettingsHooks: ResourceHooks = {
     const devices = await deviceFacts(tx, ids);
     if (body.is_active !== undefined) await checkDeactivation(context, devices, body.is_active);
     if (!missing(body.belongs_to__application)) await checkMove(context, devices, body);
+    if (!missing(body.is_of__device_type)) await checkDeviceType(tx, devices, body);
     await checkPin(tx, devices, body);
   },
 };
