@@ -139,6 +139,62 @@ describe("PATCH /device/v3/state", () => {
     expect(serviceInstalls).toEqual([{ installs__service: services[0]?.id }]);
   });
 
+  it("ends the installs of images the device no longer reports (a dropped download after a rollback)", async () => {
+    const makeRelease = async (name: string) => {
+      const release = await t.factories.release(fleet);
+      const { rows } = await t.db.query<{ id: number }>(
+        `INSERT INTO "service" (application, service_name) VALUES ($1, $2)
+           ON CONFLICT (application, service_name) DO UPDATE SET service_name = EXCLUDED.service_name RETURNING id`,
+        [fleet.id, name],
+      );
+      const { rows: images } = await t.db.query<{ id: number }>(
+        `INSERT INTO "image" (is_a_build_of__service, is_stored_at__image_location, status) VALUES ($1, $2, 'success') RETURNING id`,
+        [rows[0]?.id, `registry.local/${name}-${release.id}`],
+      );
+      const image = Number(images[0]?.id);
+      await t.db.query(`INSERT INTO "release_image" (image, is_part_of__release) VALUES ($1, $2)`, [image, release.id]);
+      return { ...release, image };
+    };
+    const [running, dropped] = [await makeRelease("api"), await makeRelease("api")];
+    const releasesReport = (releases: Record<string, string>) => ({
+      [device.uuid]: {
+        apps: {
+          [fleet.uuid]: {
+            release_uuid: running.commit,
+            releases: Object.fromEntries(
+              Object.entries(releases).map(([commit, status]) => [
+                commit,
+                { services: { api: { image: "api", status, download_progress: status === "Downloading" ? 0 : null } } },
+              ]),
+            ),
+          },
+        },
+      },
+    });
+    const installs = async () =>
+      (
+        await t.db.query<{ image: number; status: string }>(
+          `SELECT installs__image AS image, status FROM image_install WHERE device = $1 ORDER BY installs__image`,
+          [device.id],
+        )
+      ).rows;
+    const both = { [running.commit]: "Running", [dropped.commit]: "Downloading" };
+    expect((await report(device, releasesReport(both))).status).toBe(200);
+    await t.ctx.devices.reports.flush();
+    expect(await installs()).toEqual([
+      { image: running.image, status: "Running" },
+      { image: dropped.image, status: "Downloading" },
+    ]);
+    // The target went back: the device reports only what it runs.
+    await report(device, releasesReport({ [running.commit]: "Running" }));
+    await t.ctx.devices.reports.flush();
+    expect(await installs()).toEqual([{ image: running.image, status: "Running" }]);
+    // And the same download, started again, shows again.
+    await report(device, releasesReport(both));
+    await t.ctx.devices.reports.flush();
+    expect(await installs()).toHaveLength(2);
+  });
+
   it("counts as a heartbeat", async () => {
     await report(other, { [other.uuid]: { status: "Idle" } });
     await t.ctx.devices.heartbeat.sweep();

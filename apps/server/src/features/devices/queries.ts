@@ -171,6 +171,16 @@ export type ImageInstallRow = {
 };
 
 /** Upserts image installs (and the service installs they imply) in one statement each. */
+/** Ends the image installs of each device but those of `images` (what it reported last). */
+export async function endImageInstalls(db: Db, rows: { device: number; images: number[] }[]) {
+  if (rows.length === 0) return;
+  await db.query(
+    `DELETE FROM "image_install" ii USING jsonb_to_recordset($1::jsonb) AS v(device int, images jsonb)
+      WHERE ii.device = v.device AND NOT v.images @> to_jsonb(ii.installs__image)`,
+    [JSON.stringify(rows)],
+  );
+}
+
 export async function writeImageInstalls(db: Db, rows: ImageInstallRow[]) {
   if (rows.length === 0) return;
   const json = JSON.stringify(rows);

@@ -1,7 +1,13 @@
 import { z } from "zod";
 import type { Queryable } from "../../db/index.ts";
 import { inPieces } from "./batches.ts";
-import { type ImageInstallRow, releaseByCommit, releaseImagesByService, writeImageInstalls } from "./queries.ts";
+import {
+  endImageInstalls,
+  type ImageInstallRow,
+  releaseByCommit,
+  releaseImagesByService,
+  writeImageInstalls,
+} from "./queries.ts";
 
 /**
  * Current state reports (docs/device-protocol.md "Current state"): the latest report of each
@@ -135,6 +141,9 @@ export function createStateReports(options: {
   /** `device:image` → the last written `status:progress`; pending installs by the same key. */
   const writtenInstalls = new Map<string, string>();
   const pendingInstalls = new Map<string, ImageInstallRow>();
+  /** device → the images of its last complete report; devices whose other installs are to end. */
+  const reportedImages = new Map<number, number[]>();
+  const pendingPrunes = new Map<number, number[]>();
   let flushing: Promise<void> | undefined;
 
   async function releaseOf(fleet: number, commit: string): Promise<number | undefined> {
@@ -153,19 +162,25 @@ export function createStateReports(options: {
 
   /** Service statuses of the reported releases, as image installs to write when changed. */
   async function recordInstalls(device: { id: number; fleet: number }, report: DeviceReport) {
+    const images: number[] = [];
+    let complete = report.apps !== undefined;
     for (const app of Object.values(report.apps ?? {})) {
       for (const [commit, reported] of Object.entries(app.releases ?? {})) {
         const release = await releaseOf(device.fleet, commit);
-        if (release === undefined) continue;
-        let images = releaseImages.get(release);
-        if (!images) {
+        if (release === undefined) {
+          complete = false;
+          continue;
+        }
+        let releaseImagesOf = releaseImages.get(release);
+        if (!releaseImagesOf) {
           if (releaseImages.size >= 1000) releaseImages.clear();
-          images = await releaseImagesByService(db, release);
-          releaseImages.set(release, images);
+          releaseImagesOf = await releaseImagesByService(db, release);
+          releaseImages.set(release, releaseImagesOf);
         }
         for (const [name, service] of Object.entries(reported.services ?? {})) {
-          const known = images.get(name);
+          const known = releaseImagesOf.get(name);
           if (!known || !service.status) continue;
+          images.push(known.image);
           const progress = service.download_progress == null ? null : Math.round(service.download_progress);
           const key = `${device.id}:${known.image}`;
           const value = `${release}:${service.status}:${progress}`;
@@ -183,6 +198,21 @@ export function createStateReports(options: {
         }
       }
     }
+    if (complete) endUnreportedInstalls(device.id, images);
+  }
+
+  /**
+   * A complete report lists every image the device has: installs of others end (a release the
+   * device started downloading and dropped after a rollback must not stay "Downloading" for good).
+   */
+  function endUnreportedInstalls(device: number, images: number[]) {
+    const current = [...new Set(images)].sort((a, b) => a - b);
+    const before = reportedImages.get(device);
+    if (before && before.join() === current.join()) return;
+    for (const image of before ?? []) if (!current.includes(image)) writtenInstalls.delete(`${device}:${image}`);
+    if (reportedImages.size >= 200_000) reportedImages.clear();
+    reportedImages.set(device, current);
+    pendingPrunes.set(device, current);
   }
 
   async function flushOnce() {
@@ -190,6 +220,11 @@ export function createStateReports(options: {
       const installs = [...pendingInstalls.values()];
       pendingInstalls.clear();
       await inPieces(installs, (piece) => writeImageInstalls(db, piece));
+    }
+    if (pendingPrunes.size > 0) {
+      const prunes = [...pendingPrunes].map(([device, images]) => ({ device, images }));
+      pendingPrunes.clear();
+      await inPieces(prunes, (piece) => endImageInstalls(db, piece));
     }
     if (pending.size === 0) return;
     const batch = [...pending];
@@ -245,6 +280,7 @@ export function createStateReports(options: {
     /** Forgets what was written for a device (e.g. it was moved or deleted). */
     forget(deviceId: number) {
       written.delete(deviceId);
+      reportedImages.delete(deviceId);
     },
     flush,
     pendingCount: () => pending.size + pendingInstalls.size,
