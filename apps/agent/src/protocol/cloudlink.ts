@@ -1,6 +1,6 @@
 import WebSocket from "ws";
 import { describe } from "./http.ts";
-import { Backoff, type Clock, type Random, systemClock } from "./timing.ts";
+import { Backoff, type Clock, CONNECT_TIMEOUT_MS, type Random, systemClock } from "./timing.ts";
 
 export type ActionRequest = { type: "request"; id: string; action: string; data?: Record<string, unknown> };
 export type ActionAnswer = { status: number; body: unknown };
@@ -37,7 +37,7 @@ export type CloudlinkOptions = {
 /**
  * The cloudlink websocket (`GET /cloudlink/v1/connect`, bearer = device key): answers the
  * server's action requests and reconnects after a close with exponential backoff and full jitter
- * (`random(0, min(60 s, 1 s × 2^attempt))`, the attempt reset after 30 s connected).
+ * (`random(0, min(30 s, 1 s × 2^attempt))`, the attempt reset after 30 s connected).
  */
 export class CloudlinkClient {
   private socket: WebSocket | null = null;
@@ -99,7 +99,7 @@ export class CloudlinkClient {
     const socket = new WebSocket(this.url(), {
       headers: { authorization: `Bearer ${this.options.deviceKey}` },
       perMessageDeflate: false,
-      handshakeTimeout: 15_000,
+      handshakeTimeout: CONNECT_TIMEOUT_MS,
     });
     this.socket = socket;
     let failure = "closed";

@@ -85,7 +85,7 @@ export class LogStream {
   private flushTimer: unknown = null;
   private idleTimer: unknown = null;
   private retryAt = 0;
-  private readonly backoff = new Backoff({ baseMs: 1000, capMs: 60_000 });
+  private readonly backoff = new Backoff({ baseMs: 1000 });
   private readonly clock: Clock;
   private stopped = false;
   private waitingForDrain = false;

@@ -23,6 +23,13 @@ export function jittered(interval: number, random: Random = Math.random, ratio =
 }
 
 /**
+ * The longest wait between attempts: with a handshake of at most CONNECT_TIMEOUT_MS, every agent
+ * is back within 60 s of the API's return, however long it was away (docs/device-protocol.md).
+ */
+export const RECONNECT_CAP_MS = 30_000;
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
  * Exponential backoff with full jitter: `random(0, min(cap, base × 2^attempt))`; the attempt
  * count goes back to 0 once a connection stayed up for `resetAfterMs`.
  */
@@ -36,7 +43,7 @@ export class Backoff {
     return this.options.baseMs ?? 1000;
   }
   get capMs() {
-    return this.options.capMs ?? 60_000;
+    return this.options.capMs ?? RECONNECT_CAP_MS;
   }
   get resetAfterMs() {
     return this.options.resetAfterMs ?? 30_000;
