@@ -19,7 +19,13 @@ async function shot(page: Page, name: string) {
 describe("organizations: fleet access, errors and log in as user", () => {
   let flotilla: RunningFlotilla;
   let page: Page;
-  useDashboard({ FLOTILLA_ADMIN_EMAIL: ADMIN.email, FLOTILLA_ADMIN_PASSWORD: ADMIN.password }, (ui) => {
+  // One simulated device, for the support-access step.
+  const env = {
+    FLOTILLA_ADMIN_EMAIL: ADMIN.email,
+    FLOTILLA_ADMIN_PASSWORD: ADMIN.password,
+    FLOTILLA_DEMO_DEVICES: "1",
+  };
+  useDashboard(env, (ui) => {
     ({ flotilla, page } = ui);
   });
   const url = (path: string) => `${flotilla.dashboardUrl}${path}`;
@@ -147,6 +153,55 @@ describe("organizations: fleet access, errors and log in as user", () => {
       await menu.getByRole("link", { name: entry }).waitFor();
     await page.getByRole("navigation", { name: "Breadcrumb" }).getByText("demo-member").waitFor();
     await shot(page, "14-member");
+  });
+
+  it("platform staff see a fleet and its devices only while support access is granted, with a banner saying so", async () => {
+    await signIn(DEMO.email, DEMO.password);
+    const [fleet] = (
+      await api<{ d: Array<{ id: number }> }>("GET", "/v7/application?$select=id&$filter=app_name%20eq%20'demo-fleet'")
+    ).d;
+    // The demo's simulated devices register while the server starts.
+    let device: { uuid: string } | undefined;
+    await expect
+      .poll(
+        async () => {
+          [device] = (
+            await api<{ d: Array<{ uuid: string }> }>(
+              "GET",
+              `/v7/device?$select=uuid&$filter=belongs_to__application%20eq%20${fleet?.id}&$top=1`,
+            )
+          ).d;
+          return device?.uuid;
+        },
+        { timeout: 60_000 },
+      )
+      .toBeDefined();
+    await page.context().clearCookies();
+    await page.evaluate(() => localStorage.removeItem("balena-token"));
+
+    await signIn(ADMIN.email, ADMIN.password);
+    await page.goto(url(`/fleets/${fleet?.id}`));
+    await page
+      .getByText(`Fleet not found: ${fleet?.id}. Platform staff see a fleet only while it grants support access.`)
+      .waitFor();
+    await page.waitForURL(url("/fleets"));
+
+    // The owner grants support access for a day.
+    await page.evaluate(() => localStorage.removeItem("balena-token"));
+    await signIn(DEMO.email, DEMO.password);
+    await api("PATCH", `/v7/application(${fleet?.id})`, {
+      is_accessible_by_support_until__date: new Date(Date.now() + 24 * 3600_000).toISOString(),
+    });
+    await page.evaluate(() => localStorage.removeItem("balena-token"));
+
+    await signIn(ADMIN.email, ADMIN.password);
+    await page.goto(url(`/fleets/${fleet?.id}`));
+    await page.getByRole("heading", { name: "demo-fleet", level: 1 }).waitFor();
+    await page.getByText(/^Support access to this fleet is granted until /).waitFor();
+    await shot(page, "16-support-access-fleet");
+    await page.goto(url(`/devices/${device?.uuid}`));
+    await page.getByText(/^Support access to this device is granted until /).waitFor();
+    await shot(page, "17-support-access-device");
   });
 
   it("a platform administrator logs in as a user; the header says so", async () => {

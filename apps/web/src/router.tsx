@@ -20,12 +20,14 @@ import { NotFoundPage } from "./components/not-found-page.tsx";
 import { Toaster } from "./components/toaster.tsx";
 import { loggedOutOnlyGuard, signedInGuard, twoFactorGuard, verifiedGuard } from "./features/auth/guards.ts";
 import { getSessionState } from "./features/auth/session.ts";
+import { isSupportStaff } from "./features/auth/token.ts";
 import { deploySearch } from "./features/deploy/deploy.ts";
 import { deviceAbilities, loadDevice } from "./features/devices/data.ts";
 import { type Fleet, fleetAbilities, loadFleet } from "./features/fleet-access/data.ts";
 import { loadRelease } from "./features/releases/data.ts";
 import { releaseAbilities } from "./features/releases/model.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
+import { t } from "./lib/i18n.ts";
 import { requireNumericId } from "./lib/route-id.ts";
 import type { Sdk } from "./lib/sdk.ts";
 import { showToast } from "./lib/toasts.ts";
@@ -482,6 +484,16 @@ const fleetInvitationRoute = createRoute({
   component: page(() => import("./features/orgs/invitation-page.tsx"), "FleetInvitationPage"),
 });
 
+/**
+ * A fleet or device the viewer cannot load; platform staff are told why they may not see it (spec 2
+ * §6 "Other rules": an error when an admin views one without support access).
+ */
+async function notFoundToast(context: RouterContext, kind: "fleet" | "device", text: string, id: string | number) {
+  const session = await getSessionState(context.queryClient, context.sdk).catch(() => undefined);
+  const staff = session?.kind === "signed-in" && isSupportStaff(session.claims);
+  showToast("error", staff ? t(`support_access_banner.not_found_${kind}`, { id }) : text);
+}
+
 type ClassPrefix = "fleets" | "apps" | "blocks";
 const CLASS_PREFIX: Record<Fleet["is_of__class"], ClassPrefix> = { fleet: "fleets", app: "apps", block: "blocks" };
 
@@ -499,7 +511,7 @@ async function guardFleet(context: RouterContext, id: number, pathname: string):
     return undefined;
   }
   if (!fleet) {
-    showToast("error", `Fleet not found: ${id}`);
+    await notFoundToast(context, "fleet", `Fleet not found: ${id}`, id);
     throw redirect({ to: "/fleets", replace: true });
   }
   const org = fleet.organization[0];
@@ -656,7 +668,7 @@ const deviceRoute = createRoute({
       return;
     }
     if (!device) {
-      showToast("error", `Device not found: ${params.uuid}`);
+      await notFoundToast(context, "device", `Device not found: ${params.uuid}`, params.uuid);
       throw redirect({ to: "/", replace: true });
     }
     const fleetId = device.belongs_to__application[0]?.id;

@@ -65,6 +65,10 @@ export function twoFactorState(claims: Pick<TokenClaims, "twoFactorRequired">): 
 export const isAdmin = (claims: Pick<TokenClaims, "permissions"> | undefined) =>
   Boolean(claims?.permissions.includes("admin.home"));
 
+/** Platform staff carry `admin.home` (balena_admin) or `support.home` (support_agent). */
+export const isSupportStaff = (claims: Pick<TokenClaims, "permissions"> | undefined) =>
+  Boolean(claims?.permissions.some((permission) => permission === "admin.home" || permission === "support.home"));
+
 /** Whether the token's expiry (seconds since the epoch) has passed. */
 export const isTokenExpired = (claims: Pick<TokenClaims, "exp">, now = Date.now()) =>
   claims.exp !== undefined && claims.exp * 1000 <= now;

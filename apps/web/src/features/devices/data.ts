@@ -95,6 +95,7 @@ export interface Device {
     id: number;
     app_name: string;
     slug: string;
+    is_accessible_by_support_until__date: string | null;
     should_be_running__release: Array<{ id: number; commit: string; raw_version: string }>;
     user_access_roles: Array<{ role: string }>;
   }>;
@@ -108,7 +109,7 @@ const RELEASE = { $select: ["id", "commit", "raw_version"] };
 const deviceExpand = {
   is_of__device_type: { $select: ["id", "slug", "name"], $expand: { is_of__cpu_architecture: { $select: "id" } } },
   belongs_to__application: {
-    $select: ["id", "app_name", "slug"],
+    $select: ["id", "app_name", "slug", "is_accessible_by_support_until__date"],
     $expand: { should_be_running__release: RELEASE, user_access_roles: { $select: "role" } },
   },
   is_running__release: RELEASE,

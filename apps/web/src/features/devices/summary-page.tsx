@@ -17,6 +17,7 @@ import { useSdk, useServices } from "../../app-services.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { PageHeader } from "../../components/page.tsx";
 import { Facts } from "../../components/settings.tsx";
+import { laterDate, SupportAccessBanner } from "../../components/support-access-banner.tsx";
 import { type TagRow, TagsDialog } from "../../components/tags-dialog.tsx";
 import { supportAccessState } from "../../lib/support-access.ts";
 import { showToast } from "../../lib/toasts.ts";
@@ -173,6 +174,13 @@ export function DeviceSummaryPage() {
             </Button>
           ) : undefined
         }
+      />
+      <SupportAccessBanner
+        kind="device"
+        until={laterDate(
+          device.is_accessible_by_support_until__date,
+          device.belongs_to__application[0]?.is_accessible_by_support_until__date,
+        )}
       />
       <Warnings device={device} />
       <Box sx={{ display: "grid", gap: 2, gridTemplateColumns: { xs: "1fr", lg: "1.3fr 1fr" }, alignItems: "start" }}>

@@ -20,6 +20,7 @@ import { useServices } from "../../app-services.tsx";
 import { ButtonLink, TextLink } from "../../components/links.tsx";
 import { PageHeader } from "../../components/page.tsx";
 import { Facts } from "../../components/settings.tsx";
+import { SupportAccessBanner } from "../../components/support-access-banner.tsx";
 import { useLookup } from "../../lib/lookup.ts";
 import { reportError, showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
@@ -304,6 +305,7 @@ export function FleetSummaryPage() {
   return (
     <>
       <PageHeader title={fleet.app_name} description={t(`fleets.summary_description.${fleet.is_of__class}`)} />
+      <SupportAccessBanner kind="fleet" until={fleet.is_accessible_by_support_until__date} />
       {free.block ? (
         <Alert severity="warning" sx={{ mb: 2 }}>
           {blockedText}
