@@ -4,9 +4,9 @@ import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { type Caller, requireAuth } from "../../lib/authenticate.ts";
 import { model } from "../../model/index.ts";
-import { createPermissions, handleODataRequest, type ODataRequest } from "../../odata/index.ts";
+import { createPermissions, type Hooks, handleODataRequest, type ODataRequest } from "../../odata/index.ts";
 import { resendVerificationEmail } from "../account/service.ts";
-import { assetHref, isAssetUpload, readAssetUpload, storeAsset } from "../releases/assets.ts";
+import { assetUploadHooks, assetUploadTarget, isAssetUpload, readAssetUpload } from "../releases/assets.ts";
 import { createHooks } from "./hooks.ts";
 import { permissionsForKey, permissionsForUser } from "./permissions.ts";
 
@@ -15,13 +15,18 @@ import { permissionsForKey, permissionsForUser } from "./permissions.ts";
 const USER_BY_KEY = /^\/v7\/user\((?:id=)?(\d+)\)(?:\?.*)?$/;
 
 /** A data API request as the caller: their permissions and hooks apply, as on /v7. */
-export function odataAs(ctx: AppContext, caller: Caller, request: Pick<ODataRequest, "method" | "url" | "body">) {
+export function odataAs(
+  ctx: AppContext,
+  caller: Caller,
+  request: Pick<ODataRequest, "method" | "url" | "body">,
+  hooks: Hooks = hooksOf(ctx),
+) {
   const strings = caller.user ? permissionsForUser(caller.globalRoles) : permissionsForKey(caller.apiKey?.role);
   return handleODataRequest({
     db: ctx.db,
     model,
     permissions: createPermissions({ model, permissions: strings, actorId: caller.actor }),
-    hooks: hooksOf(ctx),
+    hooks,
     actorId: caller.actor,
     authTime: caller.session?.authTime,
     ...request,
@@ -50,17 +55,28 @@ export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
         if (!isAssetUpload(request) || request.method === "GET" || request.method === "DELETE") {
           throw new FlotillaError("unsupported_media_type");
         }
+        const { id } = assetUploadTarget(request.method, request.url);
         const { body, file } = await readAssetUpload(request);
-        const response = await odataAs(ctx, caller, { method: request.method, url: request.url, body });
-        const created = response.body as { id?: number } | undefined;
-        const id = request.method === "POST" ? created?.id : Number(/\((?:id=)?(\d+)\)/.exec(request.url)?.[1]);
-        if (file && id) {
-          await storeAsset(ctx.config.dataDir, id, file);
-          const asset = { ...(body.asset as object), href: assetHref(ctx.config.apiUrl, id) };
-          await ctx.db.query(`UPDATE "release_asset" SET asset = $2 WHERE id = $1`, [id, JSON.stringify(asset)]);
-          if (created && request.method === "POST") Object.assign(created, { asset });
+        if (!file) {
+          const response = await odataAs(ctx, caller, { method: request.method, url: request.url, body });
+          return reply.code(response.status).headers(response.headers).send(response.body);
         }
-        return reply.code(response.status).headers(response.headers).send(response.body);
+        const { asset: _described, ...fields } = body;
+        const upload = assetUploadHooks(hooksOf(ctx), { dataDir: ctx.config.dataDir, apiUrl: ctx.config.apiUrl, file });
+        try {
+          const response = await odataAs(
+            ctx,
+            caller,
+            { method: request.method, url: request.url, body: fields },
+            upload.hooks,
+          );
+          // A PATCH that matched no row the caller may change wrote nothing: say so.
+          if (id !== undefined && upload.stored.length === 0)
+            throw new FlotillaError("not_found", "Release asset not found");
+          return reply.code(response.status).headers(response.headers).send(response.body);
+        } finally {
+          await upload.discard();
+        }
       }
       let body = request.body;
       // balena-sdk `auth.requestVerificationEmail` PATCHes this write-only field of the user.
