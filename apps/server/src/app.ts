@@ -54,7 +54,9 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT,
-    trustProxy: true,
+    // Forwarded headers are believed only from the proxies the operator names (FLOTILLA_TRUST_PROXY):
+    // otherwise any client could choose its address for the rate limits, throttles and audit records.
+    trustProxy: ctx.config.trustProxy,
     return503OnClosing: true,
     logController: quietRequests,
   });
