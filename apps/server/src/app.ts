@@ -49,6 +49,10 @@ const WEBSOCKET_MESSAGE_LIMIT = 1024 * 1024;
 const DEVICE_ROUTE = /^\/(device\/v[23]\/|cloudlink\/)/;
 const DEVICE_RATE_LIMIT_PER_MINUTE = 1200;
 
+/** A hop count trusts the nearest n hops whatever their addresses (as proxy-addr reads a number). */
+const trustProxyOf = (setting: Config["trustProxy"]) =>
+  typeof setting === "number" ? (_address: string, hop: number) => hop < setting : setting;
+
 /** The API origin: every route authenticated unless marked public. */
 export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Promise<FastifyInstance> {
   const app = Fastify({
@@ -56,7 +60,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
     bodyLimit: BODY_LIMIT,
     // Forwarded headers are believed only from the proxies the operator names (FLOTILLA_TRUST_PROXY):
     // otherwise any client could choose its address for the rate limits, throttles and audit records.
-    trustProxy: ctx.config.trustProxy,
+    trustProxy: trustProxyOf(ctx.config.trustProxy),
     return503OnClosing: true,
     logController: quietRequests,
   });

@@ -61,7 +61,8 @@ const fleetTarget = async () =>
   ).rows[0]?.r;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // buildFromUrl fetches from a stand-in host on 127.0.0.1, which only an operator allowance lets through.
+  t = await createTestApp({ FLOTILLA_FETCH_ALLOW: "127.0.0.1" });
   const me = await t.factories.user({ email: "builder@example.com", password: "builder-password" });
   token = me.token;
   const org = await t.factories.organization({ name: "BuildCo", admins: [me.user] });

@@ -22,13 +22,16 @@ async function statuses(t: TestApp, forwardedFor: (n: number) => string) {
 describe("forwarded headers", () => {
   let direct: TestApp;
   let proxied: TestApp;
+  let hops: TestApp;
   beforeAll(async () => {
+    hops = await createTestApp({ FLOTILLA_RATE_LIMIT: String(LIMIT), FLOTILLA_TRUST_PROXY: "1" });
     direct = await createTestApp({ FLOTILLA_RATE_LIMIT: String(LIMIT) });
     proxied = await createTestApp({ FLOTILLA_RATE_LIMIT: String(LIMIT), FLOTILLA_TRUST_PROXY: "127.0.0.1" });
   });
   afterAll(async () => {
     await direct?.close();
     await proxied?.close();
+    await hops?.close();
   });
 
   it("are ignored by default: a new X-Forwarded-For per request still hits the address's limit", async () => {
@@ -43,5 +46,9 @@ describe("forwarded headers", () => {
     // One client behind the proxy is still limited.
     const same = await statuses(proxied, () => "198.51.100.7");
     expect(same.slice(LIMIT)).toEqual([429, 429]);
+  });
+
+  it("name the client behind the nearest hop with FLOTILLA_TRUST_PROXY=1", async () => {
+    expect(await statuses(hops, (n) => `192.0.2.9, 203.0.113.${n + 1}`)).toEqual(Array(LIMIT + 2).fill(401));
   });
 });
