@@ -75,7 +75,7 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
       passwordThrottle.failed(key, address);
       throw new FlotillaError("invalid_password");
     }
-    passwordThrottle.succeeded(key);
+    passwordThrottle.succeeded(key, address);
   }
 
   // ---- Email verification ---------------------------------------------------------------
