@@ -64,6 +64,26 @@ describe("rate limit of the device routes", () => {
         seen.push(response.status);
       }
       expect(seen).toEqual(Array(LIMIT * 2).fill(200));
+      // The address's bucket runs out (invented tokens)...
+      let last = 0;
+      for (let n = 0; n < LIMIT; n++) {
+        const response = await fetch(`${own.url}/device/v3/${device.uuid}/state`, {
+          headers: { authorization: `Bearer ${randomToken()}` },
+        });
+        await response.text();
+        last = response.status;
+      }
+      expect(last).toBe(429);
+      // ...and a change of API keys elsewhere drops the key caches: the device keeps its own bucket.
+      own.ctx.devices.dropDeviceKeys();
+      for (let n = 0; n < LIMIT * 2; n++) {
+        const response = await fetch(`${own.url}/device/v3/${device.uuid}/state`, {
+          headers: { authorization: `Bearer ${key}` },
+        });
+        await response.text();
+        seen.push(response.status);
+      }
+      expect(seen).toEqual(Array(LIMIT * 4).fill(200));
     } finally {
       await own.close();
     }

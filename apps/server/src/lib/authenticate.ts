@@ -95,7 +95,12 @@ export async function identify(ctx: AppContext, token: string, hashOf = () => ha
     if (key.role === "device-api-key") {
       if (cache.size >= DEVICE_KEY_CACHE_SIZE) cache.clear();
       const expires = key.expiry_date ? new Date(key.expiry_date).getTime() : Number.POSITIVE_INFINITY;
-      cache.set(hash, { caller, until: Math.min(Date.now() + DEVICE_KEY_CACHE_MS, expires) });
+      const trustedUntil = Math.min(Date.now() + DEVICE_KEY_CACHE_MS, expires);
+      cache.set(hash, { caller, until: trustedUntil });
+      const verified = ctx.devices.verifiedKeys;
+      verified.delete(hash);
+      verified.set(hash, trustedUntil);
+      if (verified.size > DEVICE_KEY_CACHE_SIZE) verified.delete(verified.keys().next().value as string);
     }
     return caller;
   }
@@ -123,10 +128,10 @@ const DEVICE_KEY_CACHE_SIZE = 50_000;
 const UNKNOWN_KEY_CACHE_MS = 60_000;
 const UNKNOWN_KEY_CACHE_SIZE = 10_000;
 
-/** Is this token a device key checked recently (so its calls may have their own rate limit)? */
+/** Is this token a device key verified recently (so its calls may have their own rate limit)? */
 export function isKnownDeviceKey(ctx: AppContext, request: FastifyRequest, token: string): boolean {
-  const cached = ctx.devices.deviceKeys.get(tokenHashOf(request, token));
-  return cached !== undefined && cached.until > Date.now();
+  const until = ctx.devices.verifiedKeys.get(tokenHashOf(request, token));
+  return until !== undefined && until > Date.now();
 }
 
 /**

@@ -57,6 +57,13 @@ export async function createDeviceServices(
    * forgotten here by the registration (forgetUnknownKey), and any change of API keys forgets all.
    */
   const unknownKeys = new Map<string, number>();
+  /**
+   * Device keys verified in the last 10 minutes, by hash, for the rate limiter only (app.ts): a
+   * real key has its own bucket. Unlike `deviceKeys` this is not cleared when keys change, so a
+   * revocation elsewhere does not send every device of a NAT'd site to its address's bucket; a
+   * revoked key keeps a bucket until its entry lapses, and is refused by authentication anyway.
+   */
+  const verifiedKeys = new Map<string, number>();
   bus.on("device-keys.drop", () => {
     deviceKeys.clear();
     unknownKeys.clear();
@@ -77,6 +84,7 @@ export async function createDeviceServices(
     logs,
     deviceKeys,
     unknownKeys,
+    verifiedKeys,
     /** A key now exists with this hash (a device registered with its own key): on every instance. */
     forgetUnknownKey(hash: string) {
       unknownKeys.delete(hash);
