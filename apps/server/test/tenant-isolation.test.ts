@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { FLEET_MEMBERSHIP_ROLES } from "@flotilla/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import type { User } from "../src/features/users/service.ts";
 import { model } from "../src/model/index.ts";
 import { idFieldOf, type ResourceDefinition } from "../src/odata/model.ts";
@@ -938,15 +939,16 @@ describe("tenant isolation of the routes that touch files or rows outside the OD
     expect(differences(before, await dump()), "rows changed").toEqual([]);
   });
 
-  it("keeps B's organization logo, asset downloads, builds and host OS access from A's users", async () => {
+  it("keeps B's organization logo, asset downloads, builds, logs, device actions, keys and terminals from A's users", async () => {
     const bOrg = tenants.B.org.id;
     const bFleet = must(tenants.B.fleets[0], "B fleet");
     const bAsset = must(idsOf("B", must(model.resource("release_asset"), "release_asset"))[0], "B asset");
-    const { rows: devices } = await t.db.query<{ uuid: string }>(
-      "SELECT uuid FROM device WHERE belongs_to__application = $1",
+    const { rows: devices } = await t.db.query<{ id: number; uuid: string }>(
+      "SELECT id, uuid FROM device WHERE belongs_to__application = $1",
       [bFleet.id],
     );
     const bUuid = must(devices[0], "B device").uuid;
+    const bDeviceId = must(devices[0], "B device").id;
     const before = await dump();
     const logosBefore = filesIn(logoDir());
     const failures: Failure[] = [];
@@ -965,6 +967,25 @@ describe("tenant isolation of the routes that touch files or rows outside the OD
         ],
         ["POST", `/v3/build?app=${bFleet.id}`, new Uint8Array(16), "application/x-tar", [404]],
         ["GET", `/access/v1/hostos/${bUuid}`, undefined, undefined, [404]],
+        ["GET", `/device/v2/${bUuid}/logs`, undefined, undefined, [404]],
+        ["GET", `/v1/${bUuid}/diagnose`, undefined, undefined, [404]],
+        ["POST", `/v1/${bUuid}/diagnose`, "{}", "application/json", [404]],
+        ["GET", `/v2/${bUuid}/resinhup`, undefined, undefined, [404]],
+        [
+          "POST",
+          `/v2/${bUuid}/resinhup`,
+          JSON.stringify({ parameters: { target_version: "6.0.0" } }),
+          "application/json",
+          [404],
+        ],
+        [
+          "POST",
+          "/api-key/v2/",
+          JSON.stringify({ actorType: "application", actorTypeId: bFleet.id, roles: ["provisioning-api-key"] }),
+          "application/json",
+          [401, 403, 404],
+        ],
+        ["POST", `/api-key/device/${bDeviceId}/device-key`, "{}", "application/json", [401, 403, 404]],
       ];
       for (const [method, url, body, type, expected] of probes) {
         const response = await fetch(`${t.url}${url}`, {
@@ -975,6 +996,22 @@ describe("tenant isolation of the routes that touch files or rows outside the OD
         const text = await response.text();
         if (!expected.includes(response.status)) {
           failures.push({ caller: caller.label, request: `${method} ${url} → ${response.status} ${text}` });
+        }
+      }
+    }
+    // The web terminal authenticates in its first message: B's device is not found for A's users.
+    for (const caller of callers) {
+      for (const target of ["host", "main"]) {
+        const reason = await new Promise<string>((resolve, reject) => {
+          const socket = new WebSocket(`${t.url.replace("http", "ws")}/terminal/v1/connect`);
+          socket.on("open", () =>
+            socket.send(JSON.stringify({ event: "authentication", token: caller.token, uuid: bUuid, target })),
+          );
+          socket.on("close", (_code, why) => resolve(why.toString()));
+          socket.on("error", reject);
+        });
+        if (reason !== "device_not_found") {
+          failures.push({ caller: caller.label, request: `terminal ${target} on ${bUuid} → closed with ${reason}` });
         }
       }
     }
