@@ -1,5 +1,5 @@
 import fastifyMultipart from "@fastify/multipart";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { type Caller, requireAuth } from "../../lib/authenticate.ts";
@@ -43,6 +43,32 @@ function hooksOf(ctx: AppContext) {
   return hooks;
 }
 
+/**
+ * A multipart write of a release asset: the fields go through the data API as the caller, and the
+ * file is stored by that write's own hooks, for the row it created or updated (assets.ts).
+ */
+async function assetUpload(ctx: AppContext, caller: Caller, request: FastifyRequest) {
+  const { id } = assetUploadTarget(request.method, request.url);
+  const { body, file } = await readAssetUpload(request);
+  const write = { method: request.method, url: request.url };
+  if (!file) return odataAs(ctx, caller, { ...write, body });
+  const { asset: _described, ...fields } = body;
+  const upload = assetUploadHooks(hooksOf(ctx), { dataDir: ctx.config.dataDir, apiUrl: ctx.config.apiUrl, file });
+  let committed = false;
+  try {
+    const response = await odataAs(ctx, caller, { ...write, body: fields }, upload.hooks);
+    committed = true;
+    // A PATCH that matched no row the caller may change wrote nothing: say so.
+    if (id !== undefined && upload.stored.length === 0) throw new FlotillaError("not_found", "Release asset not found");
+    return response;
+  } finally {
+    // Staged files left after a commit are renames that failed; after a rollback, nothing to say.
+    if ((await upload.discard()) > 0 && committed) {
+      request.log.error({ assets: upload.stored }, "release asset: the file could not be put in place after the write");
+    }
+  }
+}
+
 export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
   // Only release assets are sent as multipart (balena-sdk release.asset.upload).
   await app.register(fastifyMultipart);
@@ -55,28 +81,8 @@ export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
         if (!isAssetUpload(request) || request.method === "GET" || request.method === "DELETE") {
           throw new FlotillaError("unsupported_media_type");
         }
-        const { id } = assetUploadTarget(request.method, request.url);
-        const { body, file } = await readAssetUpload(request);
-        if (!file) {
-          const response = await odataAs(ctx, caller, { method: request.method, url: request.url, body });
-          return reply.code(response.status).headers(response.headers).send(response.body);
-        }
-        const { asset: _described, ...fields } = body;
-        const upload = assetUploadHooks(hooksOf(ctx), { dataDir: ctx.config.dataDir, apiUrl: ctx.config.apiUrl, file });
-        try {
-          const response = await odataAs(
-            ctx,
-            caller,
-            { method: request.method, url: request.url, body: fields },
-            upload.hooks,
-          );
-          // A PATCH that matched no row the caller may change wrote nothing: say so.
-          if (id !== undefined && upload.stored.length === 0)
-            throw new FlotillaError("not_found", "Release asset not found");
-          return reply.code(response.status).headers(response.headers).send(response.body);
-        } finally {
-          await upload.discard();
-        }
+        const response = await assetUpload(ctx, caller, request);
+        return reply.code(response.status).headers(response.headers).send(response.body);
       }
       let body = request.body;
       // balena-sdk `auth.requestVerificationEmail` PATCHes this write-only field of the user.

@@ -123,7 +123,12 @@ export function assetUploadHooks(
   return {
     hooks: { ...hooks, [RESOURCE]: withFile } as Hooks,
     stored,
-    discard: () => Promise.all([...pending].map((staging) => fs.rm(staging, { force: true }))),
+    /** Removes the staged files still there; says how many (after a commit, a failed rename). */
+    discard: async () => {
+      const left = [...pending];
+      await Promise.all(left.map((staging) => fs.rm(staging, { force: true })));
+      return left.length;
+    },
   };
 }
 
