@@ -123,6 +123,8 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
         for await (const chunk of stream) take(decoder.write(chunk as Buffer));
         take(`${decoder.end()}\n`);
       } catch (error) {
+        // The client may still be sending: the connection closes after the answer, so it stops.
+        reply.header("connection", "close");
         if (error instanceof FlotillaError) throw error;
         throw new FlotillaError("bad_request", "The log stream could not be read");
       }
