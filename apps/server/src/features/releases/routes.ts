@@ -96,7 +96,11 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
     if (!(request.body instanceof Readable)) {
       throw new FlotillaError("unsupported_media_type", "Send the project as application/x-tar (gzip allowed)");
     }
-    const files = await projectOf(request.body, false);
+    const files = await projectOf(request.body, false).catch((error: unknown) => {
+      // Refused mid-upload (too large, not a project): close the connection so the client stops sending.
+      reply.header("connection", "close");
+      throw error;
+    });
     const aborted = new AbortController();
     reply.raw.on("close", () => {
       if (!reply.raw.writableFinished) aborted.abort();
