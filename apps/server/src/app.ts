@@ -31,7 +31,7 @@ import { osUpdateRoutes } from "./features/os-updates/routes.ts";
 import { releaseRoutes } from "./features/releases/routes.ts";
 import { terminalRoutes } from "./features/terminal/routes.ts";
 import { variableRoutes } from "./features/variables/routes.ts";
-import { bearerToken, registerAuthentication, tokenHashOf } from "./lib/authenticate.ts";
+import { bearerToken, isKnownDeviceKey, registerAuthentication, tokenHashOf } from "./lib/authenticate.ts";
 import { ERROR_CODE_HEADER, registerErrorHandler } from "./lib/error-handler.ts";
 import { loadSecret } from "./lib/secret.ts";
 
@@ -44,17 +44,25 @@ const WEBSOCKET_MESSAGE_LIMIT = 1024 * 1024;
 
 /**
  * Device calls are limited per device key, not per address: a site's devices share one address
- * behind NAT, and a device polls, reports and streams logs on its own schedule.
+ * behind NAT, and a device polls, reports and streams logs on its own schedule. A key counts as
+ * one once authentication has verified it (and until its cache entry lapses); until then its
+ * calls count against the address, so invented tokens buy no buckets.
  */
 const DEVICE_ROUTE = /^\/(device\/v[23]\/|cloudlink\/)/;
 const DEVICE_RATE_LIMIT_PER_MINUTE = 1200;
+
+/** A hop count trusts the nearest n hops whatever their addresses (as proxy-addr reads a number). */
+const trustProxyOf = (setting: Config["trustProxy"]) =>
+  typeof setting === "number" ? (_address: string, hop: number) => hop < setting : setting;
 
 /** The API origin: every route authenticated unless marked public. */
 export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT,
-    trustProxy: true,
+    // Forwarded headers are believed only from the proxies the operator names (FLOTILLA_TRUST_PROXY):
+    // otherwise any client could choose its address for the rate limits, throttles and audit records.
+    trustProxy: trustProxyOf(ctx.config.trustProxy),
     return503OnClosing: true,
     logController: quietRequests,
   });
@@ -76,7 +84,8 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
     max: (_request, key) => (key.startsWith("device:") ? DEVICE_RATE_LIMIT_PER_MINUTE : ctx.config.rateLimitPerMinute),
     keyGenerator: (request) => {
       const token = bearerToken(request);
-      if (token && DEVICE_ROUTE.test(request.url)) {
+      // Only a key already verified buys its own bucket: random tokens count against the address.
+      if (token && DEVICE_ROUTE.test(request.url) && isKnownDeviceKey(ctx, request, token)) {
         return `device:${tokenHashOf(request, token).slice(0, 32)}`;
       }
       return request.ip;

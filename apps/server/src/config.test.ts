@@ -60,9 +60,50 @@ describe("configuration", () => {
       "https://devices.example.com",
       "must be a domain name such as devices.example.com",
     ],
+    [
+      "FLOTILLA_TRUST_PROXY",
+      "true",
+      "must be a hop count (0-99) or a comma-separated list of proxy addresses or CIDRs (e.g. 10.0.0.1,192.168.0.0/16)",
+    ],
+    [
+      "FLOTILLA_TRUST_PROXY",
+      "10.0.0.1,10.0.0.0/33",
+      "must be a hop count (0-99) or a comma-separated list of proxy addresses or CIDRs (e.g. 10.0.0.1,192.168.0.0/16)",
+    ],
+    [
+      "FLOTILLA_FETCH_ALLOW",
+      "git.internal,,10.0.0.0/8",
+      "must be a comma-separated list of host names, addresses or CIDRs (e.g. git.internal,10.1.0.0/16)",
+    ],
+    [
+      "FLOTILLA_FETCH_ALLOW",
+      "http://git.internal",
+      "must be a comma-separated list of host names, addresses or CIDRs (e.g. git.internal,10.1.0.0/16)",
+    ],
   ])("refuses %s=%s with one line naming the variable", (name, value, problem) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(`Invalid ${name}="${value}": ${problem}`);
+  });
+
+  it("trusts no forwarded header unless FLOTILLA_TRUST_PROXY names the proxies or a hop count", () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ FLOTILLA_TRUST_PROXY: "0" }).trustProxy).toBe(false);
+    expect(loadConfig({ FLOTILLA_TRUST_PROXY: "2" }).trustProxy).toBe(2);
+    expect(loadConfig({ FLOTILLA_TRUST_PROXY: "10.0.0.1, 172.16.0.0/12,::1,fd00::/8" }).trustProxy).toEqual([
+      "10.0.0.1",
+      "172.16.0.0/12",
+      "::1",
+      "fd00::/8",
+    ]);
+  });
+
+  it("reads FLOTILLA_FETCH_ALLOW as host names, addresses and CIDRs", () => {
+    expect(loadConfig({}).fetchAllow).toEqual([]);
+    expect(loadConfig({ FLOTILLA_FETCH_ALLOW: "Git.Internal,10.1.0.0/16,127.0.0.2" }).fetchAllow).toEqual([
+      "git.internal",
+      "10.1.0.0/16",
+      "127.0.0.2",
+    ]);
   });
 
   it("sends mail from SMTP_FROM, or from no-reply at the dashboard's host", () => {

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { DEFAULT_DEVICE_LOG_LINES, DEFAULT_VARIABLE_RULES, type VariableRules } from "@flotilla/domain";
+import ipaddr from "ipaddr.js";
 import { z } from "zod";
 
 /**
@@ -23,6 +24,33 @@ const nameList = z
     "must be a comma-separated list of names (letters, digits, _ and :, starting with a letter) or none",
   )
   .transform((value) => (value === "none" ? [] : value.split(",")));
+
+/** `addr` or `addr/bits`, IPv4 or IPv6, as ipaddr.js reads them (strict dotted IPv4). */
+const isAddressOrCidr = (item: string) =>
+  ipaddr.IPv4.isValidFourPartDecimal(item) ||
+  ipaddr.IPv4.isValidCIDRFourPartDecimal(item) ||
+  (item.includes(":") && (ipaddr.IPv6.isValid(item) || ipaddr.IPv6.isValidCIDR(item)));
+
+/** The proxies whose X-Forwarded-For is believed: addresses/CIDRs, or a hop count (`0`: none). */
+const trustProxy = z
+  .string()
+  .refine(
+    (value) => /^\d{1,2}$/.test(value) || value.split(",").every((item) => isAddressOrCidr(item.trim())),
+    "must be a hop count (0-99) or a comma-separated list of proxy addresses or CIDRs (e.g. 10.0.0.1,192.168.0.0/16)",
+  )
+  .transform((value): number | string[] =>
+    /^\d+$/.test(value) ? Number(value) : value.split(",").map((item) => item.trim()),
+  );
+
+/** Hosts and CIDRs outbound fetches of user-supplied URLs may reach although they are not public. */
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*\.?$/i;
+const fetchAllow = z
+  .string()
+  .refine(
+    (value) => value.split(",").every((item) => isAddressOrCidr(item.trim()) || HOST_NAME.test(item.trim())),
+    "must be a comma-separated list of host names, addresses or CIDRs (e.g. git.internal,10.1.0.0/16)",
+  )
+  .transform((value) => value.split(",").map((item) => item.trim().toLowerCase()));
 
 const flag = z.enum(["0", "1"], { error: "must be 0 or 1" });
 
@@ -112,6 +140,8 @@ const schema = z.object({
   FLOTILLA_VARIABLE_WHITELISTED_NAMES: nameList.optional(),
   FLOTILLA_VARIABLE_WHITELISTED_NAMESPACES: nameList.optional(),
   FLOTILLA_VARIABLE_BLACKLISTED_NAMES: nameList.optional(),
+  FLOTILLA_TRUST_PROXY: trustProxy.optional(),
+  FLOTILLA_FETCH_ALLOW: fetchAllow.optional(),
   FLOTILLA_RATE_LIMIT: z.coerce.number({ error: "must be a number" }).int().min(1).default(1000),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
@@ -161,6 +191,13 @@ export type Config = {
   /** Feature flags (experiments) switched on for every dashboard. */
   featureFlags: string[];
   rateLimitPerMinute: number;
+  /**
+   * Whose X-Forwarded-For to believe for the client address (rate limits, login throttles, audit
+   * records): nobody (false, the default), a hop count, or the proxies' addresses/CIDRs.
+   */
+  trustProxy: false | number | string[];
+  /** Host names, addresses and CIDRs that fetches of user-supplied URLs may reach though not public. */
+  fetchAllow: string[];
   /** Variable name rules (spec 2 §5 "Variables"): the domain's defaults unless configured. */
   variableRules: VariableRules;
   logLevel: string;
@@ -234,6 +271,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     repositoryRawUrl: trimSlash(e.FLOTILLA_REPOSITORY_RAW_URL),
     featureFlags: e.FLOTILLA_FEATURE_FLAGS?.split(",") ?? [],
     rateLimitPerMinute: e.FLOTILLA_RATE_LIMIT,
+    trustProxy: e.FLOTILLA_TRUST_PROXY === undefined || e.FLOTILLA_TRUST_PROXY === 0 ? false : e.FLOTILLA_TRUST_PROXY,
+    fetchAllow: e.FLOTILLA_FETCH_ALLOW ?? [],
     variableRules: {
       reservedNames: e.FLOTILLA_VARIABLE_RESERVED_NAMES ?? DEFAULT_VARIABLE_RULES.reservedNames,
       reservedNamespaces: e.FLOTILLA_VARIABLE_RESERVED_NAMESPACES ?? DEFAULT_VARIABLE_RULES.reservedNamespaces,

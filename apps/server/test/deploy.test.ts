@@ -2,7 +2,10 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadDeployContract } from "../src/features/deploy/contract.ts";
+import { fetchAllowList } from "../src/lib/outbound-fetch.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
+
+const noAllowance = fetchAllowList([]);
 
 /** Spec 2 §4 "Deploy configuration", §8 texts, §9: GET /deploy/v1/contract against a stand-in host. */
 const WIDGET = `name: Widget Kiosk
@@ -143,10 +146,18 @@ describe("deploy contract (spec 2 §4, §8, §9)", () => {
 
   it("gives up after the timeout or when the host cannot be reached", async () => {
     await expect(
-      loadDeployContract("https://github.com/acme/widget", { apiUrl: `${hostUrl}/slow`, rawUrl: hostUrl }, 200),
+      loadDeployContract(
+        "https://github.com/acme/widget",
+        { apiUrl: `${hostUrl}/slow`, rawUrl: hostUrl, allow: noAllowance },
+        200,
+      ),
     ).rejects.toMatchObject({ code: "deploy_config_load_failed", statusCode: 502 });
     await expect(
-      loadDeployContract("https://github.com/acme/widget", { apiUrl: "http://127.0.0.1:1", rawUrl: hostUrl }),
+      loadDeployContract("https://github.com/acme/widget", {
+        apiUrl: "http://127.0.0.1:1",
+        rawUrl: hostUrl,
+        allow: noAllowance,
+      }),
     ).rejects.toMatchObject({ code: "deploy_config_load_failed" });
   });
 });

@@ -1,3 +1,4 @@
+import { gzipSync } from "node:zlib";
 import { type BalenaSDK, getSdk, type LogMessage } from "balena-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFactories } from "./factories.ts";
@@ -107,6 +108,57 @@ describe("device logs on one instance", () => {
     expect((await call(t, "GET", `${base}?count=many`, tokens.owner)).status).toBe(400);
     expect((await call(t, "GET", `${base}?count=-1`, tokens.owner)).status).toBe(400);
     expect((await call(t, "GET", `${base}?start=yesterday`, tokens.owner)).status).toBe(400);
+  });
+
+  it("answers 413 to a gzip body that unpacks beyond the bound, and a gzipped state report is no 500", async () => {
+    // 32 MiB of empty lines is ~32 KiB gzipped.
+    const bomb = gzipSync(Buffer.alloc(32 * 1024 * 1024, "\n"));
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    const response = await fetch(`${t.url}/device/v2/${device.uuid}/log-stream`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${device.key}`,
+        "content-type": "application/x-ndjson",
+        "content-encoding": "gzip",
+      },
+      body: bomb,
+    });
+    expect(response.status).toBe(413);
+    // As sent, without gzip, the same bound. The server answers while the client still sends and
+    // closes the connection: a client may see the 413 or only the closed connection.
+    const plain = await fetch(`${t.url}/device/v2/${device.uuid}/log-stream`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${device.key}`, "content-type": "application/x-ndjson" },
+      body: Buffer.alloc(17 * 1024 * 1024, "\n"),
+    }).then(
+      (answer) => answer.status,
+      () => "closed",
+    );
+    expect([413, "closed"]).toContain(plain);
+    // A small gzipped stream still goes through.
+    await t.ctx.devices.logs.clear(device.id);
+    const small = await fetch(`${t.url}/device/v2/${device.uuid}/log-stream`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${device.key}`,
+        "content-type": "application/x-ndjson",
+        "content-encoding": "gzip",
+      },
+      body: gzipSync(`${JSON.stringify({ message: "zipped", timestamp: 1_700_000_000_000 })}\n`),
+    });
+    expect(small.status).toBe(201);
+    // The state report is parsed by Fastify, which does not unpack: a gzip body is a client error.
+    const report = await fetch(`${t.url}/device/v3/state`, {
+      method: "PATCH",
+      headers: {
+        authorization: `Bearer ${device.key}`,
+        "content-type": "application/json",
+        "content-encoding": "gzip",
+      },
+      body: gzipSync(JSON.stringify({ [device.uuid]: {} })),
+    });
+    expect(report.status).toBeGreaterThanOrEqual(400);
+    expect(report.status).toBeLessThan(500);
   });
 
   it("keeps the configured number of lines per device, oldest pruned", async () => {

@@ -62,7 +62,8 @@ const fleetTarget = async () =>
   ).rows[0]?.r;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // buildFromUrl fetches from a stand-in host on 127.0.0.1, which only an operator allowance lets through.
+  t = await createTestApp({ FLOTILLA_FETCH_ALLOW: "127.0.0.1" });
   const me = await t.factories.user({ email: "builder@example.com", password: "builder-password" });
   token = me.token;
   const org = await t.factories.organization({ name: "BuildCo", admins: [me.user] });
@@ -326,6 +327,22 @@ describe("release assets", () => {
     expect((await fetch(local, { headers: { authorization: `Bearer ${observerToken}` } })).status).toBe(200);
     const all = await sdk.models.release.asset.getAllByRelease(release);
     expect(all.map((a) => a.asset_key)).toEqual(["bin/firmware.bin"]);
+
+    // The owner replaces the file with a multipart PATCH; the observer may not.
+    const patch = async (bearer: string, text: string) => {
+      const form = new FormData();
+      form.append("asset", new File([text], "firmware-2.bin", { type: "application/octet-stream" }));
+      return fetch(`${t.url}/v7/release_asset(${asset.id})`, {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${bearer}` },
+        body: form,
+      });
+    };
+    expect((await patch(observerToken, "observer bytes")).status).toBe(404);
+    expect((await patch(token, "new firmware")).status).toBe(200);
+    const replaced = await fetch(local, { headers: { authorization: `Bearer ${token}` } });
+    expect(await replaced.text()).toBe("new firmware");
+    expect(replaced.headers.get("content-disposition")).toContain("firmware-2.bin");
   });
 });
 

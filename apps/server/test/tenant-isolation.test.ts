@@ -1,6 +1,9 @@
 import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
 import { FLEET_MEMBERSHIP_ROLES } from "@flotilla/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import type { User } from "../src/features/users/service.ts";
 import { model } from "../src/model/index.ts";
 import { idFieldOf, type ResourceDefinition } from "../src/odata/model.ts";
@@ -870,6 +873,150 @@ describe("tenant isolation of the device endpoints", () => {
     }
     await runAll(tasks);
     expect(failures.length, report(failures)).toBe(0);
+    expect(differences(before, await dump()), "rows changed").toEqual([]);
+  });
+});
+
+describe("tenant isolation of the routes that touch files or rows outside the OData engine", () => {
+  const assetDir = () => path.join(t.config.dataDir, "storage", "release-assets");
+  const logoDir = () => path.join(t.config.dataDir, "storage", "organization-logos");
+  const filesIn = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).sort() : []);
+  const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
+
+  async function multipart(caller: Caller, method: string, url: string, fields: Record<string, string>) {
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
+    form.append("asset", new File(["planted by A"], "planted.sh", { type: "text/x-shellscript" }));
+    const response = await fetch(`${t.url}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${caller.token}` },
+      body: form,
+    });
+    return { status: response.status, text: await response.text() };
+  }
+
+  it("lets no A user overwrite or plant release asset files (PATCH/POST multipart)", async () => {
+    const bAsset = must(idsOf("B", must(model.resource("release_asset"), "release_asset"))[0], "B asset");
+    const bRelease = must(rowsOf.B.get("release")?.[0], "B release");
+    // B's asset has a file, as an upload would have left it.
+    fs.mkdirSync(assetDir(), { recursive: true });
+    fs.writeFileSync(path.join(assetDir(), String(bAsset)), "B's firmware");
+    const { rows: top } = await t.db.query<{ id: number }>(`SELECT max(id) AS id FROM "release_asset"`);
+    const unknown = Number(top[0]?.id) + 1000;
+    const before = await dump();
+    const failures: Failure[] = [];
+    const expectStatus = async (caller: Caller, method: string, url: string, expected: number[], fields = {}) => {
+      const answer = await multipart(caller, method, url, fields);
+      if (!expected.includes(answer.status)) {
+        failures.push({ caller: caller.label, request: `${method} ${url} → ${answer.status} ${answer.text}` });
+      }
+    };
+    for (const caller of callers) {
+      await expectStatus(caller, "PATCH", `/v7/release_asset(${bAsset})`, [404]);
+      await expectStatus(caller, "PATCH", `/v7/release__has__asset_key(id=${bAsset})`, [404]);
+      await expectStatus(caller, "PATCH", `/v7/release_asset(${unknown})`, [404]);
+      await expectStatus(caller, "PATCH", "/v7/release_asset(99999999999999999999)", [400]);
+      await expectStatus(caller, "PATCH", `/v7/release_asset?$filter=id eq ${bAsset}`, [400]);
+      await expectStatus(caller, "POST", "/v7/release_asset", [...WRITE_REFUSALS], {
+        release: String(bRelease),
+        asset_key: `planted-${hex(3)}`,
+      });
+    }
+    // The engine itself answers an out-of-range key as a bad request, not a 500.
+    for (const method of ["GET", "PATCH", "DELETE"]) {
+      const answer = await send(
+        must(callers[0], "caller"),
+        method,
+        "release_asset(99999999999999999999)",
+        method === "PATCH" ? { asset_key: "x" } : undefined,
+      );
+      if (answer.status >= 500)
+        failures.push({ caller: "A", request: `${method} release_asset(99999999999999999999) → ${answer.status}` });
+    }
+    expect(failures.length, report(failures)).toBe(0);
+    expect(fs.readFileSync(path.join(assetDir(), String(bAsset)), "utf8")).toBe("B's firmware");
+    expect(filesIn(assetDir())).toEqual([String(bAsset)]);
+    expect(differences(before, await dump()), "rows changed").toEqual([]);
+  });
+
+  it("keeps B's organization logo, asset downloads, builds, logs, device actions, keys and terminals from A's users", async () => {
+    const bOrg = tenants.B.org.id;
+    const bFleet = must(tenants.B.fleets[0], "B fleet");
+    const bAsset = must(idsOf("B", must(model.resource("release_asset"), "release_asset"))[0], "B asset");
+    const { rows: devices } = await t.db.query<{ id: number; uuid: string }>(
+      "SELECT id, uuid FROM device WHERE belongs_to__application = $1",
+      [bFleet.id],
+    );
+    const bUuid = must(devices[0], "B device").uuid;
+    const bDeviceId = must(devices[0], "B device").id;
+    const before = await dump();
+    const logosBefore = filesIn(logoDir());
+    const failures: Failure[] = [];
+    for (const caller of callers) {
+      const probes: [string, string, Uint8Array | string | undefined, string | undefined, number[]][] = [
+        ["PUT", `/organization/${bOrg}/logo`, new Uint8Array(PNG), "image/png", [404]],
+        ["GET", `/organization/${bOrg}/logo`, undefined, undefined, [404]],
+        ["DELETE", `/organization/${bOrg}/logo`, undefined, undefined, [404]],
+        ["GET", `/release-asset/v1/${bAsset}/download`, undefined, undefined, [404]],
+        [
+          "POST",
+          `/v3/buildFromUrl?app=${bFleet.id}`,
+          JSON.stringify({ url: "http://127.0.0.1:9/a.tar" }),
+          "application/json",
+          [404],
+        ],
+        ["POST", `/v3/build?app=${bFleet.id}`, new Uint8Array(16), "application/x-tar", [404]],
+        ["GET", `/access/v1/hostos/${bUuid}`, undefined, undefined, [404]],
+        ["GET", `/device/v2/${bUuid}/logs`, undefined, undefined, [404]],
+        ["GET", `/v1/${bUuid}/diagnose`, undefined, undefined, [404]],
+        ["POST", `/v1/${bUuid}/diagnose`, "{}", "application/json", [404]],
+        ["GET", `/v2/${bUuid}/resinhup`, undefined, undefined, [404]],
+        [
+          "POST",
+          `/v2/${bUuid}/resinhup`,
+          JSON.stringify({ parameters: { target_version: "6.0.0" } }),
+          "application/json",
+          [404],
+        ],
+        [
+          "POST",
+          "/api-key/v2/",
+          JSON.stringify({ actorType: "application", actorTypeId: bFleet.id, roles: ["provisioning-api-key"] }),
+          "application/json",
+          [401, 403, 404],
+        ],
+        ["POST", `/api-key/device/${bDeviceId}/device-key`, "{}", "application/json", [401, 403, 404]],
+      ];
+      for (const [method, url, body, type, expected] of probes) {
+        const response = await fetch(`${t.url}${url}`, {
+          method,
+          headers: { authorization: `Bearer ${caller.token}`, ...(type ? { "content-type": type } : {}) },
+          ...(body === undefined ? {} : { body }),
+        });
+        const text = await response.text();
+        if (!expected.includes(response.status)) {
+          failures.push({ caller: caller.label, request: `${method} ${url} → ${response.status} ${text}` });
+        }
+      }
+    }
+    // The web terminal authenticates in its first message: B's device is not found for A's users.
+    for (const caller of callers) {
+      for (const target of ["host", "main"]) {
+        const reason = await new Promise<string>((resolve, reject) => {
+          const socket = new WebSocket(`${t.url.replace("http", "ws")}/terminal/v1/connect`);
+          socket.on("open", () =>
+            socket.send(JSON.stringify({ event: "authentication", token: caller.token, uuid: bUuid, target })),
+          );
+          socket.on("close", (_code, why) => resolve(why.toString()));
+          socket.on("error", reject);
+        });
+        if (reason !== "device_not_found") {
+          failures.push({ caller: caller.label, request: `terminal ${target} on ${bUuid} → closed with ${reason}` });
+        }
+      }
+    }
+    expect(failures.length, report(failures)).toBe(0);
+    expect(filesIn(logoDir())).toEqual(logosBefore);
     expect(differences(before, await dump()), "rows changed").toEqual([]);
   });
 });

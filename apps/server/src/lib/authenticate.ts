@@ -74,8 +74,16 @@ export async function identify(ctx: AppContext, token: string, hashOf = () => ha
   const hash = hashOf();
   const cached = cache.get(hash);
   if (cached && cached.until > Date.now()) return cached.caller;
+  const unknown = ctx.devices.unknownKeys;
+  const until = unknown.get(hash);
+  if (until !== undefined && until > Date.now()) throw new FlotillaError("unauthorized", "Invalid API key.");
   const key = await findApiKey(ctx.db.orm, token);
-  if (!key) throw new FlotillaError("unauthorized", "Invalid API key.");
+  if (!key) {
+    unknown.delete(hash);
+    unknown.set(hash, Date.now() + UNKNOWN_KEY_CACHE_MS);
+    if (unknown.size > UNKNOWN_KEY_CACHE_SIZE) unknown.delete(unknown.keys().next().value as string);
+    throw new FlotillaError("unauthorized", "Invalid API key.");
+  }
   if (key.role !== "user") {
     const caller: Caller = {
       actor: key.is_of__actor,
@@ -87,7 +95,12 @@ export async function identify(ctx: AppContext, token: string, hashOf = () => ha
     if (key.role === "device-api-key") {
       if (cache.size >= DEVICE_KEY_CACHE_SIZE) cache.clear();
       const expires = key.expiry_date ? new Date(key.expiry_date).getTime() : Number.POSITIVE_INFINITY;
-      cache.set(hash, { caller, until: Math.min(Date.now() + DEVICE_KEY_CACHE_MS, expires) });
+      const trustedUntil = Math.min(Date.now() + DEVICE_KEY_CACHE_MS, expires);
+      cache.set(hash, { caller, until: trustedUntil });
+      const verified = ctx.devices.verifiedKeys;
+      verified.delete(hash);
+      verified.set(hash, trustedUntil);
+      if (verified.size > DEVICE_KEY_CACHE_SIZE) verified.delete(verified.keys().next().value as string);
     }
     return caller;
   }
@@ -111,6 +124,15 @@ export async function identify(ctx: AppContext, token: string, hashOf = () => ha
  */
 const DEVICE_KEY_CACHE_MS = 10 * 60_000;
 const DEVICE_KEY_CACHE_SIZE = 50_000;
+/** Unknown tokens are answered from memory for a minute (a flood of one costs no key look-up). */
+const UNKNOWN_KEY_CACHE_MS = 60_000;
+const UNKNOWN_KEY_CACHE_SIZE = 10_000;
+
+/** Is this token a device key verified recently (so its calls may have their own rate limit)? */
+export function isKnownDeviceKey(ctx: AppContext, request: FastifyRequest, token: string): boolean {
+  const until = ctx.devices.verifiedKeys.get(tokenHashOf(request, token));
+  return until !== undefined && until > Date.now();
+}
 
 /**
  * What a token whose second factor is still pending may call (spec 1 §4: authenticated only when

@@ -30,6 +30,10 @@ export function createThrottle({
       const retryAfter = Math.max(1, Math.ceil(((times[0] ?? now) + windowMs - now) / 1000));
       throw new FlotillaError("too_many_requests", message, { headers: { "retry-after": String(retryAfter) } });
     },
+    /** Has this key reached the limit within the window? */
+    reached(rawKey: string, now = Date.now()) {
+      return recent(normal(rawKey), now).length >= max;
+    },
     hit(rawKey: string, now = Date.now()) {
       const key = normal(rawKey);
       const times = [...recent(key, now), now];

@@ -48,7 +48,7 @@ export type AliasValues = Record<string, number | string | boolean>;
  */
 export function parseODataUrl(url: string): ODataUrl {
   if (url.length > LIMITS.urlLength) throw badRequest(`The request URL is longer than ${LIMITS.urlLength} characters.`);
-  const path = url.startsWith("/v7/") ? url.slice(3) : url;
+  const path = decodeSyntax(url.startsWith("/v7/") ? url.slice(3) : url);
   const { tree, binds } = runParser(() => parse(path));
   const normalizer = new Normalizer(binds, {});
   const root = tree as unknown as NodeObject;
@@ -66,6 +66,60 @@ export function parseODataUrl(url: string): ODataUrl {
   };
   if (root.key !== undefined) parsed.key = normalizer.key(root.key);
   return parsed;
+}
+
+/**
+ * Escapes a client may use for OData syntax but that must stay as they are: `%25` (decoding it
+ * would decode twice), `%2B` (the grammar reads it as a sign, a raw `+` as a space), `%26` (an
+ * `&` that separates no options), and `/`, `?`, `#`, which would change the URL's structure.
+ */
+const KEPT_ESCAPES = new Set(["%25", "%2B", "%26", "%2F", "%3F", "%23"]);
+const TOKEN = /%[0-9A-Fa-f]{2}|[\s\S]/g;
+const isApostrophe = (token: string | undefined) => token === "'" || token === "%27";
+
+/**
+ * The grammar (as pinejs uses it) reads `'`, `$` and spaces written raw or percent-encoded, and
+ * decodes a string literal's content once, itself; but `(`, `)`, `,`, `=` … only raw. Clients that
+ * percent-encode every query value (URLSearchParams, curl --data-urlencode) send
+ * `contains%28device_name%2C%27a%27%29`, so the escapes outside string literals are decoded here,
+ * before parsing; a literal's content is left as sent, so `'50%25'` still means `50%` and is not
+ * decoded twice, and `+`/`%2B` keep the grammar's meaning.
+ */
+export function decodeSyntax(url: string): string {
+  if (!url.includes("%")) return url;
+  const tokens = url.match(TOKEN) ?? [];
+  let out = "";
+  let run = "";
+  const flush = () => {
+    if (run === "") return;
+    try {
+      out += decodeURIComponent(run);
+    } catch {
+      throw badRequest("The request URL has a malformed percent-encoding.");
+    }
+    run = "";
+  };
+  let inLiteral = false;
+  for (let index = 0; index < tokens.length; index++) {
+    const token = tokens[index] as string;
+    if (isApostrophe(token)) {
+      flush();
+      out += "'";
+      if (!inLiteral) inLiteral = true;
+      else if (isApostrophe(tokens[index + 1])) {
+        // A doubled quote inside a literal is one quote of its content.
+        out += "'";
+        index++;
+      } else inLiteral = false;
+    } else if (!inLiteral && token.length === 3 && !KEPT_ESCAPES.has(token.toUpperCase())) {
+      run += token;
+    } else {
+      flush();
+      out += token;
+    }
+  }
+  flush();
+  return out;
 }
 
 /** Parses an OData `$filter` expression on its own (the part of a permission after `?`). */

@@ -246,6 +246,59 @@ describe("$filter", () => {
   });
 });
 
+describe("percent-encoded query options", () => {
+  /** As URLSearchParams (and curl --data-urlencode) send them: every reserved character encoded. */
+  const encoded = (options: Record<string, string>) =>
+    `/device?${Object.entries(options)
+      .map(
+        ([name, value]) =>
+          `${name}=${encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`,
+      )
+      .join("&")}`;
+
+  it("answers the encoded form as the literal one", async () => {
+    expect(await api.ids("/device?$filter=contains%28device_name,%27et%27%29")).toEqual([2, 6]);
+    for (const filter of [
+      "contains(device_name,'et')",
+      "substring(device_name,1,2) eq 'ps'",
+      "id in (1, 3, 5) and not (device_name eq 'gamma')",
+      "concat(concat(device_name,'-'),uuid) eq 'beta-aaaa0002'",
+      "created_at gt datetime'2024-03-05T00:00:00Z'",
+    ]) {
+      const literal = await api.ids(q(`$filter=${filter}`));
+      expect(literal.length, filter).toBeGreaterThan(0);
+      expect(await api.ids(encoded({ $filter: filter })), filter).toEqual(literal);
+      // The $ of the option's name encoded too.
+      expect(await api.ids(encoded({ "%24filter": filter })), filter).toEqual(literal);
+    }
+    expect(await api.get(encoded({ $select: "device_name", $filter: "id le 2", $orderby: "id desc" }))).toEqual([
+      { device_name: "beta" },
+      { device_name: "alpha" },
+    ]);
+  });
+
+  it("decodes a literal's content once: encoded quotes, %25 and + keep their meaning", async () => {
+    // The literal's content as pinejs-client writes it: quotes doubled, then encodeURIComponent.
+    const content = (value: string) => encodeURIComponent(value.replaceAll("'", "''"));
+    const probe = (value: string) => `concat(device_name,'${content(value)}') eq 'alpha${content(value)}'`;
+    for (const value of ["'s", "100%", "%41", "a+b", "it's 50% + 'more'"]) {
+      // The literal form matches alpha: the content is decoded exactly once.
+      expect(await api.ids(q(`$filter=${probe(value)}`)), value).toEqual([1]);
+      // Encoded once more as a whole (the content's % becomes %25…): still the same answer.
+      expect(await api.ids(encoded({ $filter: probe(value) })), value).toEqual([1]);
+    }
+    // A quote encoded as %27 inside the literal, and a doubled one.
+    expect(await api.ids(q("$filter=device_name eq %27alpha%27"))).toEqual([1]);
+    expect(await api.ids(q("$filter=concat(device_name,%27%27%27s%27) eq 'alpha''s'"))).toEqual([1]);
+    // Not double-decoded: '%2541' is the text %41, not A.
+    expect(await api.ids(q("$filter=device_name eq 'alph%2561'"))).toEqual([]);
+  });
+
+  it("refuses a malformed escape with 400", async () => {
+    expect(await failure(api.send("GET", "/v7/device?$filter=id%20eq%E0%A4"))).toMatchObject({ statusCode: 400 });
+  });
+});
+
 describe("$orderby, $top, $skip", () => {
   it("orders by fields, both directions, with the id as tie-break", async () => {
     expect(await api.ids(q("$orderby=cpu_usage desc&$filter=cpu_usage ne null"))).toEqual([4, 2, 5, 1, 6]);

@@ -13,6 +13,7 @@ import { z } from "zod";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireFreshAuth, requireSession, requireUser } from "../../lib/authenticate.ts";
+import { fetchAllowList } from "../../lib/outbound-fetch.ts";
 import { createThrottle } from "../../lib/throttle.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { createLoginThrottle } from "../auth/login-throttle.ts";
@@ -46,6 +47,7 @@ const HOUR = 60 * 60 * 1000;
 
 export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
   const { db, tokens } = ctx;
+  const fetchAllow = fetchAllowList(ctx.config.fetchAllow);
   const resetPerEmail = createThrottle({
     max: RESET_MAILS_PER_EMAIL,
     windowMs: HOUR,
@@ -73,7 +75,7 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
       passwordThrottle.failed(key, address);
       throw new FlotillaError("invalid_password");
     }
-    passwordThrottle.succeeded(key);
+    passwordThrottle.succeeded(key, address);
   }
 
   // ---- Email verification ---------------------------------------------------------------
@@ -185,7 +187,7 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
   app.post("/user/v1/ssh-keys/import", async (request) => {
     const { id } = requireUser(request);
     const { url } = parseInput(sshKeyImportSchema, request.body);
-    return importSshKeys(db.orm, id, url);
+    return importSshKeys(db.orm, id, url, { allow: fetchAllow, log: request.log });
   });
 
   twoFactorRoutes(app, ctx, { totp, checkPassword });

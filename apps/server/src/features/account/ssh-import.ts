@@ -1,8 +1,10 @@
 import { isSshPublicKey } from "@flotilla/domain";
 import { eq } from "drizzle-orm";
+import type { FastifyBaseLogger } from "fastify";
 import type { Orm } from "../../db/index.ts";
 import { user_public_key } from "../../db/schema/index.ts";
 import { FlotillaError } from "../../errors.ts";
+import { type FetchAllowList, OutboundFetchError, outboundFetch, readBody } from "../../lib/outbound-fetch.ts";
 
 /** The list of a code-host user's public keys (e.g. https://github.com/{user}.keys): small, text, quick. */
 export const SSH_IMPORT_TIMEOUT_MS = 5000;
@@ -11,44 +13,31 @@ export const SSH_IMPORT_MAX_BYTES = 100 * 1024;
 /** `type base64` without the comment: two lines with the same key are the same key. */
 const keyIdentity = (line: string) => line.trim().split(/\s+/).slice(0, 2).join(" ");
 
-async function fetchKeyList(url: string): Promise<string> {
-  let response: Response;
+/** The one answer to every failure to fetch the list, so the import tells nothing of what is behind a URL. */
+const FETCH_FAILED = "The key list could not be fetched from this URL.";
+
+async function fetchKeyList(url: string, allow: FetchAllowList, log: FastifyBaseLogger): Promise<string> {
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(SSH_IMPORT_TIMEOUT_MS), redirect: "follow" });
-  } catch {
-    throw new FlotillaError("bad_request", "The key list could not be fetched from this URL.");
-  }
-  if (!response.ok) {
-    await response.body?.cancel();
-    throw new FlotillaError(
-      "bad_request",
-      `The key list could not be fetched: the server answered ${response.status}.`,
-    );
-  }
-  const type = response.headers.get("content-type") ?? "text/plain";
-  if (!type.startsWith("text/plain")) {
-    await response.body?.cancel();
-    throw new FlotillaError("bad_request", "The key list must be plain text, one key a line.");
-  }
-  const reader = response.body?.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = reader ? await reader.read() : { done: true, value: undefined };
-      if (done) break;
-      size += value.byteLength;
-      if (size > SSH_IMPORT_MAX_BYTES) {
-        await reader?.cancel();
-        throw new FlotillaError("bad_request", "The key list is larger than 100 kB.");
-      }
-      chunks.push(value);
+    const response = await outboundFetch(url, {
+      allow,
+      timeoutMs: SSH_IMPORT_TIMEOUT_MS,
+      maxBytes: SSH_IMPORT_MAX_BYTES,
+      accept: "text/plain",
+    });
+    if (response.status < 200 || response.status > 299) {
+      response.body.destroy();
+      throw new OutboundFetchError(`answered ${response.status}`);
     }
+    if (!(response.contentType || "text/plain").startsWith("text/plain")) {
+      response.body.destroy();
+      throw new OutboundFetchError(`content type ${response.contentType}`);
+    }
+    return (await readBody(response)).toString("utf8");
   } catch (error) {
-    if (error instanceof FlotillaError) throw error;
-    throw new FlotillaError("bad_request", "The key list could not be fetched from this URL.");
+    if (!(error instanceof OutboundFetchError)) throw error;
+    log.warn({ url, detail: error.detail }, "SSH key import: the key list could not be fetched");
+    throw new FlotillaError("bad_request", FETCH_FAILED);
   }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 /**
@@ -56,9 +45,14 @@ async function fetchKeyList(url: string): Promise<string> {
  * (titled with their comment, or after the host), keys the user already has are skipped, other
  * lines are ignored. No valid key at all is a 400.
  */
-export async function importSshKeys(orm: Orm, userId: number, url: string) {
+export async function importSshKeys(
+  orm: Orm,
+  userId: number,
+  url: string,
+  fetching: { allow: FetchAllowList; log: FastifyBaseLogger },
+) {
   const host = new URL(url).hostname;
-  const lines = (await fetchKeyList(url))
+  const lines = (await fetchKeyList(url, fetching.allow, fetching.log))
     .split(/\r?\n/)
     .map((line) => line.trim())
     .filter(Boolean);

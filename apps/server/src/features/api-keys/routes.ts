@@ -6,7 +6,7 @@ import type { Database } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireAuth, requireFreshAuth, requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
-import { createApiKey, findApiKey } from "./service.ts";
+import { createApiKey, findApiKey, hashApiKey } from "./service.ts";
 
 /**
  * An expiry in the future, or null for "never" (spec 1 §5: name and expiry are required; the
@@ -67,7 +67,8 @@ async function canCreateKeysFor(db: Pick<Database, "query">, actor: number, appl
   return rows.length > 0;
 }
 
-export async function apiKeyRoutes(app: FastifyInstance, { db }: AppContext) {
+export async function apiKeyRoutes(app: FastifyInstance, ctx: AppContext) {
+  const { db } = ctx;
   // balena-sdk `apiKey.create`: a personal key acting with the user's own rights (decision 3).
   app.post("/api-key/user/full", async (request, reply) => {
     const { caller, id } = requireUser(request);
@@ -147,6 +148,8 @@ export async function apiKeyRoutes(app: FastifyInstance, { db }: AppContext) {
         throw new FlotillaError("conflict", "This key is already in use.");
       throw error;
     });
+    // A key the device chose may have been tried (and remembered as unknown) before it existed.
+    if (body.apiKey) ctx.devices.forgetUnknownKey(hashApiKey(key));
     return JSON.stringify(key);
   });
 }

@@ -24,13 +24,16 @@ export async function authRoutes(app: FastifyInstance, { db, tokens }: AppContex
     { config: { public: true, rateLimit: { max: 30, timeWindow: "1 minute" } } },
     async (request, reply) => {
       const { username, password } = parseInput(loginBody, request.body);
-      throttle.check(username, request.ip);
+      throttle.checkAddress(request.ip);
       const found = await findUserByLogin(db.orm, username);
+      // One counter per user, whether named by email or username.
+      const account = found ? `user:${found.id}` : `login:${username}`;
+      throttle.check(account, request.ip);
       if (!found || !(await verifyPassword(found.password_hash, password))) {
-        throttle.failed(username, request.ip);
+        throttle.failed(account, request.ip);
         throw new FlotillaError("invalid_login_credentials");
       }
-      throttle.succeeded(username);
+      throttle.succeeded(account, request.ip);
       reply.type("text/plain; charset=utf-8");
       return tokens.start(found);
     },

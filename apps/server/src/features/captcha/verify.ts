@@ -16,7 +16,10 @@ async function verifyRecaptcha(config: AppContext["config"], response: string): 
   const recaptcha = config.recaptcha;
   if (!recaptcha) return false;
   try {
+    // RECAPTCHA_VERIFY_URL is the operator's, not a user's, so it skips the outbound guard
+    // (lib/outbound-fetch.ts); redirects are not followed, the secret goes to that URL only.
     const answer = await fetch(recaptcha.verifyUrl, {
+      redirect: "error",
       method: "POST",
       body: new URLSearchParams({ secret: recaptcha.secretKey, response }),
       signal: AbortSignal.timeout(10_000),

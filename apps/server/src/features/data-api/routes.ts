@@ -1,12 +1,12 @@
 import fastifyMultipart from "@fastify/multipart";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { type Caller, requireAuth } from "../../lib/authenticate.ts";
 import { model } from "../../model/index.ts";
-import { createPermissions, handleODataRequest, type ODataRequest } from "../../odata/index.ts";
+import { createPermissions, type Hooks, handleODataRequest, type ODataRequest } from "../../odata/index.ts";
 import { resendVerificationEmail } from "../account/service.ts";
-import { assetHref, isAssetUpload, readAssetUpload, storeAsset } from "../releases/assets.ts";
+import { assetUploadHooks, assetUploadTarget, isAssetUpload, readAssetUpload } from "../releases/assets.ts";
 import { createHooks } from "./hooks.ts";
 import { permissionsForKey, permissionsForUser } from "./permissions.ts";
 
@@ -15,13 +15,18 @@ import { permissionsForKey, permissionsForUser } from "./permissions.ts";
 const USER_BY_KEY = /^\/v7\/user\((?:id=)?(\d+)\)(?:\?.*)?$/;
 
 /** A data API request as the caller: their permissions and hooks apply, as on /v7. */
-export function odataAs(ctx: AppContext, caller: Caller, request: Pick<ODataRequest, "method" | "url" | "body">) {
+export function odataAs(
+  ctx: AppContext,
+  caller: Caller,
+  request: Pick<ODataRequest, "method" | "url" | "body">,
+  hooks: Hooks = hooksOf(ctx),
+) {
   const strings = caller.user ? permissionsForUser(caller.globalRoles) : permissionsForKey(caller.apiKey?.role);
   return handleODataRequest({
     db: ctx.db,
     model,
     permissions: createPermissions({ model, permissions: strings, actorId: caller.actor }),
-    hooks: hooksOf(ctx),
+    hooks,
     actorId: caller.actor,
     actorType: actorTypeOf(caller),
     authTime: caller.session?.authTime,
@@ -45,6 +50,32 @@ function hooksOf(ctx: AppContext) {
   return hooks;
 }
 
+/**
+ * A multipart write of a release asset: the fields go through the data API as the caller, and the
+ * file is stored by that write's own hooks, for the row it created or updated (assets.ts).
+ */
+async function assetUpload(ctx: AppContext, caller: Caller, request: FastifyRequest) {
+  const { id } = assetUploadTarget(request.method, request.url);
+  const { body, file } = await readAssetUpload(request);
+  const write = { method: request.method, url: request.url };
+  if (!file) return odataAs(ctx, caller, { ...write, body });
+  const { asset: _described, ...fields } = body;
+  const upload = assetUploadHooks(hooksOf(ctx), { dataDir: ctx.config.dataDir, apiUrl: ctx.config.apiUrl, file });
+  let committed = false;
+  try {
+    const response = await odataAs(ctx, caller, { ...write, body: fields }, upload.hooks);
+    committed = true;
+    // A PATCH that matched no row the caller may change wrote nothing: say so.
+    if (id !== undefined && upload.stored.length === 0) throw new FlotillaError("not_found", "Release asset not found");
+    return response;
+  } finally {
+    // Staged files left after a commit are renames that failed; after a rollback, nothing to say.
+    if ((await upload.discard()) > 0 && committed) {
+      request.log.error({ assets: upload.stored }, "release asset: the file could not be put in place after the write");
+    }
+  }
+}
+
 export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
   // Only release assets are sent as multipart (balena-sdk release.asset.upload).
   await app.register(fastifyMultipart);
@@ -57,16 +88,7 @@ export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
         if (!isAssetUpload(request) || request.method === "GET" || request.method === "DELETE") {
           throw new FlotillaError("unsupported_media_type");
         }
-        const { body, file } = await readAssetUpload(request);
-        const response = await odataAs(ctx, caller, { method: request.method, url: request.url, body });
-        const created = response.body as { id?: number } | undefined;
-        const id = request.method === "POST" ? created?.id : Number(/\((?:id=)?(\d+)\)/.exec(request.url)?.[1]);
-        if (file && id) {
-          await storeAsset(ctx.config.dataDir, id, file);
-          const asset = { ...(body.asset as object), href: assetHref(ctx.config.apiUrl, id) };
-          await ctx.db.query(`UPDATE "release_asset" SET asset = $2 WHERE id = $1`, [id, JSON.stringify(asset)]);
-          if (created && request.method === "POST") Object.assign(created, { asset });
-        }
+        const response = await assetUpload(ctx, caller, request);
         return reply.code(response.status).headers(response.headers).send(response.body);
       }
       let body = request.body;

@@ -1,6 +1,7 @@
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { FlotillaError } from "../../errors.ts";
+import { type FetchAllowList, OutboundFetchError, outboundFetch, readBody } from "../../lib/outbound-fetch.ts";
 
 /** What `GET /deploy/v1/contract` answers (spec 2 §4 "Deploy configuration", §8 texts). */
 export interface DeployContract {
@@ -95,35 +96,33 @@ export function parseContract(text: string): DeployContract["contract"] {
 
 const loadFailed = (cause: unknown) => new FlotillaError("deploy_config_load_failed", undefined, { cause });
 
-async function get(url: string, accept: string, signal: AbortSignal): Promise<Response> {
-  try {
-    return await fetch(url, { headers: { accept, "user-agent": "flotilla" }, signal, redirect: "follow" });
-  } catch (error) {
-    throw loadFailed(error);
-  }
-}
+/**
+ * The repository host is the operator's (FLOTILLA_REPOSITORY_*_URL), not the user's: the pasted
+ * URL only gives owner and repository names. So the configured hosts are trusted as configured,
+ * while a redirect to any other host goes through the outbound checks like a user's URL.
+ */
+export type RepositoryHosts = { apiUrl: string; rawUrl: string; allow: FetchAllowList };
 
-/** Reads at most `limit` bytes of the body; null when it is longer. */
-async function readCapped(response: Response, limit: number): Promise<string | null> {
-  const reader = response.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+async function get(url: string, accept: string, hosts: RepositoryHosts, timeoutMs: number, maxBytes: number) {
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel().catch(() => {});
-        return null;
-      }
-      chunks.push(value);
+    const response = await outboundFetch(url, {
+      allow: hosts.allow,
+      trustedOrigins: [new URL(hosts.apiUrl).origin, new URL(hosts.rawUrl).origin],
+      timeoutMs,
+      maxBytes,
+      accept,
+    });
+    if (response.status < 200 || response.status > 299) {
+      response.body.destroy();
+      return { status: response.status, text: null };
     }
+    return { status: response.status, text: (await readBody(response)).toString("utf8") };
   } catch (error) {
+    if (error instanceof OutboundFetchError && /^body larger|^body of/.test(error.detail)) {
+      return { status: 200, text: null, tooLarge: true };
+    }
     throw loadFailed(error);
   }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 /**
@@ -133,22 +132,22 @@ async function readCapped(response: Response, limit: number): Promise<string | n
  */
 export async function loadDeployContract(
   repoUrl: unknown,
-  hosts: { apiUrl: string; rawUrl: string },
+  hosts: RepositoryHosts,
   timeoutMs = CONTRACT_FETCH_TIMEOUT_MS,
 ): Promise<DeployContract> {
   const { owner, repo } = parseRepositoryUrl(repoUrl);
   const url = String(repoUrl).trim();
-  const signal = AbortSignal.timeout(timeoutMs);
+  const deadline = Date.now() + timeoutMs;
+  const left = () => Math.max(1, deadline - Date.now());
   const notFound = () => new FlotillaError("deploy_repository_not_found", undefined, { params: { url } });
   const path = `${encodeURIComponent(owner)}/${encodeURIComponent(repo)}`;
 
-  const api = await get(`${hosts.apiUrl}/repos/${path}`, "application/vnd.github+json", signal);
+  const api = await get(`${hosts.apiUrl}/repos/${path}`, "application/vnd.github+json", hosts, left(), 1024 * 1024);
   if (api.status === 404) throw notFound();
-  if (!api.ok) throw loadFailed(new Error(`repository API answered ${api.status}`));
-  const apiText = await readCapped(api, 1024 * 1024);
+  if (api.text === null) throw loadFailed(new Error(`repository API answered ${api.status}`));
   let defaultBranch: unknown;
   try {
-    defaultBranch = (JSON.parse(apiText ?? "") as { default_branch?: unknown }).default_branch;
+    defaultBranch = (JSON.parse(api.text) as { default_branch?: unknown }).default_branch;
   } catch (error) {
     throw loadFailed(error);
   }
@@ -157,10 +156,15 @@ export async function loadDeployContract(
   }
 
   const branch = defaultBranch.split("/").map(encodeURIComponent).join("/");
-  const raw = await get(`${hosts.rawUrl}/${path}/${branch}/balena.yml`, "text/plain", signal);
+  const raw = await get(
+    `${hosts.rawUrl}/${path}/${branch}/balena.yml`,
+    "text/plain",
+    hosts,
+    left(),
+    CONTRACT_MAX_BYTES,
+  );
   if (raw.status === 404) throw notFound();
-  if (!raw.ok) throw loadFailed(new Error(`raw file host answered ${raw.status}`));
-  const text = await readCapped(raw, CONTRACT_MAX_BYTES);
-  if (text === null) throw new FlotillaError("deploy_contract_invalid");
-  return { repoUrl: url, defaultBranch, contract: parseContract(text) };
+  if ("tooLarge" in raw) throw new FlotillaError("deploy_contract_invalid");
+  if (raw.text === null) throw loadFailed(new Error(`raw file host answered ${raw.status}`));
+  return { repoUrl: url, defaultBranch, contract: parseContract(raw.text) };
 }

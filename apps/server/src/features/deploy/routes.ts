@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { requireUser } from "../../lib/authenticate.ts";
+import { fetchAllowList } from "../../lib/outbound-fetch.ts";
 import { loadDeployContract } from "./contract.ts";
 
 /**
@@ -12,9 +13,14 @@ import { loadDeployContract } from "./contract.ts";
  * 404 `deploy_repository_not_found`, 422 `deploy_contract_invalid`, 502 `deploy_config_load_failed`.
  */
 export async function deployRoutes(app: FastifyInstance, { config }: AppContext) {
+  const hosts = {
+    apiUrl: config.repositoryApiUrl,
+    rawUrl: config.repositoryRawUrl,
+    allow: fetchAllowList(config.fetchAllow),
+  };
   app.get("/deploy/v1/contract", async (request) => {
     requireUser(request);
     const { repoUrl } = (request.query ?? {}) as { repoUrl?: unknown };
-    return loadDeployContract(repoUrl, { apiUrl: config.repositoryApiUrl, rawUrl: config.repositoryRawUrl });
+    return loadDeployContract(repoUrl, hosts);
   });
 }

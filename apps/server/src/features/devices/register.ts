@@ -34,7 +34,8 @@ const uuidTaken = () => new FlotillaError("conflict", '"uuid" must be unique.');
  * architecture-incompatible device type; 402 beyond the free plan allowance; 409
  * `"uuid" must be unique.` for a known uuid (the device then exchanges its key).
  */
-export async function deviceRegisterRoutes(app: FastifyInstance, { db }: AppContext) {
+export async function deviceRegisterRoutes(app: FastifyInstance, ctx: AppContext) {
+  const { db } = ctx;
   app.post("/device/register", DEVICE_ONLY, async (request, reply) => {
     const caller = requireAuth(request);
     const body = parseInput(registerBody, request.body);
@@ -112,6 +113,8 @@ export async function deviceRegisterRoutes(app: FastifyInstance, { db }: AppCont
             if ((error as { code?: unknown })?.code === "23505") throw uuidTaken();
             throw error;
           });
+    // The device chose its key and may have tried it before registering: it is no unknown token now.
+    ctx.devices.forgetUnknownKey(hashApiKey(apiKey));
     reply.code(201);
     return { id: id.id, uuid: body.uuid, api_key: apiKey };
   });

@@ -1,10 +1,11 @@
-import type { Readable } from "node:stream";
+import { pipeline, type Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { createGunzip } from "node:zlib";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireAuth } from "../../lib/authenticate.ts";
+import { byteCap } from "../../lib/byte-cap.ts";
 import { DEVICE_ONLY } from "../../lib/device-only.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { mayDo } from "../data-api/actions.ts";
@@ -16,6 +17,12 @@ import { STATE_REPORT_BODY_LIMIT, stateReportBody } from "./state-report.ts";
 /** A log line longer than this (JSON, before the message is cut) is dropped whole. */
 const MAX_RAW_LOG_LINE = 256 * 1024;
 const CLOUDLINK_PING_MS = 20_000;
+/**
+ * One log-stream request carries at most this much, as sent and as unpacked; the agent ends its
+ * stream when idle and opens a new one after a failure, so a chatty device just reconnects.
+ */
+const LOG_STREAM_MAX_MIB = 16;
+const LOG_STREAM_MAX_BYTES = LOG_STREAM_MAX_MIB * 1024 * 1024;
 
 const deviceNotFound = (uuid: string) => new FlotillaError("device_not_found", undefined, { params: { device: uuid } });
 
@@ -71,8 +78,18 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
         throw new FlotillaError("unsupported_media_type");
       }
       devices.heartbeat.seen(device.id);
-      const raw = request.body as Readable;
-      const stream = request.headers["content-encoding"] === "gzip" ? raw.pipe(createGunzip()) : raw;
+      const tooLarge = () =>
+        new FlotillaError(
+          "payload_too_large",
+          `A log stream request carries at most ${LOG_STREAM_MAX_MIB} MiB; open a new one`,
+        );
+      // Bounded as sent and as unpacked: a few KiB of gzip can unpack to gigabytes.
+      const raw = (request.body as Readable).pipe(byteCap(LOG_STREAM_MAX_BYTES, tooLarge));
+      (request.body as Readable).on("error", (error) => raw.destroy(error));
+      const stream =
+        request.headers["content-encoding"] === "gzip"
+          ? pipeline(raw, createGunzip(), byteCap(LOG_STREAM_MAX_BYTES, tooLarge), () => {})
+          : raw;
       const decoder = new StringDecoder("utf8");
       let partial = "";
       let skipping = false;
@@ -105,7 +122,10 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
       try {
         for await (const chunk of stream) take(decoder.write(chunk as Buffer));
         take(`${decoder.end()}\n`);
-      } catch {
+      } catch (error) {
+        // The client may still be sending: the connection closes after the answer, so it stops.
+        reply.header("connection", "close");
+        if (error instanceof FlotillaError) throw error;
         throw new FlotillaError("bad_request", "The log stream could not be read");
       }
       return reply.code(201).send();

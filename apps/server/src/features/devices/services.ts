@@ -51,7 +51,24 @@ export async function createDeviceServices(
   });
   /** Checked device keys by hash (lib/authenticate.ts): the hot path reads no key row while cached. */
   const deviceKeys = new Map<string, DeviceKeyEntry>();
-  bus.on("device-keys.drop", () => deviceKeys.clear());
+  /**
+   * Tokens found to be no key, by hash, until when (ms): a flood of one unknown token costs no
+   * key look-up. Short-lived and bounded (oldest first out); a key registered meanwhile is
+   * forgotten here by the registration (forgetUnknownKey), and any change of API keys forgets all.
+   */
+  const unknownKeys = new Map<string, number>();
+  /**
+   * Device keys verified in the last 10 minutes, by hash, for the rate limiter only (app.ts): a
+   * real key has its own bucket. Unlike `deviceKeys` this is not cleared when keys change, so a
+   * revocation elsewhere does not send every device of a NAT'd site to its address's bucket; a
+   * revoked key keeps a bucket until its entry lapses, and is refused by authentication anyway.
+   */
+  const verifiedKeys = new Map<string, number>();
+  bus.on("device-keys.drop", () => {
+    deviceKeys.clear();
+    unknownKeys.clear();
+  });
+  bus.on("unknown-keys.forget", (payload) => unknownKeys.delete(String((payload as { hash?: unknown }).hash)));
   bus.on("target-state.invalidate", (payload) => {
     targetStates.invalidate(payload as Invalidation);
     identities.invalidate(payload as Invalidation);
@@ -66,9 +83,17 @@ export async function createDeviceServices(
     relay,
     logs,
     deviceKeys,
+    unknownKeys,
+    verifiedKeys,
+    /** A key now exists with this hash (a device registered with its own key): on every instance. */
+    forgetUnknownKey(hash: string) {
+      unknownKeys.delete(hash);
+      bus.toAll("unknown-keys.forget", { hash }).catch(onError);
+    },
     /** After a committed change of API keys or a device deletion: forget the checked keys, on every instance. */
     dropDeviceKeys() {
       deviceKeys.clear();
+      unknownKeys.clear();
       bus.toAll("device-keys.drop", {}).catch(onError);
     },
     /** After a committed write: drop the cached target states it affects, on every instance. */

@@ -1,7 +1,9 @@
+import crypto from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { FastifyRequest } from "fastify";
 import { FlotillaError } from "../../errors.ts";
+import type { HookContext, Hooks, ResourceHooks } from "../../odata/index.ts";
 
 /**
  * Release assets (docs/releases.md "Release assets"): balena-sdk `release.asset.upload` posts a
@@ -10,6 +12,10 @@ import { FlotillaError } from "../../errors.ts";
  */
 export const RELEASE_ASSET_MAX_BYTES = 5 * 1024 * 1024;
 const ASSET_URL = /^\/v7\/(?:release_asset|release__has__asset_key)(?:\((?:id=)?(\d+)\))?(?:\?.*)?$/;
+
+/** The largest id an `integer` key column holds: a longer one names no row and is refused. */
+const MAX_ID = 2_147_483_647;
+const RESOURCE = "release__has__asset_key";
 
 export type AssetFile = { bytes: Buffer; filename: string; content_type: string };
 
@@ -50,12 +56,80 @@ export async function readAssetUpload(
   return { body, file };
 }
 
-export async function storeAsset(dataDir: string, id: number, file: AssetFile) {
+/**
+ * Where a multipart write may go: POST to the collection, or PATCH of one asset by its id (a file
+ * is one asset's, never a `$filter`'s rows). Throws 400 for anything else.
+ */
+export function assetUploadTarget(method: string, url: string): { id: number | undefined } {
+  const match = ASSET_URL.exec(url);
+  const raw = match?.[1];
+  if (method === "POST") {
+    if (raw !== undefined) throw new FlotillaError("bad_request", "POST a release asset without an id");
+    return { id: undefined };
+  }
+  if (raw === undefined)
+    throw new FlotillaError("bad_request", "PATCH a release asset by its id, e.g. release_asset(1)");
+  const id = Number(raw);
+  if (raw.length > 10 || id < 1 || id > MAX_ID) throw new FlotillaError("bad_request", "invalid id passed in url");
+  return { id };
+}
+
+/**
+ * The data API hooks of one upload: the file is written inside the write's transaction, after
+ * the engine matched the row and checked the caller's permission on it (so nobody writes another
+ * tenant's file or one for an id that has no row), and it takes its final name only once the
+ * write committed. `stored` collects the ids written; `discard` removes what a rolled-back
+ * write left. Not one byte is written for a write that matched no row.
+ */
+export function assetUploadHooks(
+  hooks: Hooks,
+  { dataDir, apiUrl, file }: { dataDir: string; apiUrl: string; file: AssetFile },
+) {
+  const stored: number[] = [];
+  const pending = new Set<string>();
   const directory = assetDirectory(dataDir);
-  await fs.mkdir(directory, { recursive: true });
-  const target = path.join(directory, String(id));
-  await fs.writeFile(`${target}.tmp`, file.bytes);
-  await fs.rename(`${target}.tmp`, target);
+  const store = async ({ tx, afterCommit }: HookContext, id: number) => {
+    await fs.mkdir(directory, { recursive: true });
+    const target = path.join(directory, String(id));
+    const staging = `${target}.${crypto.randomBytes(6).toString("hex")}.tmp`;
+    pending.add(staging);
+    await fs.writeFile(staging, file.bytes);
+    const asset = {
+      filename: file.filename,
+      content_type: file.content_type,
+      size: file.bytes.length,
+      href: assetHref(apiUrl, id),
+    };
+    await tx.query(`UPDATE "release_asset" SET asset = $2 WHERE id = $1`, [id, JSON.stringify(asset)]);
+    stored.push(id);
+    afterCommit(async () => {
+      await fs.rename(staging, target);
+      pending.delete(staging);
+    });
+  };
+  const own = hooks[RESOURCE];
+  const withFile: ResourceHooks = {
+    ...own,
+    async afterCreate(args) {
+      await own?.afterCreate?.(args);
+      await store(args, args.id);
+    },
+    async afterUpdate(args) {
+      await own?.afterUpdate?.(args);
+      if (args.ids.length !== 1) throw new FlotillaError("bad_request", "A file belongs to one release asset");
+      await store(args, args.ids[0] as number);
+    },
+  };
+  return {
+    hooks: { ...hooks, [RESOURCE]: withFile } as Hooks,
+    stored,
+    /** Removes the staged files still there; says how many (after a commit, a failed rename). */
+    discard: async () => {
+      const left = [...pending];
+      await Promise.all(left.map((staging) => fs.rm(staging, { force: true })));
+      return left.length;
+    },
+  };
 }
 
 export const readAsset = (dataDir: string, id: number) =>

@@ -26,6 +26,21 @@ describe("reading a pushed project", () => {
     expect([...files.keys()]).toEqual(["docker-compose.yml"]);
   });
 
+  it("stops a gzip bomb at the unpacked bound with 413, however small the archive", async () => {
+    // 2 MiB of one file compresses to a few KiB; the bound here is 1 MiB.
+    const bomb = gzipSync(
+      await tarOf({ "docker-compose.yml": "services: {}", "big.bin": "\0".repeat(2 * 1024 * 1024) }),
+    );
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    await expect(readProject(Readable.from([bomb]), { maxUnpackedBytes: 1024 * 1024 })).rejects.toMatchObject({
+      code: "payload_too_large",
+      statusCode: 413,
+    });
+    // Within the bound it reads as before.
+    const files = await readProject(Readable.from([bomb]), { maxUnpackedBytes: 4 * 1024 * 1024 });
+    expect([...files.keys()]).toEqual(["docker-compose.yml"]);
+  });
+
   it("refuses what is not a tar archive", async () => {
     await expect(readProject(Readable.from([Buffer.from("{ not: 'a tar' }".repeat(40))]))).rejects.toBeInstanceOf(
       ProjectError,

@@ -1,7 +1,9 @@
-import { Readable } from "node:stream";
+import { pipeline, Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import tar from "tar-stream";
 import YAML from "yaml";
+import { FlotillaError } from "../../errors.ts";
+import { byteCap } from "../../lib/byte-cap.ts";
 
 /**
  * A pushed project (docs/releases.md "The builder"): the text files the builder reads from the
@@ -11,6 +13,8 @@ import YAML from "yaml";
 
 /** Upload bound of a project archive. */
 export const PROJECT_MAX_BYTES = 64 * 1024 * 1024;
+/** Bound of the archive once unpacked: a small gzip bomb must not keep the server inflating for minutes. */
+export const PROJECT_MAX_UNPACKED_BYTES = 256 * 1024 * 1024;
 /** A text file the builder reads (compose, Dockerfile, balena.yml) is at most this large. */
 const TEXT_FILE_MAX_BYTES = 256 * 1024;
 const COMPOSE_FILES = ["docker-compose.yml", "docker-compose.yaml"];
@@ -36,13 +40,23 @@ const isWanted = (name: string) =>
  * The wanted text files of a tar (gzip or plain) stream. With `flatten`, a single top-level
  * directory holding everything is stripped (GitHub tarballs: `repo-main/…`).
  */
-export async function readProject(source: Readable, { flatten = false } = {}): Promise<ProjectFiles> {
+export async function readProject(
+  source: Readable,
+  { flatten = false, maxUnpackedBytes = PROJECT_MAX_UNPACKED_BYTES } = {},
+): Promise<ProjectFiles> {
   const head = await peek(source, 2);
   const gzipped = head.bytes[0] === 0x1f && head.bytes[1] === 0x8b;
   const extract = tar.extract();
   const files: ProjectFiles = new Map();
   const tops = new Set<string>();
-  const input = gzipped ? head.stream.pipe(createGunzip()) : head.stream;
+  const tooLarge = () =>
+    new FlotillaError(
+      "payload_too_large",
+      `A project archive is at most ${maxUnpackedBytes / 1024 / 1024} MiB unpacked`,
+    );
+  const input = gzipped
+    ? pipeline(head.stream, createGunzip(), byteCap(maxUnpackedBytes, tooLarge), () => {})
+    : head.stream;
   input.on("error", (error) => extract.destroy(error));
   input.pipe(extract);
   try {
@@ -61,7 +75,7 @@ export async function readProject(source: Readable, { flatten = false } = {}): P
       }
     }
   } catch (error) {
-    if (error instanceof ProjectError) throw error;
+    if (error instanceof ProjectError || error instanceof FlotillaError) throw error;
     throw new ProjectError(error instanceof Error ? error.message : String(error));
   }
   if (!flatten || tops.size !== 1) return files;

@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireUser } from "../../lib/authenticate.ts";
+import { fetchAllowList, OutboundFetchError, outboundFetch } from "../../lib/outbound-fetch.ts";
 import { mayDo } from "../data-api/actions.ts";
 import { odataAs } from "../data-api/routes.ts";
 import { readAsset } from "./assets.ts";
@@ -13,8 +14,8 @@ import { PROJECT_MAX_BYTES, ProjectError, type ProjectFiles, readProject } from 
 import { closeStalledBuilds, findFleet } from "./queries.ts";
 import { rollOut } from "./rollout.ts";
 
-/** Connecting to a build URL and getting its headers may take this long. */
-const URL_CONNECT_TIMEOUT_MS = 10_000;
+/** Downloading a project from a URL (redirects and body included) may take this long. */
+const URL_DOWNLOAD_TIMEOUT_MS = 60_000;
 /** How often running builds are checked for BUILD_TIMEOUT_MS without progress. */
 const STALLED_BUILD_SWEEP_MS = 15_000;
 const ARCHIVE_TYPES = [
@@ -59,7 +60,7 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
   }, STALLED_BUILD_SWEEP_MS);
   sweeper.unref();
   app.addHook("onClose", () => clearInterval(sweeper));
-
+  const fetchAllow = fetchAllowList(ctx.config.fetchAllow);
   // The archive reaches the handler as a stream (bounded there), never buffered by Fastify.
   app.addContentTypeParser(ARCHIVE_TYPES, (_request, payload, done) => done(null, payload));
 
@@ -103,7 +104,11 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
     if (!(request.body instanceof Readable)) {
       throw new FlotillaError("unsupported_media_type", "Send the project as application/x-tar (gzip allowed)");
     }
-    const files = await projectOf(request.body, false);
+    const files = await projectOf(request.body, false).catch((error: unknown) => {
+      // Refused mid-upload (too large, not a project): close the connection so the client stops sending.
+      reply.header("connection", "close");
+      throw error;
+    });
     const aborted = new AbortController();
     reply.raw.on("close", () => {
       if (!reply.raw.writableFinished) aborted.abort();
@@ -143,14 +148,32 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
     const url = parsed.success ? safeUrl(parsed.data.url) : undefined;
     if (!parsed.success || !url) throw new FlotillaError("build_url_invalid");
     let files: ProjectFiles;
+    // A download that fails mid-body reaches the project reader as a stream error: remember it.
+    let bodyFailure: OutboundFetchError | undefined;
     try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(URL_CONNECT_TIMEOUT_MS), redirect: "follow" });
-      if (!response.ok || !response.body)
-        return { started: false, message: `Could not download ${url}: ${response.status}` };
-      files = await projectOf(Readable.fromWeb(response.body as never), parsed.data.shouldFlatten ?? true);
+      const response = await outboundFetch(url, {
+        allow: fetchAllow,
+        timeoutMs: URL_DOWNLOAD_TIMEOUT_MS,
+        maxBytes: PROJECT_MAX_BYTES,
+        accept: ARCHIVE_TYPES.join(", "),
+      });
+      if (response.status < 200 || response.status > 299) {
+        response.body.destroy();
+        throw new OutboundFetchError(`answered ${response.status}`);
+      }
+      response.body.on("error", (error) => {
+        if (error instanceof OutboundFetchError) bodyFailure = error;
+      });
+      files = await projectOf(response.body, parsed.data.shouldFlatten ?? true);
     } catch (error) {
+      const cause = error instanceof OutboundFetchError ? error : (bodyFailure ?? error);
+      if (cause instanceof OutboundFetchError) {
+        request.log.warn({ url, detail: cause.detail }, "build from URL: the project could not be downloaded");
+        // One text for every failure: the answer tells nothing of what is behind the URL.
+        return { started: false, message: "Could not download the project from this URL." };
+      }
       if (error instanceof FlotillaError && error.code !== "build_upload_invalid") throw error;
-      return { started: false, message: `Could not read ${url}: ${(error as Error).message}` };
+      return { started: false, message: `Could not read the project at this URL: ${(error as Error).message}` };
     }
     // Answers once the release exists; the build goes on without the caller.
     const started = new Promise<number>((resolve) => {
