@@ -338,7 +338,9 @@ describe("release assets", () => {
         body: form,
       });
     };
-    expect((await patch(observerToken, "observer bytes")).status).toBe(404);
+    // Readable but not the observer's to change: refused by name (issue #17), the file untouched.
+    expect((await patch(observerToken, "observer bytes")).status).toBe(401);
+    expect(await (await fetch(local, { headers: { authorization: `Bearer ${token}` } })).text()).toBe("firmware bytes");
     expect((await patch(token, "new firmware")).status).toBe(200);
     const replaced = await fetch(local, { headers: { authorization: `Bearer ${token}` } });
     expect(await replaced.text()).toBe("new firmware");
