@@ -56,10 +56,13 @@ if (!databaseOnly) {
   step("typecheck", "npx", ["tsc", "-b"]);
 }
 const browserReady = step("chromium", "bash", ["scripts/ensure-chromium.sh"]);
+// The agent's tests run real containers through podman's Docker Engine API (apps/agent/test/containers.ts).
+const containersReady = step("containers", "bash", ["scripts/ensure-containers.sh"]);
 buildWebIfStale();
 // Two workers on the two cores CI has (vitest would use one): the suites wait on I/O often.
 vitest("unit-and-integration", ["--maxWorkers=2", ...(databaseOnly ? ["--project", "server"] : [])]);
 if (!browserReady) failed += 1;
+if (!containersReady) failed += 1;
 else vitest("e2e", ["--root", "e2e", ...(databaseOnly ? ["specs/server-process.e2e.ts"] : [])]);
 
 fs.rmSync(reports, { recursive: true, force: true });

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The agent's container tests need podman (its Docker Engine API service), runc, the CNCF registry
+# and a static busybox for images built FROM scratch (../shared/notes/containers.md). Install them
+# when we can (root), otherwise stop with the exact command to run. Never skip the tests silently.
+# Also writes the containers.conf this sandbox needs (runc instead of crun, ulimits it may set) to
+# a project-owned path; the tests point CONTAINERS_CONF at it, /etc stays untouched.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CONF="$ROOT/.cache/containers/containers.conf"
+missing=()
+command -v podman >/dev/null || missing+=(podman)
+command -v runc >/dev/null || missing+=(runc)
+command -v docker-registry >/dev/null || missing+=(docker-registry)
+# The images are FROM scratch: only the static build of busybox runs in them.
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "ok installed" || missing+=(busybox-static)
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+    echo "Installing ${missing[*]} for the agent's container tests..."
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc docker-registry busybox-static >/dev/null
+  else
+    echo "The agent's container tests need podman, runc, docker-registry and busybox-static. Install them with:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y podman runc docker-registry busybox-static" >&2
+    exit 1
+  fi
+fi
+mkdir -p "$(dirname "$CONF")"
+cat >"$CONF.tmp" <<'CONF'
+# Written by scripts/ensure-containers.sh for the tests (crun fails on this kind of host, and the
+# sandbox refuses to raise RLIMIT_NOFILE/RLIMIT_NPROC past these).
+[containers]
+default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+[engine]
+runtime = "runc"
+CONF
+mv "$CONF.tmp" "$CONF"
