@@ -17,7 +17,7 @@ afterEach(() => {
 });
 
 describe("real host actions", () => {
-  it("reboot and shutdown are refused without --allow-reboot, with the reason", () => {
+  it("reboot and shutdown are refused without --allow-reboot, with the reason", async () => {
     const power = vi.fn();
     const host = new RealHost({ allowReboot: false, powerCommand: power, updateLockFile: "/nonexistent/lock" });
     const { runtime } = fakeRuntime();
@@ -25,7 +25,7 @@ describe("real host actions", () => {
       status: 400,
       body: { Data: null, Error: "Reboot is not allowed on this device: start flotilla-agent run with --allow-reboot" },
     });
-    expect(host.handle("shutdown", { force: true }, runtime).status).toBe(400);
+    expect((await host.handle("shutdown", { force: true }, runtime)).status).toBe(400);
     expect(power).not.toHaveBeenCalled();
   });
 
@@ -42,7 +42,7 @@ describe("real host actions", () => {
     expect(power).toHaveBeenCalledWith("reboot");
   });
 
-  it("restart and purge answer OK and say no containers run; the update lock file answers 423", () => {
+  it("restart and purge answer OK and say no containers run; the update lock file answers 423", async () => {
     const { runtime } = fakeRuntime();
     const free = new RealHost({ allowReboot: false, updateLockFile: "/nonexistent/lock" });
     expect(free.handle("restart", {}, runtime)).toMatchObject({
@@ -50,9 +50,9 @@ describe("real host actions", () => {
       body: { Data: "OK", Error: null, message: expect.stringContaining("no containers") },
     });
     const held = new RealHost({ allowReboot: true, updateLockFile: import.meta.filename });
-    expect(held.handle("purge", {}, runtime).status).toBe(423);
-    expect(held.handle("reboot", {}, runtime).status).toBe(423);
-    expect(held.handle("restart", { force: true }, runtime).status).toBe(200);
+    expect((await held.handle("purge", {}, runtime)).status).toBe(423);
+    expect((await held.handle("reboot", {}, runtime)).status).toBe(423);
+    expect((await held.handle("restart", { force: true }, runtime)).status).toBe(200);
   });
 
   it("reports real metrics of this host", () => {

@@ -1,13 +1,16 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import { APP_VERSION } from "@flotilla/domain";
+import type Docker from "dockerode";
 import type { DeviceHost, DeviceRuntime } from "../device.ts";
 import { DiagnosticsRunner } from "../diagnostics.ts";
 import { type ActionAnswer, failure, locked, ok } from "../protocol/cloudlink.ts";
 import { type CurrentState, SUPERVISOR_VERSION } from "../protocol/state-report.ts";
 import { type TargetState, targetRelease } from "../protocol/target-state.ts";
-import type { Shell, ShellEvents, ShellRequest } from "../terminal.ts";
+import { type Shell, type ShellEvents, ShellRefused, type ShellRequest } from "../terminal.ts";
 import { realProbe } from "./diagnostics.ts";
+import { AppRunner, type EngineLog } from "./engine/apply.ts";
+import { execShell } from "./engine/exec.ts";
 import { HostMetrics, readNetwork } from "./metrics.ts";
 import { openHostShell } from "./shell.ts";
 
@@ -24,7 +27,13 @@ export type RealHostOptions = {
   /** How reboot and shutdown are done (tests replace it). */
   powerCommand?: (action: "reboot" | "shutdown") => void;
   print?: (line: string) => void;
+  /** The container engine that runs the release's services (none: this host runs no containers). */
+  engine?: { docker: Docker; deviceUuid: string; lockRoot?: string; lockPollMs?: number };
 };
+
+/** balena's host directory of the services' lock directories (each mounted at /tmp/balena). */
+export const DEFAULT_LOCK_ROOT = "/tmp/balena-supervisor";
+const SERVICE_DONE = { "start-service": "Started", "stop-service": "Stopped", "restart-service": "Restarted" } as const;
 
 function runPowerCommand(action: "reboot" | "shutdown") {
   const [command, ...args] = action === "reboot" ? ["systemctl", "reboot"] : ["systemctl", "poweroff"];
@@ -43,7 +52,48 @@ export class RealHost implements DeviceHost {
   private appUuid: string | null = null;
   private readonly diagnostics = new DiagnosticsRunner(realProbe(APP_VERSION), `flotilla-agent ${APP_VERSION}`);
 
-  constructor(private readonly options: RealHostOptions) {}
+  /** Runs the release's containers when an engine is configured. */
+  readonly runner: AppRunner | null;
+  private device: DeviceRuntime | null = null;
+  /** Lines logged before the runtime is known (the first target state brings it). */
+  private pending: EngineLog[] = [];
+
+  constructor(private readonly options: RealHostOptions) {
+    const engine = options.engine;
+    this.runner = engine
+      ? new AppRunner({
+          docker: engine.docker,
+          deviceUuid: engine.deviceUuid,
+          lockRoot: engine.lockRoot ?? DEFAULT_LOCK_ROOT,
+          hostLockFile: options.updateLockFile ?? DEFAULT_UPDATE_LOCK,
+          ...(engine.lockPollMs ? { lockPollMs: engine.lockPollMs } : {}),
+          log: (line) => {
+            if (line.isSystem) this.options.print?.(line.message);
+            if (this.device) this.device.log(line);
+            else this.pending.push(line);
+          },
+          changed: () => this.device?.reportNow(),
+        })
+      : null;
+  }
+
+  private attach(device: DeviceRuntime) {
+    if (this.device === device) return;
+    this.device = device;
+    for (const line of this.pending.splice(0)) device.log(line);
+  }
+
+  /** Keeps the reported container states fresh (a crash, a restart by the engine). */
+  beforeReport(device: DeviceRuntime) {
+    this.attach(device);
+    void this.runner?.refresh().catch(() => {});
+  }
+
+  /** Quick reports while an update runs, so the dashboard sees its progress. */
+  nextReportInMs(intervalMs: number): number {
+    const busy = this.runner && !["idle", "done", "aborted"].includes(this.runner.updateStatus);
+    return busy ? Math.min(intervalMs, 2000) : intervalMs;
+  }
 
   currentState(): CurrentState {
     const state: CurrentState = {
@@ -56,13 +106,20 @@ export class RealHost implements DeviceHost {
       update_status: "idle",
       ...this.metrics.read(),
     };
+    if (this.runner) return { ...state, ...this.runner.report() };
     if (this.appUuid) state.apps = { [this.appUuid]: { release_uuid: null, releases: {} } };
     return state;
   }
 
-  targetChanged(state: TargetState) {
+  targetChanged(state: TargetState, device?: DeviceRuntime) {
     const { appUuid, commit } = targetRelease(state);
     this.appUuid = appUuid;
+    if (device) this.attach(device);
+    if (this.runner) {
+      this.commit = commit;
+      this.runner.setTarget(state);
+      return;
+    }
     if (commit && commit !== this.commit) {
       this.options.print?.(`target release ${commit}: running releases needs Docker, which this agent does not do yet`);
     }
@@ -70,15 +127,77 @@ export class RealHost implements DeviceHost {
   }
 
   /** The web terminal: a real shell through a pseudo-terminal for the Host OS (real/shell.ts). */
-  openShell(request: ShellRequest, events: ShellEvents): Promise<Shell> {
-    return openHostShell(request, events);
+  async openShell(request: ShellRequest, events: ShellEvents): Promise<Shell> {
+    if (request.target === "host" || !this.runner || !this.options.engine) return openHostShell(request, events);
+    const container = await this.runner.runningContainer(request.target);
+    if (!container) throw new ShellRefused("service_not_running", `Service not found: ${request.target}`);
+    return execShell(this.options.engine.docker, container.Id, request, events);
   }
 
   private get locked() {
-    return fs.existsSync(this.options.updateLockFile ?? DEFAULT_UPDATE_LOCK);
+    return this.runner ? this.runner.locked() : fs.existsSync(this.options.updateLockFile ?? DEFAULT_UPDATE_LOCK);
   }
 
-  handle(action: string, data: Record<string, unknown>, device: DeviceRuntime): ActionAnswer {
+  handle(action: string, data: Record<string, unknown>, device: DeviceRuntime): Promise<ActionAnswer> | ActionAnswer {
+    this.attach(device);
+    const runner = this.runner;
+    if (!runner) return this.handleHost(action, data, device);
+    return this.handleContainers(runner, action, data, device).then(
+      (answer) => answer ?? this.handleHost(action, data, device),
+      (error: Error) => failure(500, `The container engine refused: ${error.message}`),
+    );
+  }
+
+  /** The actions that act on the release's containers; null for the others. */
+  private async handleContainers(
+    runner: AppRunner,
+    action: string,
+    data: Record<string, unknown>,
+    device: DeviceRuntime,
+  ): Promise<ActionAnswer | null> {
+    const force = data.force === true;
+    switch (action) {
+      case "restart":
+        if (this.locked && !force) return locked();
+        device.log({ message: "Restarting services", isSystem: true });
+        await runner.control("restart", {});
+        return ok();
+      case "purge":
+        if (this.locked && !force) return locked();
+        device.log({ message: "Purging data", isSystem: true });
+        await runner.purge();
+        return ok();
+      case "update":
+        if (this.locked && !force) return locked();
+        if (force) runner.force = true;
+        device.pollNow();
+        void runner.apply();
+        return ok();
+      case "start-service":
+      case "stop-service":
+      case "restart-service": {
+        if (this.locked && !force) return locked();
+        const target = {
+          ...(typeof data.serviceName === "string" ? { serviceName: data.serviceName } : {}),
+          ...(typeof data.imageId === "number" ? { imageId: data.imageId } : {}),
+        };
+        const done = await runner.control(action.replace("-service", "") as "start" | "stop" | "restart", target);
+        if (done.length === 0) {
+          return failure(
+            404,
+            target.serviceName ? `Service not found: ${target.serviceName}` : `Image not found: ${target.imageId}`,
+          );
+        }
+        for (const service of done)
+          device.log({ message: `${SERVICE_DONE[action]} service ${service}`, isSystem: true });
+        return ok();
+      }
+      default:
+        return null;
+    }
+  }
+
+  private handleHost(action: string, data: Record<string, unknown>, device: DeviceRuntime): ActionAnswer {
     const force = data.force === true;
     const print = this.options.print ?? (() => {});
     switch (action) {
@@ -120,14 +239,14 @@ export class RealHost implements DeviceHost {
           body: {
             api_port: 48484,
             ip_address: readNetwork().ip_address,
-            commit: null,
-            status: this.status,
-            download_progress: null,
+            commit: this.runner?.currentCommit ?? null,
+            status: this.runner?.status ?? this.status,
+            download_progress: this.runner?.report().download_progress ?? null,
             os_version: this.metrics.osVersion,
             supervisor_version: REAL_SUPERVISOR_VERSION,
-            update_pending: this.commit !== null,
-            update_failed: false,
-            update_downloaded: false,
+            update_pending: this.commit !== null && this.commit !== (this.runner?.currentCommit ?? null),
+            update_failed: this.runner?.updateStatus === "aborted",
+            update_downloaded: this.runner?.updateStatus === "downloaded",
           },
         };
       case "start-service":

@@ -1,0 +1,451 @@
+import fs from "node:fs";
+import path from "node:path";
+import type Docker from "dockerode";
+import type { AppReport, CurrentState } from "../../protocol/state-report.ts";
+import { type TargetState, targetRelease } from "../../protocol/target-state.ts";
+import { hasImage, pullImage } from "./pull.ts";
+import { LABEL, type ServiceSpec, serviceSpec, startOrder } from "./service.ts";
+
+/** A log line for the device's log stream (system lines, or a service's with its id). */
+export type EngineLog = { message: string; isSystem?: boolean; isStdErr?: boolean; serviceId?: number };
+
+export type AppRunnerOptions = {
+  docker: Docker;
+  deviceUuid: string;
+  /** Where the per-service lock directories live (balena: /tmp/balena-supervisor). */
+  lockRoot: string;
+  /** A host-wide lock file that also holds updates (the agent's --update-lock-file). */
+  hostLockFile?: string;
+  log: (line: EngineLog) => void;
+  /** Something reportable changed (progress, status): report soon. */
+  changed: () => void;
+  /** How often a held update lock is looked at again (default 2 s). */
+  lockPollMs?: number;
+};
+
+type Container = Docker.ContainerInfo;
+
+/** balena's service status words for the engine's container states. */
+const STATUS: Record<string, string> = {
+  created: "Installing",
+  running: "Running",
+  restarting: "Restarting",
+  paused: "Paused",
+  exited: "exited",
+  dead: "Dead",
+  removing: "Stopping",
+};
+
+const STRATEGIES = new Set(["download-then-kill", "kill-then-download", "delete-then-download"]);
+
+/**
+ * Runs the target release's services on the engine as balena's supervisor does: pulls with
+ * progress, replaces containers per `io.balena.update.strategy` once no update lock is held,
+ * keeps containers whose configuration did not change (also across agent restarts: they are
+ * found by their labels), and removes the images no service needs any more.
+ */
+export class AppRunner {
+  private target: TargetState | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private lockTimer: NodeJS.Timeout | null = null;
+  private containers: Container[] = [];
+  private progress = new Map<string, number>();
+  private reported = new Set<string>();
+  private logStreams = new Map<string, NodeJS.ReadableStream>();
+  private stopped = false;
+  status = "Idle";
+  updateStatus = "idle";
+  currentCommit: string | null = null;
+  force = false;
+  lastError: string | null = null;
+
+  constructor(private readonly options: AppRunnerOptions) {}
+
+  get appUuid(): string | null {
+    return targetRelease(this.target).appUuid;
+  }
+
+  /** A new target state: applied in the background, one run at a time. */
+  setTarget(state: TargetState) {
+    this.target = state;
+    void this.apply();
+  }
+
+  /** Applies the target; a target arriving meanwhile is applied right after. Resolves when done. */
+  apply(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.reconcile();
+          this.lastError = null;
+        } catch (error) {
+          this.lastError = (error as Error).message;
+          this.updateStatus = "aborted";
+          this.status = "Idle";
+          this.options.log({ message: `Failed to apply the release: ${this.lastError}`, isSystem: true });
+        }
+      } while (this.again && !this.stopped);
+      this.running = null;
+      this.options.changed();
+    })();
+    return this.running;
+  }
+
+  /** Stops watching (the containers keep running: they are the device's, not the agent's). */
+  close() {
+    this.stopped = true;
+    if (this.lockTimer) clearTimeout(this.lockTimer);
+    for (const stream of this.logStreams.values()) (stream as unknown as { destroy?: () => void }).destroy?.();
+    this.logStreams.clear();
+  }
+
+  /** The containers this agent made for the app, as the engine lists them now. */
+  async refresh(): Promise<Container[]> {
+    const appUuid = this.appUuid;
+    if (!appUuid) return [];
+    this.containers = await this.options.docker.listContainers({
+      all: true,
+      filters: { label: [`${LABEL.appUuid}=${appUuid}`, `${LABEL.supervised}=true`] },
+    });
+    for (const container of this.containers) if (container.State === "running") this.followLogs(container);
+    return this.containers;
+  }
+
+  serviceContainer(name: string): Container | undefined {
+    return (
+      this.containers.find(
+        (c) => c.Labels[LABEL.serviceName] === name && c.Labels[LABEL.commit] === this.currentCommit,
+      ) ?? this.containers.find((c) => c.Labels[LABEL.serviceName] === name)
+    );
+  }
+
+  /** Whether an update lock is held: a service's `/tmp/balena/updates.lock`, or the host's lock file. */
+  locked(): boolean {
+    const appUuid = this.appUuid;
+    if (this.options.hostLockFile && fs.existsSync(this.options.hostLockFile)) return true;
+    if (!appUuid) return false;
+    const root = path.join(this.options.lockRoot, "services", appUuid);
+    let services: string[] = [];
+    try {
+      services = fs.readdirSync(root);
+    } catch {
+      return false;
+    }
+    return services.some((service) => {
+      const dir = path.join(root, service);
+      return fs.existsSync(path.join(dir, "updates.lock")) || fs.existsSync(path.join(dir, "resin-updates.lock"));
+    });
+  }
+
+  private lockDir(appUuid: string, service: string) {
+    const dir = path.join(this.options.lockRoot, "services", appUuid, service);
+    fs.mkdirSync(dir, { recursive: true });
+    return dir;
+  }
+
+  private setStatus(status: string, updateStatus: string) {
+    this.status = status;
+    this.updateStatus = updateStatus;
+    this.options.changed();
+  }
+
+  private async reconcile() {
+    const state = this.target;
+    const { appUuid, commit, release } = targetRelease(state);
+    if (!state || !appUuid || !commit || !release) return;
+    const app = state.apps?.[appUuid];
+    const context = {
+      appId: app?.id ?? 0,
+      appUuid,
+      appName: app?.name ?? "",
+      commit,
+      releaseId: release.id ?? 0,
+      deviceUuid: this.options.deviceUuid,
+    };
+    const specs = startOrder(
+      Object.entries(release.services ?? {}).map(([name, service]) =>
+        serviceSpec(name, service, { ...context, lockDir: this.lockDir(appUuid, name) }),
+      ),
+    );
+    for (const spec of specs) {
+      for (const problem of spec.problems) {
+        const key = `${commit}:${spec.name}:${problem}`;
+        if (this.reported.has(key)) continue;
+        this.reported.add(key);
+        this.options.log({ message: `Service ${spec.name}: ${problem}`, isSystem: true });
+      }
+    }
+    const existing = await this.refresh();
+    const keep = (spec: ServiceSpec) =>
+      existing.find((c) => c.Labels[LABEL.serviceName] === spec.name && c.Labels[LABEL.configHash] === spec.hash);
+    const changes = specs.filter((spec) => !keep(spec));
+    const byName = new Set(specs.map((spec) => spec.name));
+    const leftovers = existing.filter(
+      (c) => !byName.has(c.Labels[LABEL.serviceName] ?? "") || !specs.some((spec) => keep(spec)?.Id === c.Id),
+    );
+    if (changes.length === 0 && leftovers.length === 0) {
+      this.currentCommit = commit;
+      if (this.updateStatus !== "idle") this.setStatus("Idle", "done");
+      return;
+    }
+    const newRelease = this.currentCommit !== commit;
+    if (newRelease) this.options.log({ message: `Downloading release ${commit.slice(0, 7)}`, isSystem: true });
+    const strategy = this.strategy(release.services ?? {});
+    if (strategy !== "download-then-kill") {
+      await this.waitForLock();
+      await this.removeContainers(leftovers);
+      if (strategy === "delete-then-download") await this.removeUnusedImages(specs, leftovers);
+    }
+    await this.download(changes);
+    this.setStatus("Installing", "downloaded");
+    if (strategy === "download-then-kill") await this.waitForLock();
+    this.setStatus("Starting", "applying changes");
+    await this.ensureNetworkAndVolumes(appUuid, changes);
+    await this.removeContainers(leftovers);
+    for (const spec of changes) {
+      const container = await this.options.docker.createContainer(spec.create);
+      await container.start();
+      if (!newRelease)
+        this.options.log({ message: `Restarted service ${spec.name} with its new environment`, isSystem: true });
+    }
+    await this.removeUnusedImages(specs, leftovers);
+    this.currentCommit = commit;
+    this.progress.clear();
+    this.force = false;
+    await this.refresh();
+    if (newRelease) this.options.log({ message: `Release ${commit.slice(0, 7)} is running`, isSystem: true });
+    this.setStatus("Idle", "done");
+  }
+
+  /** The release's strategy: the first service label that names one (balena sets it per service). */
+  private strategy(services: Record<string, { labels?: Record<string, string> }>) {
+    for (const service of Object.values(services)) {
+      const value = service.labels?.["io.balena.update.strategy"];
+      if (!value) continue;
+      if (STRATEGIES.has(value)) return value;
+      this.options.log({
+        message: `Update strategy ${value} is not supported, using download-then-kill`,
+        isSystem: true,
+      });
+    }
+    return "download-then-kill";
+  }
+
+  /** Holds while an update lock is held, unless the update is forced; a newer target ends the wait. */
+  private async waitForLock() {
+    let said = false;
+    while (this.locked() && !this.force && !this.stopped) {
+      if (!said) {
+        said = true;
+        this.options.log({ message: "Updates are locked, waiting", isSystem: true });
+        this.options.changed();
+      }
+      if (this.again) throw new Error("a newer target state arrived");
+      await new Promise<void>((resolve) => {
+        this.lockTimer = setTimeout(resolve, this.options.lockPollMs ?? 2000);
+      });
+    }
+  }
+
+  private async download(changes: ServiceSpec[]) {
+    const pulls = [];
+    for (const spec of changes) {
+      if (await hasImage(this.options.docker, spec.image)) {
+        this.progress.set(spec.name, 100);
+        continue;
+      }
+      this.progress.set(spec.name, 0);
+      pulls.push(spec);
+    }
+    if (pulls.length === 0) return;
+    this.setStatus("Downloading", "downloading");
+    for (const spec of pulls) {
+      await pullImage(this.options.docker, spec.image, (percent) => {
+        if (this.progress.get(spec.name) === percent) return;
+        this.progress.set(spec.name, percent);
+        this.options.changed();
+      });
+    }
+  }
+
+  private async ensureNetworkAndVolumes(appUuid: string, specs: ServiceSpec[]) {
+    const { docker } = this.options;
+    const networks = new Set(specs.map((spec) => String(spec.create.HostConfig?.NetworkMode)));
+    const present = new Set((await docker.listNetworks()).map((network) => network.Name));
+    for (const name of networks) {
+      if (present.has(name)) continue;
+      await docker.createNetwork({
+        Name: name,
+        Driver: "bridge",
+        Labels: { [LABEL.supervised]: "true", [LABEL.appUuid]: appUuid },
+      });
+    }
+    const volumes = new Set((await docker.listVolumes()).Volumes?.map((volume) => volume.Name) ?? []);
+    for (const name of new Set(specs.flatMap((spec) => spec.volumes))) {
+      if (volumes.has(name)) continue;
+      await docker.createVolume({ Name: name, Labels: { [LABEL.supervised]: "true", [LABEL.appUuid]: appUuid } });
+    }
+  }
+
+  /** Stops and removes the containers that go: those of other releases, and the changed services'. */
+  private async removeContainers(leftovers: Container[]) {
+    for (const container of leftovers) {
+      if (!this.containers.some((c) => c.Id === container.Id)) continue;
+      await this.options.docker.getContainer(container.Id).remove({ force: true, v: false });
+      this.logStreams.delete(container.Id);
+    }
+    this.containers = this.containers.filter((container) => !leftovers.some((c) => c.Id === container.Id));
+  }
+
+  /** The images of removed containers that no service of the target uses: nothing needs them now. */
+  private async removeUnusedImages(specs: ServiceSpec[], removed: Container[]) {
+    const { docker } = this.options;
+    const wanted = new Set<string>();
+    for (const spec of specs) {
+      const id = await docker
+        .getImage(spec.image)
+        .inspect()
+        .then(
+          (image) => image.Id,
+          () => null,
+        );
+      if (id) wanted.add(id);
+    }
+    for (const container of removed) {
+      if (wanted.has(container.ImageID)) continue;
+      // An image another container still uses stays: the engine refuses, and that is right.
+      await docker
+        .getImage(container.Image)
+        .remove()
+        .catch(() => {});
+    }
+  }
+
+  /** The container's output into the device's log stream, from now on. */
+  private followLogs(container: Container) {
+    if (this.logStreams.has(container.Id) || this.stopped) return;
+    const serviceId = Number(container.Labels[LABEL.serviceId]) || undefined;
+    const { docker } = this.options;
+    const since = Math.floor(Date.now() / 1000);
+    this.logStreams.set(container.Id, null as unknown as NodeJS.ReadableStream);
+    docker
+      .getContainer(container.Id)
+      .logs({ follow: true, stdout: true, stderr: true, since, timestamps: false })
+      .then((stream) => {
+        if (this.stopped) return (stream as unknown as { destroy: () => void }).destroy();
+        this.logStreams.set(container.Id, stream);
+        const line = (isStdErr: boolean) => {
+          let rest = "";
+          return {
+            write: (chunk: Buffer) => {
+              rest += chunk.toString("utf8");
+              const lines = rest.split("\n");
+              rest = lines.pop() ?? "";
+              for (const message of lines) {
+                if (message) this.options.log({ message, isStdErr, ...(serviceId ? { serviceId } : {}) });
+              }
+              return true;
+            },
+          };
+        };
+        docker.modem.demuxStream(stream, line(false) as never, line(true) as never);
+        stream.on("end", () => this.logStreams.delete(container.Id));
+        stream.on("error", () => this.logStreams.delete(container.Id));
+      })
+      .catch(() => this.logStreams.delete(container.Id));
+  }
+
+  /** The app's containers of a service (by name or by the image id balena-sdk sends), or all of them. */
+  private async pick(target: { serviceName?: string; imageId?: number }): Promise<Container[]> {
+    const containers = await this.refresh();
+    const current = containers.filter((c) => c.Labels[LABEL.commit] === this.currentCommit);
+    if (target.serviceName !== undefined)
+      return current.filter((c) => c.Labels[LABEL.serviceName] === target.serviceName);
+    if (target.imageId !== undefined) return current.filter((c) => c.Labels[LABEL.imageId] === String(target.imageId));
+    return current;
+  }
+
+  /** start-service, stop-service, restart-service; answers the services acted on (none: not found). */
+  async control(action: "start" | "stop" | "restart", target: { serviceName?: string; imageId?: number }) {
+    const containers = await this.pick(target);
+    for (const info of containers) {
+      const container = this.options.docker.getContainer(info.Id);
+      // An engine answers 304 when the container is already in that state: not a failure.
+      const done = (error: { statusCode?: number }) => {
+        if (error.statusCode !== 304) throw error;
+      };
+      if (action === "start") await container.start().catch(done);
+      else if (action === "stop") await container.stop().catch(done);
+      else await container.restart();
+    }
+    await this.refresh();
+    this.options.changed();
+    return containers.map((c) => c.Labels[LABEL.serviceName] ?? "");
+  }
+
+  /** Purge: the app's containers and named volumes go, then the release starts again with empty volumes. */
+  async purge() {
+    const appUuid = this.appUuid;
+    const containers = await this.refresh();
+    for (const info of containers) await this.options.docker.getContainer(info.Id).remove({ force: true });
+    this.containers = [];
+    if (appUuid) {
+      const volumes =
+        (await this.options.docker.listVolumes({ filters: { label: [`${LABEL.appUuid}=${appUuid}`] } })).Volumes ?? [];
+      for (const volume of volumes) await this.options.docker.getVolume(volume.Name).remove();
+    }
+    await this.apply();
+  }
+
+  /** A running container of the service, for a terminal; null when there is none. */
+  async runningContainer(serviceName: string): Promise<Container | null> {
+    const containers = await this.refresh();
+    return containers.find((c) => c.Labels[LABEL.serviceName] === serviceName && c.State === "running") ?? null;
+  }
+
+  /** The `apps` part of the state report, and the device's status fields (the simulator's shapes). */
+  report(): Pick<CurrentState, "status" | "update_status" | "download_progress" | "apps"> {
+    const { appUuid, commit, release } = targetRelease(this.target);
+    const downloads = [...this.progress.values()];
+    const downloading = this.updateStatus === "downloading" && downloads.length > 0;
+    const base = {
+      status: this.status,
+      update_status: this.updateStatus,
+      download_progress: downloading ? Math.floor(downloads.reduce((a, b) => a + b, 0) / downloads.length) : null,
+    };
+    if (!appUuid) return base;
+    if (!commit) return { ...base, apps: { [appUuid]: { release_uuid: null, releases: {} } } };
+    const services: AppReport["releases"][string]["services"] = {};
+    const updating = commit !== this.currentCommit;
+    for (const [name, service] of Object.entries(release?.services ?? {})) {
+      const container = this.containers.find(
+        (c) => c.Labels[LABEL.serviceName] === name && c.Labels[LABEL.commit] === commit,
+      );
+      const progress = this.progress.get(name);
+      services[name] = {
+        image: service.image ?? "",
+        status: container
+          ? (STATUS[container.State] ?? container.State)
+          : updating && this.updateStatus === "downloading"
+            ? "Downloading"
+            : "Installing",
+        download_progress: updating && progress !== undefined && progress < 100 ? progress : null,
+      };
+    }
+    return {
+      ...base,
+      apps: {
+        [appUuid]: {
+          release_uuid: this.currentCommit,
+          releases: { [commit]: { update_status: this.updateStatus, services } },
+        },
+      },
+    };
+  }
+}
