@@ -101,7 +101,7 @@ export class AppRunner {
   close() {
     this.stopped = true;
     if (this.lockTimer) clearTimeout(this.lockTimer);
-    for (const stream of this.logStreams.values()) (stream as unknown as { destroy?: () => void }).destroy?.();
+    for (const stream of this.logStreams.values()) (stream as unknown as { destroy?: () => void } | null)?.destroy?.();
     this.logStreams.clear();
   }
 
@@ -303,11 +303,15 @@ export class AppRunner {
     this.containers = this.containers.filter((container) => !leftovers.some((c) => c.Id === container.Id));
   }
 
-  /** The images of removed containers that no service of the target uses: nothing needs them now. */
+  /**
+   * The images of removed containers that no service of the target names: nothing needs them now.
+   * Removed by name, so an image another name still points to is only untagged.
+   */
   private async removeUnusedImages(specs: ServiceSpec[], removed: Container[]) {
     const { docker } = this.options;
     const wanted = new Set<string>();
     for (const spec of specs) {
+      wanted.add(spec.image);
       const id = await docker
         .getImage(spec.image)
         .inspect()
@@ -317,11 +321,11 @@ export class AppRunner {
         );
       if (id) wanted.add(id);
     }
-    for (const container of removed) {
-      if (wanted.has(container.ImageID)) continue;
-      // An image another container still uses stays: the engine refuses, and that is right.
+    for (const image of new Set(removed.map((container) => container.Image))) {
+      if (wanted.has(image) || wanted.has(`sha256:${image}`)) continue;
+      // An image a container still uses stays: the engine refuses, and that is right.
       await docker
-        .getImage(container.Image)
+        .getImage(image)
         .remove()
         .catch(() => {});
     }

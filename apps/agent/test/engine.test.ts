@@ -1,0 +1,232 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TargetService } from "../src/protocol/target-state.ts";
+import { LABEL } from "../src/real/engine/service.ts";
+import { RealHost } from "../src/real/host.ts";
+import {
+  engine,
+  freePort,
+  randomCommit,
+  recordingRuntime,
+  TEST_IMAGE,
+  targetState,
+  testAppUuid,
+} from "./containers.ts";
+import { eventually } from "./support.ts";
+
+/**
+ * The real agent's containers against a real engine (podman's Docker API, containers-setup.ts):
+ * one fleet's device goes through a release, a variable change, an agent restart, service
+ * controls, a locked update and a new release.
+ */
+const docker = engine();
+const appUuid = testAppUuid();
+const lockRoot = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-locks-"));
+const { runtime, lines } = recordingRuntime();
+const images = { r1: `localhost/flotilla-test/${appUuid}:r1`, r2: `localhost/flotilla-test/${appUuid}:r2` };
+let port: number;
+
+const newHost = () =>
+  new RealHost({
+    allowReboot: false,
+    updateLockFile: path.join(lockRoot, "host.lock"),
+    engine: { docker, deviceUuid: "d".repeat(32), lockRoot, lockPollMs: 100 },
+  });
+let host = newHost();
+
+function release(commit: string, id: number, image: string, workerEnv: Record<string, string>) {
+  const services: Record<string, TargetService> = {
+    web: {
+      id: 11,
+      image_id: 100 + id,
+      image,
+      environment: { GREETING: "hello" },
+      labels: {},
+      composition: { ports: [`127.0.0.1:${port}:8000`], restart: "always", volumes: ["data:/data"] },
+    },
+    worker: {
+      id: 12,
+      image_id: 200 + id,
+      image,
+      environment: workerEnv,
+      labels: {},
+      composition: {
+        command: ["/bin/sh", "-c", "echo worker says $MODE; exec sleep 3600"],
+        working_dir: "/tmp",
+        user: "0",
+        depends_on: ["web"],
+        cap_add: ["NET_ADMIN"],
+      },
+    },
+  };
+  return targetState(appUuid, { commit, id, services });
+}
+
+async function containers() {
+  const list = await docker.listContainers({ all: true, filters: { label: [`${LABEL.appUuid}=${appUuid}`] } });
+  return Object.fromEntries(list.map((c) => [c.Labels[LABEL.serviceName] as string, c]));
+}
+
+/** The report once the runner has applied `commit` and every service runs. */
+async function runningRelease(commit: string) {
+  return eventually(
+    async () => {
+      await host.runner?.refresh();
+      const report = host.currentState();
+      const app = report.apps?.[appUuid];
+      const services = Object.values(app?.releases[commit]?.services ?? {});
+      return app?.release_uuid === commit && services.length === 2 && services.every((s) => s.status === "Running")
+        ? report
+        : null;
+    },
+    30_000,
+    200,
+  );
+}
+
+const exec = async (service: string, command: string[]) => {
+  const container = (await containers())[service];
+  if (!container) throw new Error(`no ${service} container`);
+  const run = await docker.getContainer(container.Id).exec({ Cmd: command, AttachStdout: true, AttachStderr: true });
+  const stream = await run.start({});
+  await new Promise((resolve) => {
+    stream.on("end", resolve);
+    stream.resume();
+  });
+};
+
+beforeAll(async () => {
+  port = await freePort();
+  await docker.getImage(TEST_IMAGE).tag({ repo: `localhost/flotilla-test/${appUuid}`, tag: "r1" });
+  await docker.getImage(TEST_IMAGE).tag({ repo: `localhost/flotilla-test/${appUuid}`, tag: "r2" });
+});
+
+afterAll(async () => {
+  host.runner?.close();
+  for (const container of Object.values(await containers())) {
+    await docker.getContainer(container.Id).remove({ force: true });
+  }
+  for (const image of Object.values(images))
+    await docker
+      .getImage(image)
+      .remove()
+      .catch(() => {});
+  for (const network of await docker.listNetworks()) {
+    if (network.Name.startsWith(appUuid)) await docker.getNetwork(network.Id).remove();
+  }
+  await docker
+    .getVolume(`${appUuid}_data`)
+    .remove()
+    .catch(() => {});
+  fs.rmSync(lockRoot, { recursive: true, force: true });
+});
+
+describe("the real agent runs the release on the engine", () => {
+  const first = randomCommit();
+  const second = randomCommit();
+
+  it("brings up two services with their environment, ports, volumes and labels; an HTTP request answers", async () => {
+    host.targetChanged(release(first, 1, images.r1, { MODE: "one" }), runtime);
+    const report = await runningRelease(first);
+    expect(report.apps?.[appUuid]?.releases[first]?.services.web).toEqual({
+      image: images.r1,
+      status: "Running",
+      download_progress: null,
+    });
+    expect(report.update_status).toBe("done");
+    const response = await fetch(`http://127.0.0.1:${port}/index.html`);
+    expect(await response.text()).toBe("hello from busybox\n");
+    const { web, worker } = await containers();
+    const inspected = await docker.getContainer(worker?.Id as string).inspect();
+    expect(inspected.Config.Env).toEqual(expect.arrayContaining(["MODE=one", "BALENA_SERVICE_NAME=worker"]));
+    expect(inspected.Config.WorkingDir).toBe("/tmp");
+    expect(inspected.Config.Labels).toMatchObject({
+      [LABEL.appUuid]: appUuid,
+      [LABEL.commit]: first,
+      [LABEL.serviceName]: "worker",
+      [LABEL.imageId]: "201",
+      [LABEL.releaseId]: "1",
+    });
+    const webInspected = await docker.getContainer(web?.Id as string).inspect();
+    expect(webInspected.HostConfig.RestartPolicy?.Name).toBe("always");
+    expect(webInspected.Mounts.map((mount) => mount.Destination)).toEqual(
+      expect.arrayContaining(["/data", "/tmp/balena"]),
+    );
+    // The unknown compose key is said, and the worker's output reaches the log stream with its service id.
+    await eventually(() => lines.some((line) => line.message === "worker says one" && line.serviceId === 12));
+    expect(lines.map((line) => line.message)).toContain(
+      'Service worker: compose key "cap_add" is not supported by this agent and was not applied',
+    );
+  });
+
+  it("a variable change recreates only the service whose environment changed", async () => {
+    const before = await containers();
+    host.targetChanged(release(first, 1, images.r1, { MODE: "two" }), runtime);
+    const after = await eventually(async () => {
+      const now = await containers();
+      return now.worker && now.worker.Id !== before.worker?.Id && now.worker.State === "running" ? now : null;
+    }, 30_000);
+    expect(after.web?.Id).toBe(before.web?.Id);
+    const inspected = await docker.getContainer(after.worker?.Id as string).inspect();
+    expect(inspected.Config.Env).toContain("MODE=two");
+    await runningRelease(first);
+  });
+
+  it("a restarted agent finds its containers and leaves them alone", async () => {
+    const before = await containers();
+    host.runner?.close();
+    host = newHost();
+    host.targetChanged(release(first, 1, images.r1, { MODE: "two" }), runtime);
+    await host.runner?.apply();
+    await runningRelease(first);
+    const after = await containers();
+    expect(Object.keys(after).sort()).toEqual(["web", "worker"]);
+    expect(after.web?.Id).toBe(before.web?.Id);
+    expect(after.worker?.Id).toBe(before.worker?.Id);
+  });
+
+  it("restart-service restarts the real container (a new start time); stop-service stops it", async () => {
+    const id = (await containers()).web?.Id as string;
+    const startedAt = (await docker.getContainer(id).inspect()).State.StartedAt;
+    expect(await host.handle("restart-service", { serviceName: "web" }, runtime)).toEqual({
+      status: 200,
+      body: { Data: "OK", Error: null },
+    });
+    const after = await docker.getContainer(id).inspect();
+    expect(after.State.Running).toBe(true);
+    expect(after.State.StartedAt).not.toBe(startedAt);
+    expect((await host.handle("stop-service", { imageId: 101 }, runtime)).status).toBe(200);
+    expect(host.currentState().apps?.[appUuid]?.releases[first]?.services.web?.status).toBe("exited");
+    expect((await host.handle("start-service", { serviceName: "web" }, runtime)).status).toBe(200);
+    expect(host.currentState().apps?.[appUuid]?.releases[first]?.services.web?.status).toBe("Running");
+    expect((await host.handle("restart-service", { serviceName: "nope" }, runtime)).status).toBe(404);
+  });
+
+  it("an update lock taken inside a container holds the new release until it is released", async () => {
+    await exec("web", ["/bin/touch", "/tmp/balena/updates.lock"]);
+    expect(host.runner?.locked()).toBe(true);
+    expect((await host.handle("restart", {}, runtime)).status).toBe(423);
+    const before = await containers();
+    const waiting = lines.length;
+    host.targetChanged(release(second, 2, images.r2, { MODE: "three" }), runtime);
+    await eventually(() => lines.slice(waiting).some((line) => line.message === "Updates are locked, waiting"));
+    // Held after download: the old release still runs and is still the one reported.
+    const held = host.currentState();
+    expect(held.update_status).toBe("downloaded");
+    expect(held.apps?.[appUuid]?.release_uuid).toBe(first);
+    const during = await containers();
+    expect(during.web?.Id).toBe(before.web?.Id);
+    expect(during.web?.State).toBe("running");
+    await exec("web", ["/bin/rm", "/tmp/balena/updates.lock"]);
+    // Then download-then-kill replaces both containers, and the old release's image goes.
+    const report = await runningRelease(second);
+    expect(report.apps?.[appUuid]?.releases[second]?.services.worker?.image).toBe(images.r2);
+    const after = await containers();
+    expect(Object.values(after).map((c) => c.Labels[LABEL.commit])).toEqual([second, second]);
+    await expect(docker.getImage(images.r1).inspect()).rejects.toThrow();
+    await docker.getImage(images.r2).inspect();
+    expect(await (await fetch(`http://127.0.0.1:${port}/index.html`)).text()).toBe("hello from busybox\n");
+  });
+});
