@@ -4,7 +4,8 @@ import { APP_VERSION } from "@flotilla/domain";
 import { DeviceRuntime } from "./device.ts";
 import { ApiError, createHttp, describe } from "./protocol/http.ts";
 import { registerDevice } from "./protocol/register.ts";
-import { DEFAULT_UPDATE_LOCK, REAL_SUPERVISOR_VERSION, RealHost } from "./real/host.ts";
+import { connectEngine, defaultEngineAddress, EngineUnreachable } from "./real/engine/client.ts";
+import { DEFAULT_LOCK_ROOT, DEFAULT_UPDATE_LOCK, REAL_SUPERVISOR_VERSION, RealHost } from "./real/host.ts";
 import { readNetwork, readOsVersion } from "./real/metrics.ts";
 import { BUSY_INTERVAL_MS, OS_VERSION as SIM_OS_VERSION, SUPERVISOR_VERSION } from "./sim/model.ts";
 import { startSimulator } from "./sim/simulator.ts";
@@ -23,6 +24,12 @@ Commands:
                --state FILE              the identity written by register (default ./${DEFAULT_STATE_FILE})
                --allow-reboot            let reboot and shutdown actions reboot/power off this host
                --report-interval-ms MS   state report interval (default 10000)
+               --docker-socket PATH|URL  the container engine's Docker Engine API that runs the release
+                                         (default $DOCKER_HOST, else /var/run/balena-engine.sock when
+                                         present, else /var/run/docker.sock); podman: run
+                                         \`podman system service --time=0 unix:///run/podman/podman.sock\`
+               --lock-root DIR           where the services' update lock directories live, each
+                                         mounted at /tmp/balena in its container (default ${DEFAULT_LOCK_ROOT})
   simulate   run N simulated devices in this process
                --api URL --provisioning-key KEY --fleet ID   as for register (required)
                --count N                 number of devices, 1-10000 (required)
@@ -145,13 +152,28 @@ async function run(args: string[], io: Out) {
     state: { type: "string" },
     "allow-reboot": { type: "boolean" },
     "report-interval-ms": { type: "string" },
+    "docker-socket": { type: "string" },
+    "lock-root": { type: "string" },
   });
   const stateFile = path.resolve((values.state as string | undefined) ?? DEFAULT_STATE_FILE);
   const identity = readIdentity(stateFile);
   if (!identity) throw new UsageError(`no device identity in ${stateFile}: run flotilla-agent register first`);
   const interval = integer(values["report-interval-ms"], "report-interval-ms", 1000, 3_600_000, 10_000);
+  const address = (values["docker-socket"] as string | undefined) || defaultEngineAddress();
+  // A device without a reachable engine cannot run its release: say so at start, not on the first update.
+  const engine = await connectEngine(address).catch((error: unknown) => {
+    throw error instanceof EngineUnreachable ? new UsageError(error.message, 1) : error;
+  });
   const http = createHttp({ connections: 4 });
-  const host = new RealHost({ allowReboot: values["allow-reboot"] === true, print: io.out });
+  const host = new RealHost({
+    allowReboot: values["allow-reboot"] === true,
+    print: io.out,
+    engine: {
+      docker: engine.docker,
+      deviceUuid: identity.uuid,
+      lockRoot: path.resolve((values["lock-root"] as string | undefined) ?? DEFAULT_LOCK_ROOT),
+    },
+  });
   const lastProblem = new Map<string, string>();
   const device = new DeviceRuntime({
     http,
@@ -170,11 +192,13 @@ async function run(args: string[], io: Out) {
   device.start();
   device.log({ message: `flotilla-agent ${APP_VERSION} started`, isSystem: true });
   io.out(
-    `flotilla-agent ${APP_VERSION}: device ${identity.uuid} running against ${identity.apiUrl} (reports every ${interval / 1000} s` +
+    `flotilla-agent ${APP_VERSION}: device ${identity.uuid} running against ${identity.apiUrl} with ${engine.version} at ${address} (reports every ${interval / 1000} s` +
       `${values["allow-reboot"] ? ", reboot allowed" : ""}; update lock file ${DEFAULT_UPDATE_LOCK})`,
   );
   const signal = await waitForSignal();
   io.out(`${signal}: stopping`);
+  // The containers keep running: they are the device's, and a restarted agent finds them again.
+  host.runner?.close();
   await device.shutdown();
   await http.close();
 }

@@ -52,7 +52,8 @@ export class AppRunner {
   private containers: Container[] = [];
   private progress = new Map<string, number>();
   private reported = new Set<string>();
-  private logStreams = new Map<string, NodeJS.ReadableStream>();
+  /** Followed container logs by container id; aborting ends the request, answered or not yet. */
+  private logStreams = new Map<string, AbortController>();
   private stopped = false;
   status = "Idle";
   updateStatus = "idle";
@@ -101,8 +102,12 @@ export class AppRunner {
   close() {
     this.stopped = true;
     if (this.lockTimer) clearTimeout(this.lockTimer);
-    for (const stream of this.logStreams.values()) (stream as unknown as { destroy?: () => void } | null)?.destroy?.();
-    this.logStreams.clear();
+    for (const id of [...this.logStreams.keys()]) this.stopFollowing(id);
+  }
+
+  private stopFollowing(id: string) {
+    this.logStreams.get(id)?.abort();
+    this.logStreams.delete(id);
   }
 
   /** The containers this agent made for the app, as the engine lists them now. */
@@ -190,6 +195,10 @@ export class AppRunner {
       (c) => !byName.has(c.Labels[LABEL.serviceName] ?? "") || !specs.some((spec) => keep(spec)?.Id === c.Id),
     );
     if (changes.length === 0 && leftovers.length === 0) {
+      if (this.currentCommit === null) {
+        const kept = `${existing.length} container${existing.length === 1 ? "" : "s"} kept`;
+        this.options.log({ message: `Release ${commit.slice(0, 7)} is running (${kept})`, isSystem: true });
+      }
       this.currentCommit = commit;
       if (this.updateStatus !== "idle") this.setStatus("Idle", "done");
       return;
@@ -298,7 +307,7 @@ export class AppRunner {
     for (const container of leftovers) {
       if (!this.containers.some((c) => c.Id === container.Id)) continue;
       await this.options.docker.getContainer(container.Id).remove({ force: true, v: false });
-      this.logStreams.delete(container.Id);
+      this.stopFollowing(container.Id);
     }
     this.containers = this.containers.filter((container) => !leftovers.some((c) => c.Id === container.Id));
   }
@@ -337,13 +346,13 @@ export class AppRunner {
     const serviceId = Number(container.Labels[LABEL.serviceId]) || undefined;
     const { docker } = this.options;
     const since = Math.floor(Date.now() / 1000);
-    this.logStreams.set(container.Id, null as unknown as NodeJS.ReadableStream);
+    const abort = new AbortController();
+    this.logStreams.set(container.Id, abort);
+    // podman answers a follow request only once the container writes: abort, not destroy, ends it.
     docker
       .getContainer(container.Id)
-      .logs({ follow: true, stdout: true, stderr: true, since, timestamps: false })
+      .logs({ follow: true, stdout: true, stderr: true, since, timestamps: false, abortSignal: abort.signal })
       .then((stream) => {
-        if (this.stopped) return (stream as unknown as { destroy: () => void }).destroy();
-        this.logStreams.set(container.Id, stream);
         const line = (isStdErr: boolean) => {
           let rest = "";
           return {
@@ -359,10 +368,15 @@ export class AppRunner {
           };
         };
         docker.modem.demuxStream(stream, line(false) as never, line(true) as never);
-        stream.on("end", () => this.logStreams.delete(container.Id));
-        stream.on("error", () => this.logStreams.delete(container.Id));
+        const ended = () => {
+          if (this.logStreams.get(container.Id) === abort) this.logStreams.delete(container.Id);
+        };
+        stream.on("end", ended);
+        stream.on("error", ended);
       })
-      .catch(() => this.logStreams.delete(container.Id));
+      .catch(() => {
+        if (this.logStreams.get(container.Id) === abort) this.logStreams.delete(container.Id);
+      });
   }
 
   /** The app's containers of a service (by name or by the image id balena-sdk sends), or all of them. */
