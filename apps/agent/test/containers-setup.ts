@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import Docker from "dockerode";
@@ -28,15 +29,40 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20
   }
 }
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 /**
  * Real containers for the agent's engine tests: podman (installed by scripts/ensure-containers.sh,
- * with its containers.conf) serves the Docker Engine API on a socket of this run, and the test
- * image is built once and shared by tag.
+ * with its containers.conf) serves the Docker Engine API on a socket of this run, the test image
+ * is built once and shared by tag, and a CNCF registry on 127.0.0.1 holds it too (pulls with progress).
  */
 export async function containersSetup({ provide }: { provide: Provide }) {
   execFileSync("bash", [path.join(ROOT, "scripts/ensure-containers.sh")], { stdio: "inherit" });
-  const env = { ...process.env, CONTAINERS_CONF: path.join(ROOT, ".cache/containers/containers.conf") };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-podman-"));
+  const registry = `127.0.0.1:${await freePort()}`;
+  // Plain HTTP to the test registry (a device's registry speaks HTTPS).
+  fs.writeFileSync(path.join(dir, "registries.conf"), `[[registry]]\nlocation = "${registry}"\ninsecure = true\n`);
+  const env = {
+    ...process.env,
+    CONTAINERS_CONF: path.join(ROOT, ".cache/containers/containers.conf"),
+    CONTAINERS_REGISTRIES_CONF: path.join(dir, "registries.conf"),
+  };
+  fs.writeFileSync(
+    path.join(dir, "registry.yml"),
+    `version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: ${dir}/registry\nhttp:\n  addr: ${registry}\n`,
+  );
+  const registryProcess = spawn("docker-registry", ["serve", path.join(dir, "registry.yml")], {
+    stdio: ["ignore", "ignore", "ignore"],
+  });
   const socket = path.join(dir, "podman.sock");
   const service = spawn("podman", ["system", "service", "--time=0", `unix://${socket}`], {
     env,
@@ -58,11 +84,19 @@ export async function containersSetup({ provide }: { provide: Provide }) {
     fs.copyFileSync("/bin/busybox", path.join(context, "busybox"));
     fs.writeFileSync(path.join(context, "Dockerfile"), DOCKERFILE);
     execFileSync("podman", ["build", "-q", "-t", TEST_IMAGE, context], { env, stdio: ["ignore", "ignore", "inherit"] });
+    await until(() => fetch(`http://${registry}/v2/`).then((response) => response.ok), "the test registry");
+    execFileSync(
+      "podman",
+      ["push", "-q", "--tls-verify=false", TEST_IMAGE, `docker://${registry}/flotilla-test/busybox:base`],
+      { env, stdio: ["ignore", "ignore", "inherit"] },
+    );
   } catch (error) {
     service.kill();
+    registryProcess.kill();
     throw error;
   }
   provide("dockerSocket", socket);
+  provide("registry", registry);
   return async () => {
     // What a failed test left: its containers, networks and volumes (all named after a test fleet).
     const left = await docker.listContainers({ all: true, filters: { label: ["io.balena.supervised=true"] } });
@@ -89,6 +123,7 @@ export async function containersSetup({ provide }: { provide: Provide }) {
           .catch(() => {});
     }
     service.kill();
+    registryProcess.kill();
     fs.rmSync(dir, { recursive: true, force: true });
   };
 }

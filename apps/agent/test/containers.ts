@@ -11,6 +11,8 @@ export { TEST_APP_PREFIX, TEST_IMAGE } from "./containers-setup.ts";
 declare module "vitest" {
   export interface ProvidedContext {
     dockerSocket: string;
+    /** host:port of the test registry, which holds TEST_IMAGE as flotilla-test/busybox:base. */
+    registry: string;
   }
 }
 
@@ -53,11 +55,11 @@ export function targetState(
 }
 
 /** The parts of DeviceRuntime a host uses, recording what it logs. */
-export function recordingRuntime() {
+export function recordingRuntime(onReport: () => void = () => {}) {
   const lines: { message: string; serviceId?: number; isSystem?: boolean }[] = [];
   const runtime = {
     log: (line: { message: string; serviceId?: number; isSystem?: boolean }) => lines.push(line),
-    reportNow: () => {},
+    reportNow: onReport,
     pollNow: () => {},
   };
   return { runtime: runtime as unknown as DeviceRuntime, lines };

@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { CurrentState } from "../src/protocol/state-report.ts";
 import type { TargetService } from "../src/protocol/target-state.ts";
 import { LABEL } from "../src/real/engine/service.ts";
 import { RealHost } from "../src/real/host.ts";
@@ -24,7 +25,9 @@ import { eventually } from "./support.ts";
 const docker = engine();
 const appUuid = testAppUuid();
 const lockRoot = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-locks-"));
-const { runtime, lines } = recordingRuntime();
+/** Every report the host asks for, as it would have been sent. */
+const reports: CurrentState[] = [];
+const { runtime, lines } = recordingRuntime(() => reports.push(host.currentState()));
 const images = { r1: `localhost/flotilla-test/${appUuid}:r1`, r2: `localhost/flotilla-test/${appUuid}:r2` };
 let port: number;
 
@@ -36,14 +39,20 @@ const newHost = () =>
   });
 let host = newHost();
 
-function release(commit: string, id: number, image: string, workerEnv: Record<string, string>) {
+function release(
+  commit: string,
+  id: number,
+  image: string,
+  workerEnv: Record<string, string>,
+  labels: Record<string, string> = {},
+) {
   const services: Record<string, TargetService> = {
     web: {
       id: 11,
       image_id: 100 + id,
       image,
       environment: { GREETING: "hello" },
-      labels: {},
+      labels,
       composition: { ports: [`127.0.0.1:${port}:8000`], restart: "always", volumes: ["data:/data"] },
     },
     worker: {
@@ -51,7 +60,7 @@ function release(commit: string, id: number, image: string, workerEnv: Record<st
       image_id: 200 + id,
       image,
       environment: workerEnv,
-      labels: {},
+      labels,
       composition: {
         command: ["/bin/sh", "-c", "echo worker says $MODE; exec sleep 3600"],
         working_dir: "/tmp",
@@ -228,5 +237,71 @@ describe("the real agent runs the release on the engine", () => {
     await expect(docker.getImage(images.r1).inspect()).rejects.toThrow();
     await docker.getImage(images.r2).inspect();
     expect(await (await fetch(`http://127.0.0.1:${port}/index.html`)).text()).toBe("hello from busybox\n");
+  });
+
+  it("the service terminal runs a shell inside the container", async () => {
+    let output = "";
+    let exited = false;
+    const shell = await host.openShell(
+      { target: "worker", cols: 80, rows: 24 },
+      {
+        output: (data) => {
+          output += data;
+        },
+        exit: () => {
+          exited = true;
+        },
+      },
+    );
+    shell.write("echo inside-$((40 + 2)) $MODE\r");
+    await eventually(() => output.includes("inside-42 three"));
+    shell.write("exit\r");
+    await eventually(() => exited);
+    await expect(host.openShell({ target: "nope", cols: 80, rows: 24 }, { output() {}, exit() {} })).rejects.toThrow(
+      "Service not found: nope",
+    );
+  });
+
+  it("kill-then-download: the old containers go before the pull, which reports its progress", async () => {
+    const third = randomCommit();
+    const image = `${inject("registry")}/flotilla-test/busybox:base`;
+    await docker
+      .getImage(image)
+      .remove()
+      .catch(() => {});
+    const since = Math.floor(Date.now() / 1000) - 1;
+    const old = Object.values(await containers()).map((c) => c.Id);
+    reports.length = 0;
+    host.targetChanged(
+      release(third, 3, image, { MODE: "four" }, { "io.balena.update.strategy": "kill-then-download" }),
+      runtime,
+    );
+    await runningRelease(third);
+    const downloading = reports.filter((report) => report.update_status === "downloading");
+    expect(downloading.length).toBeGreaterThan(0);
+    expect(downloading[0]?.apps?.[appUuid]?.releases[third]?.services.web).toMatchObject({ status: "Downloading" });
+    expect(downloading.every((report) => typeof report.download_progress === "number")).toBe(true);
+    // The engine's own record: both old containers removed before the image was pulled.
+    const events = await docker.getEvents({ since, until: Math.ceil(Date.now() / 1000) + 1 });
+    const text = await new Promise<string>((resolve) => {
+      let all = "";
+      events.on("data", (chunk: Buffer) => {
+        all += chunk.toString();
+      });
+      events.on("end", () => resolve(all));
+    });
+    const order = text
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { Type: string; Action: string; id?: string; Actor?: { ID: string } });
+    const pulled = order.findIndex((event) => event.Type === "image" && event.Action === "pull");
+    const removed = old.map((id) =>
+      order.findIndex((event) => event.Type === "container" && event.Action === "remove" && event.Actor?.ID === id),
+    );
+    expect(pulled).toBeGreaterThan(-1);
+    for (const index of removed) {
+      expect(index).toBeGreaterThan(-1);
+      expect(index).toBeLessThan(pulled);
+    }
   });
 });
