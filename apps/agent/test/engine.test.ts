@@ -117,7 +117,7 @@ afterAll(async () => {
   for (const container of Object.values(await containers())) {
     await docker.getContainer(container.Id).remove({ force: true });
   }
-  for (const image of Object.values(images))
+  for (const image of [...Object.values(images), `${inject("registry")}/flotilla-test/busybox:base`])
     await docker
       .getImage(image)
       .remove()
