@@ -180,6 +180,13 @@ describe("the real agent runs the release on the engine", () => {
     expect(after.web?.Id).toBe(before.web?.Id);
     const inspected = await docker.getContainer(after.worker?.Id as string).inspect();
     expect(inspected.Config.Env).toContain("MODE=two");
+    expect(lines.map((line) => line.message)).toEqual(
+      expect.arrayContaining([
+        "Applied environment variable MODE to worker",
+        "Restarted service worker with its new environment",
+      ]),
+    );
+    expect(lines.map((line) => line.message)).not.toContain("Restarted service web with its new environment");
     await runningRelease(first);
   });
 

@@ -203,8 +203,11 @@ export class AppRunner {
       if (this.updateStatus !== "idle") this.setStatus("Idle", "done");
       return;
     }
-    const newRelease = this.currentCommit !== commit;
+    // The running release, as its containers say (a restarted agent knows it from them).
+    const newRelease = !existing.some((c) => c.Labels[LABEL.commit] === commit);
     if (newRelease) this.options.log({ message: `Downloading release ${commit.slice(0, 7)}`, isSystem: true });
+    // Said once the new containers start; read now, before any old container goes.
+    const variableLines = newRelease ? [] : await this.variableChanges(changes, leftovers);
     const strategy = this.strategy(release.services ?? {});
     if (strategy !== "download-then-kill") {
       await this.waitForLock();
@@ -220,8 +223,10 @@ export class AppRunner {
     for (const spec of changes) {
       const container = await this.options.docker.createContainer(spec.create);
       await container.start();
-      if (!newRelease)
+      for (const line of variableLines.filter((l) => l.service === spec.name)) this.options.log(line.log);
+      if (!newRelease) {
         this.options.log({ message: `Restarted service ${spec.name} with its new environment`, isSystem: true });
+      }
     }
     await this.removeUnusedImages(specs, leftovers);
     this.currentCommit = commit;
@@ -230,6 +235,33 @@ export class AppRunner {
     await this.refresh();
     if (newRelease) this.options.log({ message: `Release ${commit.slice(0, 7)} is running`, isSystem: true });
     this.setStatus("Idle", "done");
+  }
+
+  /** "Applied environment variable NAME to service" lines, as the simulator writes them, from the old container's. */
+  private async variableChanges(changes: ServiceSpec[], leftovers: Container[]) {
+    const lines: { service: string; log: EngineLog }[] = [];
+    const env = (list: string[] | undefined) =>
+      new Map((list ?? []).map((entry) => [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)]));
+    for (const spec of changes) {
+      const old = leftovers.find((c) => c.Labels[LABEL.serviceName] === spec.name);
+      if (!old) continue;
+      const info = await this.options.docker
+        .getContainer(old.Id)
+        .inspect()
+        .catch(() => null);
+      const before = env(info?.Config.Env);
+      const after = env(spec.create.Env);
+      const serviceId = Number(spec.create.Labels?.[LABEL.serviceId]) || undefined;
+      const say = (message: string) =>
+        lines.push({ service: spec.name, log: { message, ...(serviceId ? { serviceId } : {}) } });
+      for (const [name, value] of [...after].sort()) {
+        if (before.get(name) !== value) say(`Applied environment variable ${name} to ${spec.name}`);
+      }
+      for (const name of [...before.keys()].sort()) {
+        if (!after.has(name)) say(`Removed environment variable ${name} from ${spec.name}`);
+      }
+    }
+    return lines;
   }
 
   /** The release's strategy: the first service label that names one (balena sets it per service). */
