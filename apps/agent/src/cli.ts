@@ -171,6 +171,7 @@ async function run(args: string[], io: Out) {
     engine: {
       docker: engine.docker,
       deviceUuid: identity.uuid,
+      registryAuth: { username: `d_${identity.uuid}`, password: identity.deviceKey },
       lockRoot: path.resolve((values["lock-root"] as string | undefined) ?? DEFAULT_LOCK_ROOT),
     },
   });

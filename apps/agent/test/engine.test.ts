@@ -35,7 +35,14 @@ const newHost = () =>
   new RealHost({
     allowReboot: false,
     updateLockFile: path.join(lockRoot, "host.lock"),
-    engine: { docker, deviceUuid: "d".repeat(32), lockRoot, lockPollMs: 100 },
+    engine: {
+      docker,
+      deviceUuid: "d".repeat(32),
+      lockRoot,
+      lockPollMs: 100,
+      // Sent with pulls from a registry host, as a device's key (the test registry asks for none).
+      registryAuth: { username: `d_${"d".repeat(32)}`, password: "device-key" },
+    },
   });
 let host = newHost();
 

@@ -28,7 +28,13 @@ export type RealHostOptions = {
   powerCommand?: (action: "reboot" | "shutdown") => void;
   print?: (line: string) => void;
   /** The container engine that runs the release's services (none: this host runs no containers). */
-  engine?: { docker: Docker; deviceUuid: string; lockRoot?: string; lockPollMs?: number };
+  engine?: {
+    docker: Docker;
+    deviceUuid: string;
+    lockRoot?: string;
+    lockPollMs?: number;
+    registryAuth?: { username: string; password: string };
+  };
 };
 
 /** balena's host directory of the services' lock directories (each mounted at /tmp/balena). */
@@ -67,6 +73,7 @@ export class RealHost implements DeviceHost {
           lockRoot: engine.lockRoot ?? DEFAULT_LOCK_ROOT,
           hostLockFile: options.updateLockFile ?? DEFAULT_UPDATE_LOCK,
           ...(engine.lockPollMs ? { lockPollMs: engine.lockPollMs } : {}),
+          ...(engine.registryAuth ? { registryAuth: engine.registryAuth } : {}),
           log: (line) => {
             if (line.isSystem) this.options.print?.(line.message);
             if (this.device) this.device.log(line);

@@ -19,11 +19,22 @@ export type AppRunnerOptions = {
   log: (line: EngineLog) => void;
   /** Something reportable changed (progress, status): report soon. */
   changed: () => void;
+  /**
+   * Credentials for the registries the images come from: balena's supervisor logs in as
+   * `d_{uuid}` with its device key, and the registry's token service decides what it may pull.
+   */
+  registryAuth?: { username: string; password: string };
   /** How often a held update lock is looked at again (default 2 s). */
   lockPollMs?: number;
 };
 
 type Container = Docker.ContainerInfo;
+
+/** The registry host of an image reference (`registry.example.com/app/main@sha256:…`), or null for Docker Hub's. */
+export function registryOf(image: string): string | null {
+  const first = image.split("/")[0] ?? "";
+  return image.includes("/") && (first.includes(".") || first.includes(":") || first === "localhost") ? first : null;
+}
 
 /** balena's service status words for the engine's container states. */
 const STATUS: Record<string, string> = {
@@ -35,6 +46,9 @@ const STATUS: Record<string, string> = {
   dead: "Dead",
   removing: "Stopping",
 };
+
+/** A newer target state arrived while an update waited for its lock. */
+class Superseded extends Error {}
 
 const STRATEGIES = new Set(["download-then-kill", "kill-then-download", "delete-then-download"]);
 
@@ -86,6 +100,8 @@ export class AppRunner {
           await this.reconcile();
           this.lastError = null;
         } catch (error) {
+          // A newer target while waiting for a lock: the loop applies that one instead.
+          if (error instanceof Superseded) continue;
           this.lastError = (error as Error).message;
           this.updateStatus = "aborted";
           this.status = "Idle";
@@ -287,7 +303,7 @@ export class AppRunner {
         this.options.log({ message: "Updates are locked, waiting", isSystem: true });
         this.options.changed();
       }
-      if (this.again) throw new Error("a newer target state arrived");
+      if (this.again) throw new Superseded();
       await new Promise<void>((resolve) => {
         this.lockTimer = setTimeout(resolve, this.options.lockPollMs ?? 2000);
       });
@@ -307,11 +323,21 @@ export class AppRunner {
     if (pulls.length === 0) return;
     this.setStatus("Downloading", "downloading");
     for (const spec of pulls) {
-      await pullImage(this.options.docker, spec.image, (percent) => {
-        if (this.progress.get(spec.name) === percent) return;
-        this.progress.set(spec.name, percent);
-        this.options.changed();
-      });
+      const registry = registryOf(spec.image);
+      const auth =
+        registry && this.options.registryAuth ? { ...this.options.registryAuth, serveraddress: registry } : undefined;
+      await pullImage(
+        this.options.docker,
+        spec.image,
+        (percent) => {
+          // A report per 5 % at most: a pull is many small progress events.
+          const last = this.progress.get(spec.name) ?? 0;
+          if (percent < 100 && percent - last < 5) return;
+          this.progress.set(spec.name, percent);
+          this.options.changed();
+        },
+        auth,
+      );
     }
   }
 
