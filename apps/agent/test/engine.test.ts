@@ -102,6 +102,7 @@ async function runningRelease(commit: string) {
   );
 }
 
+/** Runs a command in the service's container; answers its exit code. */
 const exec = async (service: string, command: string[]) => {
   const container = (await containers())[service];
   if (!container) throw new Error(`no ${service} container`);
@@ -111,6 +112,7 @@ const exec = async (service: string, command: string[]) => {
     stream.on("end", resolve);
     stream.resume();
   });
+  return (await run.inspect()).ExitCode;
 };
 
 beforeAll(async () => {
@@ -317,5 +319,19 @@ describe("the real agent runs the release on the engine", () => {
       expect(index).toBeGreaterThan(-1);
       expect(index).toBeLessThan(pulled);
     }
+  });
+
+  it("restart restarts every container; purge empties the named volumes and starts the release again", async () => {
+    const before = await containers();
+    const startedAt = (await docker.getContainer(before.worker?.Id as string).inspect()).State.StartedAt;
+    expect(await host.handle("restart", {}, runtime)).toEqual({ status: 200, body: { Data: "OK", Error: null } });
+    expect((await docker.getContainer(before.worker?.Id as string).inspect()).State.StartedAt).not.toBe(startedAt);
+    expect(await exec("web", ["/bin/touch", "/data/kept"])).toBe(0);
+    expect(await exec("web", ["/bin/test", "-f", "/data/kept"])).toBe(0);
+    expect((await host.handle("purge", {}, runtime)).status).toBe(200);
+    const after = await containers();
+    expect(after.web?.Id).not.toBe(before.web?.Id);
+    expect(after.web?.State).toBe("running");
+    expect(await exec("web", ["/bin/test", "-f", "/data/kept"])).toBe(1);
   });
 });
