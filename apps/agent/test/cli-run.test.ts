@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import WebSocket from "ws";
 import { main } from "../src/cli.ts";
 import { LABEL } from "../src/real/engine/service.ts";
 import { engine, freePort, TEST_IMAGE, testAppUuid } from "./containers.ts";
@@ -181,6 +182,39 @@ describe("flotilla-agent run", () => {
       const after = await docker.getContainer(recreated.Id).inspect();
       expect(after.State.StartedAt).not.toBe(startedAt);
       expect(after.State.Running).toBe(true);
+      // The service terminal, as the dashboard opens it: a shell inside the container.
+      const socket = new WebSocket(`${t.url.replace(/^http/, "ws")}/terminal/v1/connect`);
+      let text = "";
+      socket.on("message", (raw) => {
+        const message = JSON.parse(raw.toString()) as { event: string; data?: string };
+        if (message.event === "data") text += message.data;
+      });
+      await new Promise((resolve, reject) => {
+        socket.once("open", resolve);
+        socket.once("error", reject);
+      });
+      socket.send(
+        JSON.stringify({
+          event: "authentication",
+          token: ownerToken,
+          uuid: identity.uuid,
+          target: "web",
+          cols: 80,
+          rows: 24,
+        }),
+      );
+      try {
+        await eventually(
+          () => {
+            socket.send(JSON.stringify({ event: "data", data: "echo in-$((40 + 2)) $GREETING\r" }));
+            return text.includes("in-42 hello");
+          },
+          20_000,
+          500,
+        );
+      } finally {
+        socket.close();
+      }
     } finally {
       child.kill("SIGTERM");
     }
