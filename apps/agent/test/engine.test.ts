@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { CurrentState } from "../src/protocol/state-report.ts";
 import type { TargetService } from "../src/protocol/target-state.ts";
+import { AppRunner, type EngineLog } from "../src/real/engine/apply.ts";
 import { LABEL } from "../src/real/engine/service.ts";
 import { RealHost } from "../src/real/host.ts";
 import {
@@ -333,5 +334,42 @@ describe("the real agent runs the release on the engine", () => {
     expect(after.web?.Id).not.toBe(before.web?.Id);
     expect(after.web?.State).toBe("running");
     expect(await exec("web", ["/bin/test", "-f", "/data/kept"])).toBe(1);
+  });
+});
+
+describe("an image the registry does not have", () => {
+  it("aborts the update with the engine's reason in the device log, and tries again later", async () => {
+    const logged: EngineLog[] = [];
+    const statuses: string[] = [];
+    const otherApp = testAppUuid();
+    const runner: AppRunner = new AppRunner({
+      docker,
+      deviceUuid: "d".repeat(32),
+      lockRoot,
+      log: (line) => logged.push(line),
+      changed: () => statuses.push(String(runner.report().update_status)),
+      retryMs: 200,
+    });
+    try {
+      const missing = `${inject("registry")}/flotilla-test/missing:1`;
+      runner.setTarget(
+        targetState(otherApp, {
+          commit: randomCommit(),
+          id: 1,
+          services: { main: { id: 1, image_id: 1, image: missing } },
+        }),
+      );
+      const failures = await eventually(() => {
+        const lines = logged.filter((line) => line.message.startsWith("Failed to apply the release:"));
+        return lines.length >= 2 ? lines : null;
+      }, 20_000);
+      expect(failures[0]?.message).toMatch(/missing/);
+      expect(statuses).toContain("aborted");
+      expect(await docker.listContainers({ all: true, filters: { label: [`${LABEL.appUuid}=${otherApp}`] } })).toEqual(
+        [],
+      );
+    } finally {
+      runner.close();
+    }
   });
 });

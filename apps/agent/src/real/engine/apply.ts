@@ -26,6 +26,8 @@ export type AppRunnerOptions = {
   registryAuth?: { username: string; password: string };
   /** How often a held update lock is looked at again (default 2 s). */
   lockPollMs?: number;
+  /** After the engine refused, the release is tried again this much later (default 30 s). */
+  retryMs?: number;
 };
 
 type Container = Docker.ContainerInfo;
@@ -62,7 +64,9 @@ export class AppRunner {
   private target: TargetState | null = null;
   private running: Promise<void> | null = null;
   private again = false;
-  private lockTimer: NodeJS.Timeout | null = null;
+  /** Ends the current wait for a lock early (close). */
+  private wake: (() => void) | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
   private containers: Container[] = [];
   private progress = new Map<string, number>();
   private reported = new Set<string>();
@@ -89,6 +93,9 @@ export class AppRunner {
 
   /** Applies the target; a target arriving meanwhile is applied right after. Resolves when done. */
   apply(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     if (this.running) {
       this.again = true;
       return this.running;
@@ -106,6 +113,9 @@ export class AppRunner {
           this.updateStatus = "aborted";
           this.status = "Idle";
           this.options.log({ message: `Failed to apply the release: ${this.lastError}`, isSystem: true });
+          if (!this.again && !this.stopped) {
+            this.retryTimer = setTimeout(() => void this.apply(), this.options.retryMs ?? 30_000);
+          }
         }
       } while (this.again && !this.stopped);
       this.running = null;
@@ -117,7 +127,8 @@ export class AppRunner {
   /** Stops watching (the containers keep running: they are the device's, not the agent's). */
   close() {
     this.stopped = true;
-    if (this.lockTimer) clearTimeout(this.lockTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.wake?.();
     for (const id of [...this.logStreams.keys()]) this.stopFollowing(id);
   }
 
@@ -136,14 +147,6 @@ export class AppRunner {
     });
     for (const container of this.containers) if (container.State === "running") this.followLogs(container);
     return this.containers;
-  }
-
-  serviceContainer(name: string): Container | undefined {
-    return (
-      this.containers.find(
-        (c) => c.Labels[LABEL.serviceName] === name && c.Labels[LABEL.commit] === this.currentCommit,
-      ) ?? this.containers.find((c) => c.Labels[LABEL.serviceName] === name)
-    );
   }
 
   /** Whether an update lock is held: a service's `/tmp/balena/updates.lock`, or the host's lock file. */
@@ -305,9 +308,15 @@ export class AppRunner {
       }
       if (this.again) throw new Superseded();
       await new Promise<void>((resolve) => {
-        this.lockTimer = setTimeout(resolve, this.options.lockPollMs ?? 2000);
+        const timer = setTimeout(resolve, this.options.lockPollMs ?? 2000);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
       });
+      this.wake = null;
     }
+    if (this.stopped) throw new Superseded();
   }
 
   private async download(changes: ServiceSpec[]) {
