@@ -256,6 +256,25 @@ describe("the real agent runs the release on the engine", () => {
     expect(await (await fetch(`http://127.0.0.1:${port}/index.html`)).text()).toBe("hello from busybox\n");
   });
 
+  it("BALENA_SUPERVISOR_OVERRIDE_LOCK applies an update while a lock is held", async () => {
+    expect(await exec("web", ["/bin/touch", "/tmp/balena/updates.lock"])).toBe(0);
+    try {
+      const before = await containers();
+      const state = release(second, 2, images.r2, { MODE: "five" });
+      state.config = { BALENA_SUPERVISOR_OVERRIDE_LOCK: "1" };
+      host.targetChanged(state, runtime);
+      await host.runner?.apply();
+      const after = await containers();
+      expect(after.worker?.Id).not.toBe(before.worker?.Id);
+      expect((await docker.getContainer(after.worker?.Id as string).inspect()).Config.Env).toContain("MODE=five");
+    } finally {
+      fs.rmSync(path.join(lockRoot, "services", appUuid, "web", "updates.lock"), { force: true });
+    }
+    host.targetChanged(release(second, 2, images.r2, { MODE: "three" }), runtime);
+    await host.runner?.apply();
+    await runningRelease(second);
+  });
+
   it("the service terminal runs a shell inside the container", async () => {
     let output = "";
     let exited = false;

@@ -300,7 +300,9 @@ export class AppRunner {
   /** Holds while an update lock is held, unless the update is forced; a newer target ends the wait. */
   private async waitForLock() {
     let said = false;
-    while (this.locked() && !this.force && !this.stopped) {
+    // balena's BALENA_SUPERVISOR_OVERRIDE_LOCK config variable: updates ignore the locks.
+    const override = ["1", "true"].includes(this.target?.config?.BALENA_SUPERVISOR_OVERRIDE_LOCK ?? "");
+    while (this.locked() && !this.force && !override && !this.stopped) {
       if (!said) {
         said = true;
         this.options.log({ message: "Updates are locked, waiting", isSystem: true });
