@@ -1,4 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -10,7 +11,10 @@ type Provide = (key: string, value: string) => void;
 const ROOT = path.resolve(import.meta.dirname, "../../..");
 /** The one test image: FROM scratch + the static busybox, serving /www with httpd by default. */
 export const TEST_IMAGE = "localhost/flotilla-test/busybox:base";
-/** Test fleets' uuids start with this, so the teardown finds what a failed test left behind. */
+/**
+ * Test fleets' uuids start with this and 4 hex digits of the run, so the teardown finds what a
+ * failed test of this run left behind and never touches another run's (runs share the engine's storage).
+ */
 export const TEST_APP_PREFIX = "f1077e57";
 
 const DOCKERFILE = `FROM scratch
@@ -48,6 +52,7 @@ function freePort(): Promise<number> {
 export async function containersSetup({ provide }: { provide: Provide }) {
   execFileSync("bash", [path.join(ROOT, "scripts/ensure-containers.sh")], { stdio: "inherit" });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-podman-"));
+  const prefix = `${TEST_APP_PREFIX}${crypto.randomBytes(2).toString("hex")}`;
   const registry = `127.0.0.1:${await freePort()}`;
   // Plain HTTP to the test registry (a device's registry speaks HTTPS).
   fs.writeFileSync(path.join(dir, "registries.conf"), `[[registry]]\nlocation = "${registry}"\ninsecure = true\n`);
@@ -97,11 +102,12 @@ export async function containersSetup({ provide }: { provide: Provide }) {
   }
   provide("dockerSocket", socket);
   provide("registry", registry);
+  provide("testAppPrefix", prefix);
   return async () => {
     // What a failed test left: its containers, networks and volumes (all named after a test fleet).
     const left = await docker.listContainers({ all: true, filters: { label: ["io.balena.supervised=true"] } });
     for (const container of left) {
-      if (container.Labels["io.balena.app-uuid"]?.startsWith(TEST_APP_PREFIX)) {
+      if (container.Labels["io.balena.app-uuid"]?.startsWith(prefix)) {
         await docker
           .getContainer(container.Id)
           .remove({ force: true })
@@ -109,14 +115,14 @@ export async function containersSetup({ provide }: { provide: Provide }) {
       }
     }
     for (const network of await docker.listNetworks()) {
-      if (network.Name.startsWith(TEST_APP_PREFIX))
+      if (network.Name.startsWith(prefix))
         await docker
           .getNetwork(network.Id)
           .remove()
           .catch(() => {});
     }
     for (const volume of (await docker.listVolumes()).Volumes ?? []) {
-      if (volume.Name.startsWith(TEST_APP_PREFIX))
+      if (volume.Name.startsWith(prefix))
         await docker
           .getVolume(volume.Name)
           .remove()

@@ -4,23 +4,24 @@ import Docker from "dockerode";
 import { inject } from "vitest";
 import type { DeviceRuntime } from "../src/device.ts";
 import type { TargetService, TargetState } from "../src/protocol/target-state.ts";
-import { TEST_APP_PREFIX } from "./containers-setup.ts";
 
-export { TEST_APP_PREFIX, TEST_IMAGE } from "./containers-setup.ts";
+export { TEST_IMAGE } from "./containers-setup.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     dockerSocket: string;
     /** host:port of the test registry, which holds TEST_IMAGE as flotilla-test/busybox:base. */
     registry: string;
+    /** What this run's test fleet uuids start with (containers-setup.ts). */
+    testAppPrefix: string;
   }
 }
 
 /** podman's Docker Engine API of this test run (containers-setup.ts). */
 export const engine = () => new Docker({ socketPath: inject("dockerSocket") });
 
-/** A fleet uuid the global teardown recognises. */
-export const testAppUuid = () => `${TEST_APP_PREFIX}${crypto.randomBytes(12).toString("hex")}`;
+/** A fleet uuid (32 hex) the global teardown of this run recognises. */
+export const testAppUuid = () => `${inject("testAppPrefix")}${crypto.randomBytes(10).toString("hex")}`;
 export const randomCommit = () => crypto.randomBytes(16).toString("hex");
 
 /** A port nothing listens on now (for publishing a container port on 127.0.0.1). */
