@@ -98,7 +98,8 @@ export class RealHost implements DeviceHost {
 
   /** Quick reports while an update runs, so the dashboard sees its progress. */
   nextReportInMs(intervalMs: number): number {
-    const busy = this.runner && !["idle", "done", "aborted"].includes(this.runner.updateStatus);
+    const runner = this.runner;
+    const busy = runner && !runner.waitingForLock && !["idle", "done", "aborted"].includes(runner.updateStatus);
     return busy ? Math.min(intervalMs, 2000) : intervalMs;
   }
 

@@ -77,6 +77,8 @@ export class AppRunner {
   updateStatus = "idle";
   currentCommit: string | null = null;
   force = false;
+  /** Downloaded and held by an update lock: nothing moves until it is released. */
+  waitingForLock = false;
   lastError: string | null = null;
 
   constructor(private readonly options: AppRunnerOptions) {}
@@ -309,6 +311,7 @@ export class AppRunner {
         this.options.changed();
       }
       if (this.again) throw new Superseded();
+      this.waitingForLock = true;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.options.lockPollMs ?? 2000);
         this.wake = () => {
@@ -317,6 +320,7 @@ export class AppRunner {
         };
       });
       this.wake = null;
+      this.waitingForLock = false;
     }
     if (this.stopped) throw new Superseded();
   }
