@@ -72,6 +72,12 @@ export class AppRunner {
   private reported = new Set<string>();
   /** Followed container logs by container id; aborting ends the request, answered or not yet. */
   private logStreams = new Map<string, AbortController>();
+  /**
+   * From when (s) to follow a container's log next: 0 for containers this agent created (their
+   * whole output), the end of the last stream for one that stopped or restarted. Others, found
+   * running at start, from now: the agent before this one sent their earlier lines.
+   */
+  private logsFrom = new Map<string, number>();
   private stopped = false;
   status = "Idle";
   updateStatus = "idle";
@@ -137,6 +143,7 @@ export class AppRunner {
   private stopFollowing(id: string) {
     this.logStreams.get(id)?.abort();
     this.logStreams.delete(id);
+    this.logsFrom.delete(id);
   }
 
   /** The containers this agent made for the app, as the engine lists them now. */
@@ -243,6 +250,7 @@ export class AppRunner {
     await this.removeContainers(leftovers);
     for (const spec of changes) {
       const container = await this.options.docker.createContainer(spec.create);
+      this.logsFrom.set(container.id, 0);
       await container.start();
       for (const line of variableLines.filter((l) => l.service === spec.name)) this.options.log(line.log);
       if (!newRelease) {
@@ -418,7 +426,7 @@ export class AppRunner {
     if (this.logStreams.has(container.Id) || this.stopped) return;
     const serviceId = Number(container.Labels[LABEL.serviceId]) || undefined;
     const { docker } = this.options;
-    const since = Math.floor(Date.now() / 1000);
+    const since = this.logsFrom.get(container.Id) ?? Math.floor(Date.now() / 1000);
     const abort = new AbortController();
     this.logStreams.set(container.Id, abort);
     // podman answers a follow request only once the container writes: abort, not destroy, ends it.
@@ -442,7 +450,9 @@ export class AppRunner {
         };
         docker.modem.demuxStream(stream, line(false) as never, line(true) as never);
         const ended = () => {
-          if (this.logStreams.get(container.Id) === abort) this.logStreams.delete(container.Id);
+          if (this.logStreams.get(container.Id) !== abort) return;
+          this.logStreams.delete(container.Id);
+          this.logsFrom.set(container.Id, Math.floor(Date.now() / 1000));
         };
         stream.on("end", ended);
         stream.on("error", ended);
