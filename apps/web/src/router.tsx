@@ -19,13 +19,15 @@ import { ErrorPage } from "./components/error-page.tsx";
 import { NotFoundPage } from "./components/not-found-page.tsx";
 import { Toaster } from "./components/toaster.tsx";
 import { loggedOutOnlyGuard, signedInGuard, twoFactorGuard, verifiedGuard } from "./features/auth/guards.ts";
-import { getSessionState } from "./features/auth/session.ts";
+import { getSessionState, logOut } from "./features/auth/session.ts";
 import { deploySearch } from "./features/deploy/deploy.ts";
 import { deviceAbilities, loadDevice } from "./features/devices/data.ts";
 import { type Fleet, fleetAbilities, loadFleet } from "./features/fleet-access/data.ts";
+import { loadOrganization } from "./features/orgs/data.ts";
 import { loadRelease } from "./features/releases/data.ts";
 import { releaseAbilities } from "./features/releases/model.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
+import { t } from "./lib/i18n.ts";
 import { requireNumericId } from "./lib/route-id.ts";
 import type { Sdk } from "./lib/sdk.ts";
 import { showToast } from "./lib/toasts.ts";
@@ -210,7 +212,13 @@ const signedInRoute = createRoute({
   getParentRoute: () => rootRoute,
   id: "signed-in",
   beforeLoad: async ({ context, location }) => {
-    const target = signedInGuard(await getSessionState(context.queryClient, context.sdk), location.href);
+    const state = await getSessionState(context.queryClient, context.sdk);
+    const target = signedInGuard(state, location.href);
+    if (state.kind === "signed-out" && state.rejected) {
+      // The stored token no longer works: say so, forget it (spec 1 §8), not a silent login page.
+      showToast("error", t("errors.session_expired"));
+      await logOut(context.queryClient, context.sdk);
+    }
     if (target) throw redirect(target);
   },
   component: page(() => import("./components/app-layout.tsx"), "AppLayout"),
@@ -343,13 +351,28 @@ const orgsIndexRoute = createRoute({
   component: page(() => import("./features/orgs/orgs-page.tsx"), "OrgsPage"),
 });
 
-/** `/orgs/{orgId}/…` (spec 3 §2): a non-numeric id shows "invalid id passed in url" and goes up. */
+/**
+ * `/orgs/{orgId}/…` (spec 3 §2): a non-numeric id shows "invalid id passed in url" and goes up;
+ * an organization that is not there (or not the caller's) is "Resource not found" and `/orgs`,
+ * as a missing fleet goes to `/fleets`.
+ */
 const orgRoute = createRoute({
   getParentRoute: () => orgsRoute,
   path: "$orgId",
   staticData: { crumbObject: "org" },
-  beforeLoad: ({ params, location }) => {
-    requireNumericId(params.orgId, location.pathname.replace(/(\/orgs\/[^/]+).*$/, "$1"));
+  beforeLoad: async ({ params, location, context }) => {
+    const id = requireNumericId(params.orgId, location.pathname.replace(/(\/orgs\/[^/]+).*$/, "$1"));
+    let org: Awaited<ReturnType<typeof loadOrganization>>;
+    try {
+      org = await loadOrganization(context.queryClient, context.sdk, id);
+    } catch {
+      // A failed lookup (network, server) is the page's to report; no redirect on a guess.
+      return;
+    }
+    if (!org) {
+      showToast("error", t("errors.resource_not_found"));
+      throw redirect({ to: "/orgs", replace: true });
+    }
   },
 });
 const orgSummaryRoute = createRoute({
@@ -483,6 +506,8 @@ const fleetInvitationRoute = createRoute({
 });
 
 type ClassPrefix = "fleets" | "apps" | "blocks";
+/** The pages only a fleet has (spec 2 §2). */
+const FLEET_ONLY_PAGES = ["devices", "envvars", "config", "api-keys"] as const;
 const CLASS_PREFIX: Record<Fleet["is_of__class"], ClassPrefix> = { fleet: "fleets", app: "apps", block: "blocks" };
 
 /**
@@ -499,7 +524,7 @@ async function guardFleet(context: RouterContext, id: number, pathname: string):
     return undefined;
   }
   if (!fleet) {
-    showToast("error", `Fleet not found: ${id}`);
+    showToast("error", t("errors.fleet_not_found", { application: id }));
     throw redirect({ to: "/fleets", replace: true });
   }
   const org = fleet.organization[0];
@@ -554,7 +579,7 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
         return;
       }
       if (!found) {
-        showToast("error", `Release not found: ${params.releaseId}`);
+        showToast("error", t("errors.release_not_found", { release: params.releaseId }));
         throw redirect({ href: list, replace: true });
       }
     },
@@ -636,7 +661,18 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
             component: page(fleetApiKeys, "FleetApiKeysPage"),
           }),
         ]
-      : []),
+      : // An app or a block has no devices, variables, configuration or API keys of its own:
+        // those addresses are "Resource not found" and lead to its summary.
+        FLEET_ONLY_PAGES.map((path) =>
+          createRoute({
+            getParentRoute: () => base,
+            path,
+            beforeLoad: ({ params }) => {
+              showToast("error", t("errors.resource_not_found"));
+              throw redirect({ href: `/${prefix}/${params.fleetId}`, replace: true });
+            },
+          }),
+        )),
   ]);
 }
 
@@ -656,7 +692,7 @@ const deviceRoute = createRoute({
       return;
     }
     if (!device) {
-      showToast("error", `Device not found: ${params.uuid}`);
+      showToast("error", t("errors.device_not_found", { device: params.uuid }));
       throw redirect({ to: "/", replace: true });
     }
     const fleetId = device.belongs_to__application[0]?.id;

@@ -16,6 +16,7 @@ import { errorText } from "../../lib/errors.ts";
 import { type FieldErrors, fieldErrors, hasErrors } from "../../lib/validation.ts";
 import { notePasswordLength } from "./password-too-long.ts";
 import { afterLoginTarget, storedClaims } from "./session.ts";
+import { noteFreshToken } from "./token.ts";
 
 const loginRoute = getRouteApi("/login");
 
@@ -36,6 +37,8 @@ export function LoginPage() {
     mutationFn: async (credentials: { username: string; password: string }) => {
       await sdk.auth.login({ email: credentials.username, password: credentials.password });
       notePasswordLength(credentials.password);
+      // The new token's issue time is the server's clock (token checks compare with it).
+      noteFreshToken(await sdk.auth.getToken().catch(() => undefined));
       return storedClaims(sdk);
     },
     meta: { reportErrors: false },

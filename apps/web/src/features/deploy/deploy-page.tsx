@@ -72,6 +72,7 @@ export function DeployPage() {
     queryKey: ["deploy-contract", search.repoUrl],
     enabled: search.repoUrl !== undefined,
     retry: false,
+    meta: { handlesErrors: true },
     queryFn: async () => fetchContract(config.apiUrl, (await sdk.auth.getToken()) ?? undefined, search.repoUrl ?? ""),
   });
   const fleets = useApplicationList("fleet");

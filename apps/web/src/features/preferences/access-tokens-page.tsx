@@ -268,7 +268,7 @@ export function AccessTokensPreferencesPage() {
           options: { $select: ["id"], $filter: { belongs_to__user: user?.id ?? 0 } },
         })
       ).length > 0,
-    meta: { reportErrors: false },
+    meta: { handlesErrors: true },
     retry: false,
   });
   const samlOnly = saml.data === true && user?.has_password_set === false;
