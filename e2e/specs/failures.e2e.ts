@@ -81,6 +81,16 @@ describe("failures the dashboard shows", () => {
     await page.getByRole("heading", { name: "demo-block", level: 1 }).waitFor();
   });
 
+  it("shows the catalogue's text for an API error, never 'Request error:', a data rule or [object Object]", async () => {
+    await page.goto(url("/organization/invitation/not-a-real-invitation"));
+    await page.waitForURL(url("/orgs"));
+    await page.getByText("Invitation invalid or expired.", { exact: true }).waitFor();
+    const text = await page.locator("body").innerText();
+    expect(text).not.toContain("Request error");
+    expect(text).not.toContain("[object Object]");
+    expect(text).not.toContain("It is necessary that");
+  });
+
   it("logs out with 'Your session has expired.' when the session is revoked, instead of showing empty lists", async () => {
     await page.goto(url("/fleets"));
     await page.getByRole("heading", { name: "Fleets", level: 1 }).waitFor();

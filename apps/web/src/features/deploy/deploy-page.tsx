@@ -18,6 +18,8 @@ import { type FormEvent, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { PageHeader } from "../../components/page.tsx";
+import { errorText, responseError } from "../../lib/errors.ts";
+import { t as translate } from "../../lib/i18n.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import {
@@ -39,7 +41,11 @@ import {
   savePendingDeploy,
 } from "./deploy.ts";
 
+/** The configuration could not be fetched at all (spec 1 §8 "Error loading deploy configuration"). */
 class DeployConfigError extends Error {}
+
+const deployErrorText = (error: unknown) =>
+  error instanceof DeployConfigError ? translate("deploy.config_load_failed") : errorText(error);
 
 /** `GET {api}/deploy/v1/contract?repoUrl=` with a 10 s timeout; the API's message on failure. */
 async function fetchContract(apiUrl: string, token: string | undefined, repoUrl: string): Promise<DeployContract> {
@@ -50,14 +56,12 @@ async function fetchContract(apiUrl: string, token: string | undefined, repoUrl:
       signal: AbortSignal.timeout(DEPLOY_CONFIG_TIMEOUT_MS),
     });
   } catch {
-    throw new DeployConfigError("Error loading deploy configuration");
+    throw new DeployConfigError("deploy configuration unreachable");
   }
-  const body = (await response.json().catch(() => undefined)) as { message?: string } | DeployContract | undefined;
-  if (!response.ok) {
-    const message = body && "message" in body && typeof body.message === "string" ? body.message : undefined;
-    throw new DeployConfigError(message ?? "Error loading deploy configuration");
-  }
-  return body as DeployContract;
+  if (!response.ok) throw await responseError(response);
+  const body = (await response.json().catch(() => undefined)) as DeployContract | undefined;
+  if (!body) throw new DeployConfigError("deploy configuration unreadable");
+  return body;
 }
 
 /** `/deploy` (spec 2 §2): deploy a repository's application to a new or an existing fleet. */
@@ -192,7 +196,7 @@ export function DeployPage() {
                   <Typography variant="body2">{t("deploy.loading")}</Typography>
                 </Box>
               ) : null}
-              {contract.isError ? <Alert severity="error">{contract.error.message}</Alert> : null}
+              {contract.isError ? <Alert severity="error">{deployErrorText(contract.error)}</Alert> : null}
               {spec &&
               (spec.applicationConfigVariables.length > 0 || spec.applicationEnvironmentVariables.length > 0) ? (
                 <Typography variant="body2" color="text.secondary">

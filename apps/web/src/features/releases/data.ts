@@ -3,6 +3,7 @@ import { keepPreviousData, type QueryClient, queryOptions, useQuery, useQueryCli
 import { useParams } from "@tanstack/react-router";
 import { useSdk } from "../../app-services.tsx";
 import { createConcurrencyLimiter } from "../../lib/concurrency.ts";
+import { responseError } from "../../lib/errors.ts";
 import { shouldThrowQueryError } from "../../lib/query-client.ts";
 import type { Sdk } from "../../lib/sdk.ts";
 import { useFleet } from "../fleet-access/data.ts";
@@ -311,12 +312,7 @@ export async function downloadAsset(sdk: Sdk, asset: AssetRow) {
   if (!href) throw new Error("The asset has no download address");
   const token = await sdk.auth.getToken();
   const response = await fetch(href, { headers: { Authorization: `Bearer ${token}` } });
-  if (!response.ok) {
-    throw Object.assign(new Error(`Request error: ${response.status}`), {
-      statusCode: response.status,
-      body: await response.text(),
-    });
-  }
+  if (!response.ok) throw await responseError(response);
   saveBlob(await response.blob(), asset.asset?.filename ?? asset.asset_key.split("/").pop() ?? "asset");
 }
 
