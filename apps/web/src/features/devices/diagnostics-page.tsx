@@ -81,7 +81,12 @@ function RunPanel({ device, action, canRun }: { device: Device; action: Diagnost
         </Box>
         <Tooltip title={online ? "" : t("info.device_cloudlink_communication_missing")}>
           <span>
-            <Button variant="contained" disabled={!online || !canRun || inProgress} onClick={() => run.mutate()}>
+            <Button
+              variant="contained"
+              loading={run.isPending}
+              disabled={!online || !canRun || inProgress || run.isPending}
+              onClick={() => run.mutate()}
+            >
               {t(`devices.diagnostics.run_${action}`)}
             </Button>
           </span>
