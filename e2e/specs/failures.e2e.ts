@@ -91,6 +91,26 @@ describe("failures the dashboard shows", () => {
     expect(text).not.toContain("It is necessary that");
   });
 
+  it("disables Create API key with the reason for an organization member, as the server refuses it", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.addInitScript(consent);
+    const member = await context.newPage();
+    await logIn(member, flotilla.dashboardUrl, "demo-member", DEMO.password);
+    await member.waitForURL((address) => address.pathname !== "/login");
+    await member.goto(url("/preferences/access-tokens"));
+    await member
+      .getByText("Creating API keys needs the administrator role in an organization.", { exact: true })
+      .waitFor();
+    await expect.poll(() => member.getByRole("button", { name: "Create API key" }).isDisabled()).toBe(true);
+    await member.waitForTimeout(400); // the button's colour transition, for the screenshot only
+    await screenshot(member, "failures-api-key-member");
+    await context.close();
+    // The organization's administrator may.
+    await page.goto(url("/preferences/access-tokens"));
+    await page.getByRole("heading", { name: "Access tokens" }).waitFor();
+    await expect.poll(() => page.getByRole("button", { name: "Create API key" }).isEnabled()).toBe(true);
+  });
+
   it("logs out with 'Your session has expired.' when the session is revoked, instead of showing empty lists", async () => {
     await page.goto(url("/fleets"));
     await page.getByRole("heading", { name: "Fleets", level: 1 }).waitFor();

@@ -85,6 +85,30 @@ export function useOrganizations() {
   });
 }
 
+/**
+ * The caller's role in each organization they belong to: what the user-level controls (their own
+ * API keys) are decided by, with the organization permission table (packages/domain).
+ */
+export function useMyOrganizationRoles() {
+  const sdk = useSdk();
+  const me = useSessionUser();
+  return useQuery({
+    queryKey: ["orgs", "my-roles", me?.id],
+    enabled: me !== undefined,
+    queryFn: async () =>
+      (
+        await pineOf(sdk).get<Array<{ organization_membership_role: Array<{ name: OrganizationRole }> }>>({
+          resource: "organization_membership",
+          options: {
+            $select: "id",
+            $filter: { user: me?.id ?? 0 },
+            $expand: { organization_membership_role: { $select: "name" } },
+          },
+        })
+      ).flatMap((row) => row.organization_membership_role.map((role) => role.name)),
+  });
+}
+
 /** One organization; null when there is none with this id (TanStack Query refuses undefined data). */
 export const organizationQuery = (sdk: Sdk, orgId: number) =>
   queryOptions({
