@@ -28,6 +28,7 @@ import { loadRelease } from "./features/releases/data.ts";
 import { releaseAbilities } from "./features/releases/model.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
 import { t } from "./lib/i18n.ts";
+import { setPreference } from "./lib/preferences.ts";
 import { requireNumericId } from "./lib/route-id.ts";
 import type { Sdk } from "./lib/sdk.ts";
 import { showToast } from "./lib/toasts.ts";
@@ -360,7 +361,7 @@ const orgRoute = createRoute({
   getParentRoute: () => orgsRoute,
   path: "$orgId",
   staticData: { crumbObject: "org" },
-  beforeLoad: async ({ params, location, context }) => {
+  beforeLoad: async ({ params, location, context, preload }) => {
     const id = requireNumericId(params.orgId, location.pathname.replace(/(\/orgs\/[^/]+).*$/, "$1"));
     let org: Awaited<ReturnType<typeof loadOrganization>>;
     try {
@@ -373,6 +374,8 @@ const orgRoute = createRoute({
       showToast("error", t("errors.resource_not_found"));
       throw redirect({ to: "/orgs", replace: true });
     }
+    // The organization the user works in: the create-fleet dialog starts with it.
+    if (!preload) setPreference("lastOrganization", org.id);
   },
 });
 const orgSummaryRoute = createRoute({
@@ -515,7 +518,12 @@ const CLASS_PREFIX: Record<Fleet["is_of__class"], ClassPrefix> = { fleet: "fleet
  * "Fleet not found: {id}"), a frozen organization → `/orgs/{orgId}`, a path whose class prefix is
  * not the application's → the same path under the right prefix.
  */
-async function guardFleet(context: RouterContext, id: number, pathname: string): Promise<Fleet | undefined> {
+async function guardFleet(
+  context: RouterContext,
+  id: number,
+  pathname: string,
+  preload = false,
+): Promise<Fleet | undefined> {
   let fleet: Fleet | null;
   try {
     fleet = await loadFleet(context.queryClient, context.sdk, id);
@@ -528,6 +536,8 @@ async function guardFleet(context: RouterContext, id: number, pathname: string):
     throw redirect({ to: "/fleets", replace: true });
   }
   const org = fleet.organization[0];
+  // The organization the user works in (not one whose link was only hovered): create-fleet starts there.
+  if (org && !preload) setPreference("lastOrganization", org.id);
   if (org?.is_frozen) throw redirect({ href: `/orgs/${org.id}`, replace: true });
   const prefix = CLASS_PREFIX[fleet.is_of__class];
   if (!pathname.startsWith(`/${prefix}/`)) {
@@ -545,9 +555,9 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
     getParentRoute: () => parent,
     path: "$fleetId",
     staticData: { crumbObject: "fleet" },
-    beforeLoad: async ({ params, location, context }) => {
+    beforeLoad: async ({ params, location, context, preload }) => {
       const id = requireNumericId(params.fleetId, location.pathname.replace(/^(\/[a-z]+\/[^/]+).*$/, "$1"));
-      await guardFleet(context, id, location.pathname);
+      await guardFleet(context, id, location.pathname, preload);
     },
   });
   const gated =
