@@ -29,6 +29,9 @@ export function createSdk(config: RuntimeConfig, connectivity: Connectivity): Sd
     apiUrl: config.apiUrl,
     dashboardUrl: config.publicUrl,
     isBrowser: true,
+    // Builds from a URL (release.createFromUrl, deploy with a button) go to this API's
+    // POST /v3/buildFromUrl, not to balena's cloud builder.
+    builderUrl: config.apiUrl,
     ...(config.deviceUrlsBaseDomain ? { deviceUrlsBase: config.deviceUrlsBaseDomain } : {}),
     // The request layer retries 429s itself (also those without Retry-After).
     retryRateLimitedRequests: false,

@@ -36,6 +36,7 @@ import {
   DEPLOY_CONFIG_TIMEOUT_MS,
   type DeployContract,
   type DeploySearch,
+  deployArchiveUrl,
   deployDeviceType,
   fleetNameFromContract,
   savePendingDeploy,
@@ -98,6 +99,8 @@ export function DeployPage() {
   // The existing-fleet choice defaults to the first fleet (spec 2 §5).
   const chosenFleet = fleetId ?? fleetRows[0]?.id;
   const spec = contract.data?.contract;
+  // What a release is built from; none for a repository that is not downloadable as an archive.
+  const archiveUrl = deployArchiveUrl(search);
   useEffect(() => {
     if (name === undefined && spec) setName(fleetNameFromContract(spec.name));
   }, [name, spec]);
@@ -159,9 +162,17 @@ export function DeployPage() {
       } catch {
         // Storage refused: the deploy is not remembered.
       }
-      showToast("success", t("deploy.done"));
       await queryClient.invalidateQueries({ queryKey: ["applications"] });
-      await navigate({ to: "/fleets" });
+      if (archiveUrl === undefined) {
+        // Said as it is: the variables are set, no release was built.
+        showToast("info", t("deploy.variables_only"));
+        await navigate({ to: `/fleets/${target}` as "/" });
+        return;
+      }
+      // The server answers once the release exists; the build goes on in the background.
+      const releaseId = await sdk.models.release.createFromUrl(target, { url: archiveUrl });
+      showToast("success", t("deploy.started"));
+      await navigate({ to: `/fleets/${target}/releases/${releaseId}` as "/" });
     });
   };
 
@@ -278,9 +289,15 @@ export function DeployPage() {
                   )}
                 </>
               )}
-              <Alert severity="info" variant="outlined">
-                {t("deploy.release_note")}
-              </Alert>
+              {archiveUrl !== undefined ? (
+                <Alert severity="info" variant="outlined">
+                  {t("deploy.release_note")}
+                </Alert>
+              ) : search.repoUrl === undefined || contract.isSuccess ? (
+                <Alert severity="warning" variant="outlined">
+                  {t("deploy.no_archive")}
+                </Alert>
+              ) : null}
               <Box sx={{ display: "flex", justifyContent: "flex-end", gap: 1 }}>
                 <Button onClick={() => void navigate({ to: "/fleets" })}>{t("confirm.cancel")}</Button>
                 <Button type="submit" variant="contained" disabled={!ready} loading={busy}>
