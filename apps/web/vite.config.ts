@@ -42,6 +42,10 @@ function serveDevFiles(middlewares: Connect.Server, port: number | undefined, bu
       deviceUrlsBaseDomain: null,
       deviceActionsHost: null,
       statusPageUrl: process.env.FLOTILLA_STATUS_PAGE_URL ?? null,
+      mapTilesUrl:
+        process.env.FLOTILLA_MAP_TILES === "none"
+          ? null
+          : (process.env.FLOTILLA_MAP_TILES ?? "https://tile.openstreetmap.org/{z}/{x}/{y}.png"),
     })}\n`,
   };
   if (buildInfoJson) files["/build-info.json"] = buildInfoJson;
