@@ -21,17 +21,14 @@ import { Toaster } from "./components/toaster.tsx";
 import { loggedOutOnlyGuard, signedInGuard, twoFactorGuard, verifiedGuard } from "./features/auth/guards.ts";
 import { getSessionState, logOut } from "./features/auth/session.ts";
 import { deploySearch } from "./features/deploy/deploy.ts";
-import { deviceAbilities, loadDevice } from "./features/devices/data.ts";
-import { type Fleet, fleetAbilities, loadFleet } from "./features/fleet-access/data.ts";
-import { loadOrganization } from "./features/orgs/data.ts";
-import { loadRelease } from "./features/releases/data.ts";
-import { releaseAbilities } from "./features/releases/model.ts";
+import type { Fleet, fleetAbilities } from "./features/fleet-access/data.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
-import { t } from "./lib/i18n.ts";
+import { loadFullCatalogue, t } from "./lib/i18n.ts";
 import { setPreference } from "./lib/preferences.ts";
 import { requireNumericId } from "./lib/route-id.ts";
 import type { Sdk } from "./lib/sdk.ts";
 import { showToast } from "./lib/toasts.ts";
+import type { loadDevice, loadOrganization, loadRelease } from "./route-data.ts";
 
 /**
  * The route table (spec 1 §2.1) and guards (§2.2). Code-based routes; every page is a lazily
@@ -130,6 +127,9 @@ const indexRoute = createRoute({
   },
 });
 
+/** The guards' data layer (route-data.ts), loaded by the first guard that needs it. */
+const routeData = () => withChunkTimeout(import("./route-data.ts"));
+
 const page = (load: () => Promise<Record<string, unknown>>, name: string) =>
   lazyRouteComponent(() => withChunkTimeout(load()), name);
 
@@ -213,7 +213,8 @@ const signedInRoute = createRoute({
   getParentRoute: () => rootRoute,
   id: "signed-in",
   beforeLoad: async ({ context, location }) => {
-    const state = await getSessionState(context.queryClient, context.sdk);
+    // The signed-in pages' texts (devices, fleets, releases…) come after the login page's.
+    const [state] = await Promise.all([getSessionState(context.queryClient, context.sdk), loadFullCatalogue()]);
     const target = signedInGuard(state, location.href);
     if (state.kind === "signed-out" && state.rejected) {
       // The stored token no longer works: say so, forget it (spec 1 §8), not a silent login page.
@@ -365,7 +366,7 @@ const orgRoute = createRoute({
     const id = requireNumericId(params.orgId, location.pathname.replace(/(\/orgs\/[^/]+).*$/, "$1"));
     let org: Awaited<ReturnType<typeof loadOrganization>>;
     try {
-      org = await loadOrganization(context.queryClient, context.sdk, id);
+      org = await (await routeData()).loadOrganization(context.queryClient, context.sdk, id);
     } catch {
       // A failed lookup (network, server) is the page's to report; no redirect on a guess.
       return;
@@ -526,7 +527,7 @@ async function guardFleet(
 ): Promise<Fleet | undefined> {
   let fleet: Fleet | null;
   try {
-    fleet = await loadFleet(context.queryClient, context.sdk, id);
+    fleet = await (await routeData()).loadFleet(context.queryClient, context.sdk, id);
   } catch {
     // A failed lookup (network, server) is the page's to report; no redirect on a guess.
     return undefined;
@@ -563,6 +564,7 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
   const gated =
     (check: (abilities: ReturnType<typeof fleetAbilities>) => boolean) =>
     async ({ params, context }: { params: { fleetId: string }; context: RouterContext }) => {
+      const { loadFleet, fleetAbilities } = await routeData();
       const fleet = await loadFleet(context.queryClient, context.sdk, Number(params.fleetId)).catch(() => undefined);
       if (fleet && !check(fleetAbilities(fleet))) throw redirect({ to: "/", replace: true });
     };
@@ -584,7 +586,12 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
       const releaseId = requireNumericId(params.releaseId, `${list}/${params.releaseId}`);
       let found: Awaited<ReturnType<typeof loadRelease>>;
       try {
-        found = await loadRelease(context.queryClient, context.sdk, Number(params.fleetId), releaseId);
+        found = await (await routeData()).loadRelease(
+          context.queryClient,
+          context.sdk,
+          Number(params.fleetId),
+          releaseId,
+        );
       } catch {
         return;
       }
@@ -610,6 +617,7 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
         staticData: { crumb: "nav.settings" },
         // Release settings need resin.release.update, else `/` (spec 1 §2.2).
         beforeLoad: async ({ params, context }) => {
+          const { loadFleet, releaseAbilities } = await routeData();
           const fleet = await loadFleet(context.queryClient, context.sdk, Number(params.fleetId)).catch(
             () => undefined,
           );
@@ -697,7 +705,7 @@ const deviceRoute = createRoute({
   beforeLoad: async ({ params, context }) => {
     let device: Awaited<ReturnType<typeof loadDevice>>;
     try {
-      device = await loadDevice(context.queryClient, context.sdk, params.uuid);
+      device = await (await routeData()).loadDevice(context.queryClient, context.sdk, params.uuid);
     } catch {
       return;
     }
@@ -747,6 +755,7 @@ const deviceChildren = [
     path: "settings",
     staticData: { crumb: "nav.settings" },
     beforeLoad: async ({ params, context }) => {
+      const { loadDevice, deviceAbilities } = await routeData();
       const device = await loadDevice(context.queryClient, context.sdk, params.uuid).catch(() => undefined);
       if (device && !deviceAbilities(device.belongs_to__application[0]?.user_access_roles).settings) {
         throw redirect({ to: "/", replace: true });
@@ -766,6 +775,7 @@ const deviceChildren = [
     staticData: { crumb: "nav.diagnostics" },
     // Without resin.device.access_diagnostics the page is not there (spec 1 §2.2).
     beforeLoad: async ({ params, context }) => {
+      const { loadDevice, deviceAbilities } = await routeData();
       const device = await loadDevice(context.queryClient, context.sdk, params.uuid).catch(() => undefined);
       if (device && !deviceAbilities(device.belongs_to__application[0]?.user_access_roles).diagnostics) {
         throw redirect({ to: "/", replace: true });
