@@ -102,10 +102,13 @@ function RootLayout() {
     <Box sx={{ height: "100dvh", display: "flex", flexDirection: "column" }}>
       <NavigationProgress />
       <AppBanners />
-      <Box sx={{ flex: 1, minHeight: 0, overflow: "auto" }}>
-        <Outlet />
+      {/* Toasts sit at the bottom of the page's area, above the cookie bar while it is shown. */}
+      <Box sx={{ flex: 1, minHeight: 0, position: "relative" }}>
+        <Box sx={{ height: "100%", overflow: "auto" }}>
+          <Outlet />
+        </Box>
+        <Toaster />
       </Box>
-      <Toaster />
       <CookieBanner />
       <ChangelogDialog />
     </Box>

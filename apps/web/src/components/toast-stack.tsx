@@ -9,7 +9,10 @@ const AUTO_HIDE_MS = 6000;
 export function ToastStack() {
   const toasts = useToasts();
   return (
-    <Stack spacing={1} sx={{ position: "fixed", bottom: 16, left: "50%", transform: "translateX(-50%)", zIndex: 1400 }}>
+    <Stack
+      spacing={1}
+      sx={{ position: "absolute", bottom: 16, left: "50%", transform: "translateX(-50%)", zIndex: 1400 }}
+    >
       {toasts.map((toast) => (
         <Snackbar
           key={toast.id}
