@@ -1,6 +1,8 @@
 // `npm run bench`: start-up time and request throughput of the real server process.
 // Figures go into docs/benchmarks.md by hand, with the machine they were taken on.
+import { spawnSync } from "node:child_process";
 import { DEMO_EMAIL, DEMO_PASSWORD, startFlotilla } from "../e2e/support/flotilla.ts";
+import { measureLoginPageJs } from "./login-page-js.ts";
 
 const DURATION_MS = 5000;
 const CONCURRENCY = 32;
@@ -32,6 +34,9 @@ async function load(name: string, url: string, headers: Record<string, string> =
   );
 }
 
+// The dashboard as it is now (rebuilt when its sources changed, before a server serves it).
+spawnSync(process.execPath, ["scripts/build-web.mjs"], { stdio: "inherit" });
+
 const cold = await startFlotilla({ LOG_LEVEL: "info", FLOTILLA_RATE_LIMIT: "10000000" });
 console.log(`start-up on a fresh data directory: ${await readyTime(cold.output())} s`);
 await cold.stop();
@@ -45,6 +50,15 @@ const token = await (
     body: JSON.stringify({ username: DEMO_EMAIL, password: DEMO_PASSWORD }),
   })
 ).text();
+// First visit speed (issue 17): what the login page makes a browser download before a person can type.
+const loginJs = await measureLoginPageJs(warm.dashboardUrl);
+console.log(
+  `login page JavaScript (Chromium, first visit): ${Math.round(loginJs.gzipBytes / 1024)} KB gzipped, ${Math.round(loginJs.rawBytes / 1024)} KB raw, ${loginJs.files.length} files (largest: ${loginJs.files
+    .slice(0, 3)
+    .map((file) => `${file.name.replace(/^\/assets\//, "")} ${Math.round(file.gzip / 1024)} KB`)
+    .join(", ")})`,
+);
+
 await load("GET /ping", `${warm.apiUrl}/ping`);
 await load("GET /actor/v1/whoami (session check + user read)", `${warm.apiUrl}/actor/v1/whoami`, {
   authorization: `Bearer ${token}`,

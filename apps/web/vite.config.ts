@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import react from "@vitejs/plugin-react";
 import { type Connect, defineConfig, type Plugin } from "vite";
 
@@ -42,6 +43,10 @@ function serveDevFiles(middlewares: Connect.Server, port: number | undefined, bu
       deviceUrlsBaseDomain: null,
       deviceActionsHost: null,
       statusPageUrl: process.env.FLOTILLA_STATUS_PAGE_URL ?? null,
+      mapTilesUrl:
+        process.env.FLOTILLA_MAP_TILES === "none"
+          ? null
+          : (process.env.FLOTILLA_MAP_TILES ?? "https://tile.openstreetmap.org/{z}/{x}/{y}.png"),
     })}\n`,
   };
   if (buildInfoJson) files["/build-info.json"] = buildInfoJson;
@@ -54,8 +59,31 @@ function serveDevFiles(middlewares: Connect.Server, port: number | undefined, bu
   });
 }
 
+/**
+ * `…/file.json?public`: the JSON file's top-level sections as named exports, as a module of its
+ * own, so that a bundle keeps only the sections imported by name (lib/i18n.ts: the login page's
+ * texts) while another import of the file brings the whole of it later.
+ */
+export function jsonSections(): Plugin {
+  return {
+    name: "flotilla-json-sections",
+    enforce: "pre",
+    resolveId(source, importer) {
+      if (!source.endsWith(".json?public") || !importer) return null;
+      return `${new URL(source, `file://${importer}`).pathname}?public`;
+    },
+    load(id) {
+      if (!id.endsWith(".json?public")) return null;
+      const data = JSON.parse(readFileSync(id.slice(0, -"?public".length), "utf8")) as Record<string, unknown>;
+      return Object.entries(data)
+        .map(([key, value]) => `export const ${key} = ${JSON.stringify(value)};`)
+        .join("\n");
+    },
+  };
+}
+
 export default defineConfig({
-  plugins: [react(), buildInfo()],
+  plugins: [react(), buildInfo(), jsonSections()],
   build: {
     outDir: "dist",
     assetsDir: "assets",

@@ -21,7 +21,7 @@ describe("accounts: guards, shell and CLI login", () => {
 
   it("asks for cookie consent once: essentials required, analytics optional", async () => {
     await page.goto(url("/login"));
-    const banner = page.getByRole("region", { name: "Essential cookies (required)" });
+    const banner = page.getByRole("region", { name: "Cookie preferences" });
     await banner.waitFor();
     expect(await banner.getByRole("checkbox", { name: "Essential cookies (required)" }).isDisabled()).toBe(true);
     expect(await banner.getByRole("checkbox", { name: "Analytics cookies (optional)" }).isChecked()).toBe(false);

@@ -1,5 +1,9 @@
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
@@ -22,10 +26,27 @@ data:
     - BALENA_HOST_CONFIG_gpu_mem: "64"
 `;
 
-/** A stand-in for the repository host: its API (default branch) and raw files (balena.yml). */
+/** A project archive as GitHub serves them: one root folder around a compose file of a prebuilt image. */
+function widgetTarball(): Buffer {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-e2e-widget-"));
+  try {
+    fs.mkdirSync(path.join(dir, "widget-main"));
+    fs.writeFileSync(path.join(dir, "widget-main/docker-compose.yml"), "services:\n  kiosk:\n    image: alpine:3\n");
+    return execFileSync("tar", ["-czf", "-", "-C", dir, "widget-main"]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A stand-in for the repository host: its API (default branch), raw files (balena.yml) and an archive. */
 async function startRepositoryHost() {
+  const tarball = widgetTarball();
   const server = http.createServer((request, response) => {
     const path = request.url ?? "";
+    if (path === "/archive/widget.tar.gz") {
+      response.writeHead(200, { "Content-Type": "application/gzip" });
+      return response.end(tarball);
+    }
     const json = (status: number, body: unknown) => {
       response.writeHead(status, { "Content-Type": "application/json" });
       response.end(JSON.stringify(body));
@@ -138,36 +159,48 @@ describe("provisioning keys and deploy with a button", () => {
     await observerContext.close();
   });
 
-  it("deploys a tarball to the first existing fleet by default and remembers it", async () => {
-    const tarballUrl = "https://example.com/widget.tar.gz";
+  it("builds a release from a tarball in the first existing fleet by default and remembers it", async () => {
+    const tarballUrl = `http://127.0.0.1:${repositoryHost.port}/archive/widget.tar.gz`;
     await admin.goto(url(`/deploy?tarballUrl=${encodeURIComponent(tarballUrl)}`));
     await admin.getByText(tarballUrl).waitFor();
     expect(await admin.getByLabel("Deploy to an existing fleet").isChecked()).toBe(true);
     await admin.getByRole("combobox", { name: "Fleet" }).getByText("demo-fleet").waitFor();
-    await admin.getByText("Building a release from the repository is not available yet").waitFor();
+    await admin.getByText("Deploy builds a release from this archive in the chosen fleet").waitFor();
     await shot(admin, "13-deploy-tarball");
     await admin.getByRole("button", { name: "Deploy" }).click();
-    await admin.getByText("Deploy configuration applied").waitFor();
-    await admin.waitForURL(/\/fleets$/);
+    // The release exists (POST /v3/buildFromUrl through balena-sdk's release.createFromUrl) and its page opens.
+    await admin.getByText("The release is being built.", { exact: true }).waitFor();
+    await admin.waitForURL(new RegExp(`/fleets/${demoFleetId}/releases/\\d+$`));
+    const releaseId = Number(new URL(admin.url()).pathname.split("/").pop());
+    await expect
+      .poll(
+        async () =>
+          (await call<{ d: Array<{ status: string }> }>("GET", `/v7/release(${releaseId})?$select=status`)).d[0]
+            ?.status,
+        {
+          timeout: 30_000,
+        },
+      )
+      .toBe("success");
     const pending = await admin.evaluate(() => JSON.parse(localStorage.getItem("flotilla.pendingDeploy") ?? "null"));
     expect(pending).toMatchObject({ fleetId: demoFleetId, tarballUrl });
   });
 
-  it("deploys a repository's configuration to a new fleet and goes to /fleets", async () => {
+  it("sets a repository's configuration on a new fleet and says plainly that no release was built", async () => {
     await admin.goto(url(`/deploy?repoUrl=${encodeURIComponent("https://github.com/acme/widget")}`));
     await admin.getByText("Widget Kiosk").waitFor();
     await admin.getByText("A kiosk that shows widgets.").waitFor();
     await admin.getByText("2 fleet variables will be set from the configuration.").waitFor();
     // Deploying to an existing fleet is the default, with the first fleet chosen.
     expect(await admin.getByLabel("Deploy to an existing fleet").isChecked()).toBe(true);
-    await admin.getByText("Building a release from the repository is not available yet").waitFor();
+    await admin.getByText("This link names a repository, not an archive").waitFor();
     await shot(admin, "13-deploy");
     await admin.getByLabel("Create a new fleet").check();
     expect(await admin.getByLabel("Fleet name").inputValue()).toBe("Widget-Kiosk");
     await admin.getByRole("button", { name: "Deploy" }).click();
-    await admin.getByText("Deploy configuration applied").waitFor();
-    await admin.waitForURL(/\/fleets$/);
-    await admin.getByRole("grid", { name: "Fleets" }).getByRole("link", { name: "Widget-Kiosk" }).waitFor();
+    await admin.getByText("The fleet's variables were set. No release was built.", { exact: true }).waitFor();
+    await admin.waitForURL(/\/fleets\/\d+$/);
+    await admin.getByRole("heading", { name: "Widget-Kiosk", level: 1 }).waitFor();
     const fleet = await call<{ d: Array<{ id: number }> }>(
       "GET",
       "/v7/application?$select=id&$filter=app_name eq 'Widget-Kiosk'",

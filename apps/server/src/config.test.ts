@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.ts";
+import { ConfigError, loadConfig, mapTilesSource } from "./config.ts";
 
 describe("configuration", () => {
   it("defaults to the dashboard on 8080, the API on 8081 and PGlite in ./data", () => {
@@ -46,6 +46,21 @@ describe("configuration", () => {
     ["SMTP_FROM", "Flotilla", 'must be an address, or "Name <address>"'],
     ["FLOTILLA_FEATURE_FLAGS", "a,,b", "must be a comma-separated list of flag names"],
     ["FLOTILLA_STATUS_PAGE_URL", "status", "must be an http(s) URL"],
+    [
+      "FLOTILLA_MAP_TILES",
+      "https://tiles.example.com/{z}/{x}.png",
+      "must be a tile URL template such as https://tiles.example.com/{z}/{x}/{y}.png, or none",
+    ],
+    [
+      "FLOTILLA_MAP_TILES",
+      "ftp://tiles.example.com/{z}/{x}/{y}.png",
+      "must be a tile URL template such as https://tiles.example.com/{z}/{x}/{y}.png, or none",
+    ],
+    [
+      "FLOTILLA_MAP_TILES",
+      "https://tiles.example.com/{z}/{x}/{y}.png?key={apikey}",
+      "must be a tile URL template such as https://tiles.example.com/{z}/{x}/{y}.png, or none",
+    ],
     [
       "FLOTILLA_VARIABLE_RESERVED_NAMESPACES",
       "BALENA_,1X",
@@ -104,6 +119,19 @@ describe("configuration", () => {
       "10.1.0.0/16",
       "127.0.0.2",
     ]);
+  });
+
+  it("takes the device map's tiles from FLOTILLA_MAP_TILES: OpenStreetMap by default, none for no tiles", () => {
+    expect(loadConfig({}).mapTiles).toBe("https://tile.openstreetmap.org/{z}/{x}/{y}.png");
+    expect(loadConfig({ FLOTILLA_MAP_TILES: "none" }).mapTiles).toBeUndefined();
+    expect(loadConfig({ FLOTILLA_MAP_TILES: "http://10.0.0.5:8080/{z}/{x}/{y}.png" }).mapTiles).toBe(
+      "http://10.0.0.5:8080/{z}/{x}/{y}.png",
+    );
+    expect(loadConfig({ FLOTILLA_MAP_TILES: "https://{s}.tiles.example.com/{z}/{x}/{y}{r}.png" }).mapTiles).toBe(
+      "https://{s}.tiles.example.com/{z}/{x}/{y}{r}.png",
+    );
+    expect(mapTilesSource("http://10.0.0.5:8080/{z}/{x}/{y}.png")).toBe("http://10.0.0.5:8080");
+    expect(mapTilesSource("https://{s}.tiles.example.com/{z}/{x}/{y}.png")).toBe("https://*.tiles.example.com");
   });
 
   it("sends mail from SMTP_FROM, or from no-reply at the dashboard's host", () => {

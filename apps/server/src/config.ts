@@ -16,6 +16,32 @@ const port = z.coerce
 
 const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
 
+/** OpenStreetMap's tile server: each map view sends the viewer's address to it (README). */
+export const DEFAULT_MAP_TILES = "https://tile.openstreetmap.org/{z}/{x}/{y}.png";
+
+/**
+ * A tile URL template for the device map: http(s), with {z}, {x} and {y} in it ({s} for a
+ * subdomain and {r} for retina are allowed); `none` for no tiles, so maps make no third-party requests.
+ */
+export function isMapTilesSetting(value: string): boolean {
+  if (value === "none") return true;
+  if (!["{z}", "{x}", "{y}"].every((part) => value.includes(part))) return false;
+  if (/\{(?![zxysr]\})[^}]*\}/.test(value)) return false;
+  try {
+    const url = new URL(value.replaceAll("{s}", "a").replace(/\{[zxyr]\}/g, "0"));
+    return url.protocol === "https:" || url.protocol === "http:";
+  } catch {
+    return false;
+  }
+}
+
+/** The CSP source of a tile template's host: `https://*.tile.example.com` for `{s}.tile.example.com`. */
+export function mapTilesSource(template: string): string {
+  const url = new URL(template.replaceAll("{s}", "subdomain").replace(/\{[zxyr]\}/g, "0"));
+  const host = template.includes("{s}.") ? url.host.replace(/^subdomain\./, "*.") : url.host;
+  return `${url.protocol}//${host}`;
+}
+
 /** A comma-separated list of variable names or prefixes; `none` is the empty list. */
 const nameList = z
   .string()
@@ -129,6 +155,10 @@ const schema = z.object({
   FLOTILLA_DEVICE_ACTIONS_HOST: z.string().min(1).optional(),
   FLOTILLA_WEB_DIST: z.string().min(1).optional(),
   FLOTILLA_STATUS_PAGE_URL: httpUrl.optional(),
+  FLOTILLA_MAP_TILES: z
+    .string()
+    .refine(isMapTilesSetting, "must be a tile URL template such as https://tiles.example.com/{z}/{x}/{y}.png, or none")
+    .default(DEFAULT_MAP_TILES),
   FLOTILLA_REPOSITORY_API_URL: httpUrl.default("https://api.github.com"),
   FLOTILLA_REPOSITORY_RAW_URL: httpUrl.default("https://raw.githubusercontent.com"),
   FLOTILLA_FEATURE_FLAGS: z
@@ -185,6 +215,8 @@ export type Config = {
   webDist: string;
   /** A status page's JSON summary (statuspage.io `/api/v2/summary.json` shape) shown in the dashboard. */
   statusPageUrl: string | undefined;
+  /** The device map's tile URL template; undefined (FLOTILLA_MAP_TILES=none) for no tiles. */
+  mapTiles: string | undefined;
   /** Repository host for deploy-with-button: its API (default branch) and raw file URLs. */
   repositoryApiUrl: string;
   repositoryRawUrl: string;
@@ -267,6 +299,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deviceActionsHost: e.FLOTILLA_DEVICE_ACTIONS_HOST,
     webDist: path.resolve(e.FLOTILLA_WEB_DIST ?? new URL("../../web/dist", import.meta.url).pathname),
     statusPageUrl: e.FLOTILLA_STATUS_PAGE_URL,
+    mapTiles: e.FLOTILLA_MAP_TILES === "none" ? undefined : e.FLOTILLA_MAP_TILES,
     repositoryApiUrl: trimSlash(e.FLOTILLA_REPOSITORY_API_URL),
     repositoryRawUrl: trimSlash(e.FLOTILLA_REPOSITORY_RAW_URL),
     featureFlags: e.FLOTILLA_FEATURE_FLAGS?.split(",") ?? [],

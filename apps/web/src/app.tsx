@@ -17,7 +17,7 @@ import { createApiPing, createConnectivityMonitor } from "./lib/connectivity.ts"
 import { DEFAULT_FEATURE_FLAGS, type FeatureFlags } from "./lib/feature-flags.ts";
 import { i18n, t } from "./lib/i18n.ts";
 import { setPreferenceDefaults, usePreference } from "./lib/preferences.ts";
-import { createQueryClient } from "./lib/query-client.ts";
+import { createQueryClient, sessionLostText } from "./lib/query-client.ts";
 import { createSdk } from "./lib/sdk.ts";
 import { createStatusPageMonitor } from "./lib/status-page.ts";
 import { runStorageMigrations } from "./lib/storage-migrations.ts";
@@ -71,10 +71,16 @@ export async function startApp(
 
   let router: AppRouter | undefined;
   let leaving = false;
-  /** A query found the session gone (expired or revoked token): log out, back to /login (spec 1 §8). */
-  const onSessionLost = async () => {
+  /**
+   * A data load found the session gone (expired or revoked token, ended session): log out and back
+   * to /login with the spec's text, so that lists do not just turn empty (spec 1 §8).
+   */
+  const onSessionLost = async (text: "errors.session_expired" | "errors.token_expired") => {
     if (!router || leaving || router.state.location.pathname === "/login") return;
+    const signedInPage = router.state.matches.some((match) => match.routeId.startsWith("/signed-in"));
+    if (!signedInPage) return;
     leaving = true;
+    showToast("error", t(text));
     const here = router.state.location.href;
     try {
       await logOut(queryClient, sdk);
@@ -84,7 +90,7 @@ export async function startApp(
     }
   };
   const queryClient = createQueryClient({
-    onAuthError: () => void onSessionLost(),
+    onAuthError: (error) => void onSessionLost(sessionLostText(error)),
     onMutationError: reportError,
     onQueryCheckFailed: reportError,
   });
@@ -109,8 +115,7 @@ export async function startApp(
         void logOut(queryClient, sdk);
         return;
       }
-      showToast("error", t("errors.token_expired"));
-      void onSessionLost();
+      void onSessionLost("errors.token_expired");
     },
   });
   connectivity.start();

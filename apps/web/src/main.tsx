@@ -2,7 +2,7 @@ import { createBootstrap, setLoadFailedMarker } from "./lib/bootstrap.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
 import { loadRuntimeConfig } from "./lib/config.ts";
 import { fetchFeatureFlags } from "./lib/feature-flags.ts";
-import en from "./locales/en.json";
+import { bootstrap as bootstrapTexts } from "./locales/en.json?public";
 
 /**
  * Start-up: read /config.json, then the feature flags (4000 ms at most; defaults otherwise)
@@ -32,8 +32,8 @@ function showLoadFailed(error: unknown, retry: () => void) {
   );
   panel.setAttribute("role", "alert");
   panel.append(
-    element("h1", "margin:0 0 8px;font-size:20px;font-weight:650;color:#1b2230", en.bootstrap.failed_title),
-    element("p", "margin:0 0 12px;font-size:14px;line-height:1.5;color:#5b6576", en.bootstrap.failed_text),
+    element("h1", "margin:0 0 8px;font-size:20px;font-weight:650;color:#1b2230", bootstrapTexts.failed_title),
+    element("p", "margin:0 0 12px;font-size:14px;line-height:1.5;color:#5b6576", bootstrapTexts.failed_text),
     element(
       "p",
       "margin:0 0 16px;padding:8px 12px;font:13px/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#f4f5f7;border-radius:6px;color:#1b2230;word-break:break-word",
@@ -43,7 +43,7 @@ function showLoadFailed(error: unknown, retry: () => void) {
   const button = element(
     "button",
     "font-family:inherit;font-size:14px;font-weight:600;line-height:1;padding:10px 16px;border:0;border-radius:6px;background:#4f46e5;color:#fff;cursor:pointer",
-    en.bootstrap.retry_now,
+    bootstrapTexts.retry_now,
   );
   button.type = "button";
   button.addEventListener("click", retry);

@@ -19,18 +19,17 @@ import { ErrorPage } from "./components/error-page.tsx";
 import { NotFoundPage } from "./components/not-found-page.tsx";
 import { Toaster } from "./components/toaster.tsx";
 import { loggedOutOnlyGuard, signedInGuard, twoFactorGuard, verifiedGuard } from "./features/auth/guards.ts";
-import { getSessionState } from "./features/auth/session.ts";
+import { getSessionState, logOut } from "./features/auth/session.ts";
 import { isSupportStaff } from "./features/auth/token.ts";
 import { deploySearch } from "./features/deploy/deploy.ts";
-import { deviceAbilities, loadDevice } from "./features/devices/data.ts";
-import { type Fleet, fleetAbilities, loadFleet } from "./features/fleet-access/data.ts";
-import { loadRelease } from "./features/releases/data.ts";
-import { releaseAbilities } from "./features/releases/model.ts";
+import type { Fleet, fleetAbilities } from "./features/fleet-access/data.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
-import { t } from "./lib/i18n.ts";
+import { loadFullCatalogue, t } from "./lib/i18n.ts";
+import { setPreference } from "./lib/preferences.ts";
 import { requireNumericId } from "./lib/route-id.ts";
 import type { Sdk } from "./lib/sdk.ts";
 import { showToast } from "./lib/toasts.ts";
+import type { loadDevice, loadOrganization, loadRelease } from "./route-data.ts";
 
 /**
  * The route table (spec 1 §2.1) and guards (§2.2). Code-based routes; every page is a lazily
@@ -104,10 +103,13 @@ function RootLayout() {
     <Box sx={{ height: "100dvh", display: "flex", flexDirection: "column" }}>
       <NavigationProgress />
       <AppBanners />
-      <Box sx={{ flex: 1, minHeight: 0, overflow: "auto" }}>
-        <Outlet />
+      {/* Toasts sit at the bottom of the page's area, above the cookie bar while it is shown. */}
+      <Box sx={{ flex: 1, minHeight: 0, position: "relative" }}>
+        <Box sx={{ height: "100%", overflow: "auto" }}>
+          <Outlet />
+        </Box>
+        <Toaster />
       </Box>
-      <Toaster />
       <CookieBanner />
       <ChangelogDialog />
     </Box>
@@ -128,6 +130,9 @@ const indexRoute = createRoute({
     throw redirect({ to: "/fleets" });
   },
 });
+
+/** The guards' data layer (route-data.ts), loaded by the first guard that needs it. */
+const routeData = () => withChunkTimeout(import("./route-data.ts"));
 
 const page = (load: () => Promise<Record<string, unknown>>, name: string) =>
   lazyRouteComponent(() => withChunkTimeout(load()), name);
@@ -212,7 +217,14 @@ const signedInRoute = createRoute({
   getParentRoute: () => rootRoute,
   id: "signed-in",
   beforeLoad: async ({ context, location }) => {
-    const target = signedInGuard(await getSessionState(context.queryClient, context.sdk), location.href);
+    // The signed-in pages' texts (devices, fleets, releases…) come after the login page's.
+    const [state] = await Promise.all([getSessionState(context.queryClient, context.sdk), loadFullCatalogue()]);
+    const target = signedInGuard(state, location.href);
+    if (state.kind === "signed-out" && state.rejected) {
+      // The stored token no longer works: say so, forget it (spec 1 §8), not a silent login page.
+      showToast("error", t("errors.session_expired"));
+      await logOut(context.queryClient, context.sdk);
+    }
     if (target) throw redirect(target);
   },
   component: page(() => import("./components/app-layout.tsx"), "AppLayout"),
@@ -345,13 +357,30 @@ const orgsIndexRoute = createRoute({
   component: page(() => import("./features/orgs/orgs-page.tsx"), "OrgsPage"),
 });
 
-/** `/orgs/{orgId}/…` (spec 3 §2): a non-numeric id shows "invalid id passed in url" and goes up. */
+/**
+ * `/orgs/{orgId}/…` (spec 3 §2): a non-numeric id shows "invalid id passed in url" and goes up;
+ * an organization that is not there (or not the caller's) is "Resource not found" and `/orgs`,
+ * as a missing fleet goes to `/fleets`.
+ */
 const orgRoute = createRoute({
   getParentRoute: () => orgsRoute,
   path: "$orgId",
   staticData: { crumbObject: "org" },
-  beforeLoad: ({ params, location }) => {
-    requireNumericId(params.orgId, location.pathname.replace(/(\/orgs\/[^/]+).*$/, "$1"));
+  beforeLoad: async ({ params, location, context, preload }) => {
+    const id = requireNumericId(params.orgId, location.pathname.replace(/(\/orgs\/[^/]+).*$/, "$1"));
+    let org: Awaited<ReturnType<typeof loadOrganization>>;
+    try {
+      org = await (await routeData()).loadOrganization(context.queryClient, context.sdk, id);
+    } catch {
+      // A failed lookup (network, server) is the page's to report; no redirect on a guess.
+      return;
+    }
+    if (!org) {
+      showToast("error", t("errors.resource_not_found"));
+      throw redirect({ to: "/orgs", replace: true });
+    }
+    // The organization the user works in: the create-fleet dialog starts with it.
+    if (!preload) setPreference("lastOrganization", org.id);
   },
 });
 const orgSummaryRoute = createRoute({
@@ -495,6 +524,8 @@ async function notFoundToast(context: RouterContext, kind: "fleet" | "device", t
 }
 
 type ClassPrefix = "fleets" | "apps" | "blocks";
+/** The pages only a fleet has (spec 2 §2). */
+const FLEET_ONLY_PAGES = ["devices", "envvars", "config", "api-keys"] as const;
 const CLASS_PREFIX: Record<Fleet["is_of__class"], ClassPrefix> = { fleet: "fleets", app: "apps", block: "blocks" };
 
 /**
@@ -502,19 +533,26 @@ const CLASS_PREFIX: Record<Fleet["is_of__class"], ClassPrefix> = { fleet: "fleet
  * "Fleet not found: {id}"), a frozen organization → `/orgs/{orgId}`, a path whose class prefix is
  * not the application's → the same path under the right prefix.
  */
-async function guardFleet(context: RouterContext, id: number, pathname: string): Promise<Fleet | undefined> {
+async function guardFleet(
+  context: RouterContext,
+  id: number,
+  pathname: string,
+  preload = false,
+): Promise<Fleet | undefined> {
   let fleet: Fleet | null;
   try {
-    fleet = await loadFleet(context.queryClient, context.sdk, id);
+    fleet = await (await routeData()).loadFleet(context.queryClient, context.sdk, id);
   } catch {
     // A failed lookup (network, server) is the page's to report; no redirect on a guess.
     return undefined;
   }
   if (!fleet) {
-    await notFoundToast(context, "fleet", `Fleet not found: ${id}`, id);
+    await notFoundToast(context, "fleet", t("errors.fleet_not_found", { application: id }), id);
     throw redirect({ to: "/fleets", replace: true });
   }
   const org = fleet.organization[0];
+  // The organization the user works in (not one whose link was only hovered): create-fleet starts there.
+  if (org && !preload) setPreference("lastOrganization", org.id);
   if (org?.is_frozen) throw redirect({ href: `/orgs/${org.id}`, replace: true });
   const prefix = CLASS_PREFIX[fleet.is_of__class];
   if (!pathname.startsWith(`/${prefix}/`)) {
@@ -532,14 +570,15 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
     getParentRoute: () => parent,
     path: "$fleetId",
     staticData: { crumbObject: "fleet" },
-    beforeLoad: async ({ params, location, context }) => {
+    beforeLoad: async ({ params, location, context, preload }) => {
       const id = requireNumericId(params.fleetId, location.pathname.replace(/^(\/[a-z]+\/[^/]+).*$/, "$1"));
-      await guardFleet(context, id, location.pathname);
+      await guardFleet(context, id, location.pathname, preload);
     },
   });
   const gated =
     (check: (abilities: ReturnType<typeof fleetAbilities>) => boolean) =>
     async ({ params, context }: { params: { fleetId: string }; context: RouterContext }) => {
+      const { loadFleet, fleetAbilities } = await routeData();
       const fleet = await loadFleet(context.queryClient, context.sdk, Number(params.fleetId)).catch(() => undefined);
       if (fleet && !check(fleetAbilities(fleet))) throw redirect({ to: "/", replace: true });
     };
@@ -561,12 +600,17 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
       const releaseId = requireNumericId(params.releaseId, `${list}/${params.releaseId}`);
       let found: Awaited<ReturnType<typeof loadRelease>>;
       try {
-        found = await loadRelease(context.queryClient, context.sdk, Number(params.fleetId), releaseId);
+        found = await (await routeData()).loadRelease(
+          context.queryClient,
+          context.sdk,
+          Number(params.fleetId),
+          releaseId,
+        );
       } catch {
         return;
       }
       if (!found) {
-        showToast("error", `Release not found: ${params.releaseId}`);
+        showToast("error", t("errors.release_not_found", { release: params.releaseId }));
         throw redirect({ href: list, replace: true });
       }
     },
@@ -587,6 +631,7 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
         staticData: { crumb: "nav.settings" },
         // Release settings need resin.release.update, else `/` (spec 1 §2.2).
         beforeLoad: async ({ params, context }) => {
+          const { loadFleet, releaseAbilities } = await routeData();
           const fleet = await loadFleet(context.queryClient, context.sdk, Number(params.fleetId)).catch(
             () => undefined,
           );
@@ -648,7 +693,18 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
             component: page(fleetApiKeys, "FleetApiKeysPage"),
           }),
         ]
-      : []),
+      : // An app or a block has no devices, variables, configuration or API keys of its own:
+        // those addresses are "Resource not found" and lead to its summary.
+        FLEET_ONLY_PAGES.map((path) =>
+          createRoute({
+            getParentRoute: () => base,
+            path,
+            beforeLoad: ({ params }) => {
+              showToast("error", t("errors.resource_not_found"));
+              throw redirect({ href: `/${prefix}/${params.fleetId}`, replace: true });
+            },
+          }),
+        )),
   ]);
 }
 
@@ -663,12 +719,12 @@ const deviceRoute = createRoute({
   beforeLoad: async ({ params, context }) => {
     let device: Awaited<ReturnType<typeof loadDevice>>;
     try {
-      device = await loadDevice(context.queryClient, context.sdk, params.uuid);
+      device = await (await routeData()).loadDevice(context.queryClient, context.sdk, params.uuid);
     } catch {
       return;
     }
     if (!device) {
-      await notFoundToast(context, "device", `Device not found: ${params.uuid}`, params.uuid);
+      await notFoundToast(context, "device", t("errors.device_not_found", { device: params.uuid }), params.uuid);
       throw redirect({ to: "/", replace: true });
     }
     const fleetId = device.belongs_to__application[0]?.id;
@@ -713,6 +769,7 @@ const deviceChildren = [
     path: "settings",
     staticData: { crumb: "nav.settings" },
     beforeLoad: async ({ params, context }) => {
+      const { loadDevice, deviceAbilities } = await routeData();
       const device = await loadDevice(context.queryClient, context.sdk, params.uuid).catch(() => undefined);
       if (device && !deviceAbilities(device.belongs_to__application[0]?.user_access_roles).settings) {
         throw redirect({ to: "/", replace: true });
@@ -732,6 +789,7 @@ const deviceChildren = [
     staticData: { crumb: "nav.diagnostics" },
     // Without resin.device.access_diagnostics the page is not there (spec 1 §2.2).
     beforeLoad: async ({ params, context }) => {
+      const { loadDevice, deviceAbilities } = await routeData();
       const device = await loadDevice(context.queryClient, context.sdk, params.uuid).catch(() => undefined);
       if (device && !deviceAbilities(device.belongs_to__application[0]?.user_access_roles).diagnostics) {
         throw redirect({ to: "/", replace: true });

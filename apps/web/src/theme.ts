@@ -16,10 +16,12 @@ export const FONT_STACK =
 /** Off screen but read by screen readers (and tests): the text copies of xterm terminals. */
 export const visuallyHidden = {
   position: "absolute",
-  width: 1,
-  height: 1,
+  // In px, as strings: MUI reads a bare 1 as 100 % (the terminal's hidden text copy was as wide
+  // as the window, which widened the device page) and a margin of -1 as one spacing unit.
+  width: "1px",
+  height: "1px",
   p: 0,
-  m: -1,
+  m: "-1px",
   overflow: "hidden",
   clip: "rect(0 0 0 0)",
   whiteSpace: "pre",

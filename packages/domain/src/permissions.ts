@@ -173,6 +173,8 @@ export const ORGANIZATION_ROLE_PERMISSIONS: Readonly<Record<OrganizationRole, re
     "team_membership.all",
     "team_application_access.create",
     "user_application_membership.create",
+    // A user's own API keys need the administrator role in some organization (spec 1 §6.1).
+    "user_api_key.create",
   ],
   member: [],
 };

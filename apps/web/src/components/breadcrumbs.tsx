@@ -23,17 +23,19 @@ interface Crumb {
 function ObjectName({ kind, params }: { kind: CrumbObject; params: Record<string, string> }) {
   const sdk = useSdk();
   const orgId = Number(params.orgId ?? 0);
-  const org = useOrganization(kind === "org" ? orgId : 0, kind === "org");
-  const teams = useTeams(kind === "team" ? orgId : 0, kind === "team");
-  const fleet = useFleet(Number(params.fleetId ?? 0), kind === "fleet");
-  const device = useQuery({ ...deviceQuery(sdk, params.uuid ?? ""), enabled: kind === "device" });
+  const org = useOrganization(kind === "org" ? orgId : 0, kind === "org", true);
+  const teams = useTeams(kind === "team" ? orgId : 0, kind === "team", true);
+  const fleet = useFleet(Number(params.fleetId ?? 0), kind === "fleet", true);
+  const device = useQuery({ ...deviceQuery(sdk, params.uuid ?? ""), enabled: kind === "device", throwOnError: false });
   const release = useQuery({
     ...releaseQuery(sdk, Number(params.fleetId ?? 0), Number(params.releaseId ?? 0)),
     enabled: kind === "release" && /^\d+$/.test(params.releaseId ?? ""),
+    throwOnError: false,
   });
   const member = useQuery({
     queryKey: ["orgs", orgId, "member-name", params.memberId],
     enabled: kind === "member",
+    throwOnError: false,
     queryFn: () =>
       pineOf(sdk).get<{ user: Array<{ username: string }> } | undefined>({
         resource: "organization_membership",
@@ -73,7 +75,11 @@ export function AppBreadcrumbs() {
   // A device page sits under its fleet: Fleets › {fleet} › Devices › {device}.
   const sdk = useSdk();
   const deviceCrumb = crumbs.find((crumb) => crumb.object === "device");
-  const device = useQuery({ ...deviceQuery(sdk, deviceCrumb?.params.uuid ?? ""), enabled: deviceCrumb !== undefined });
+  const device = useQuery({
+    ...deviceQuery(sdk, deviceCrumb?.params.uuid ?? ""),
+    enabled: deviceCrumb !== undefined,
+    throwOnError: false,
+  });
   const fleetId = device.data?.belongs_to__application[0]?.id;
   const trail = crumbs.flatMap((crumb): Crumb[] =>
     crumb.object === "device" && fleetId !== undefined

@@ -28,7 +28,7 @@ export function ChangelogDialog() {
     queryKey: ["changelog"],
     enabled: open,
     queryFn: async () => parseChangelog(await (await fetch("/changelog.json", { cache: "no-cache" })).json()),
-    meta: { reportErrors: false },
+    meta: { handlesErrors: true },
   });
   const close = () => {
     setSeen(APP_VERSION);

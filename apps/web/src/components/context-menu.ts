@@ -186,10 +186,14 @@ export function useContextMenu(displayApps: boolean) {
   };
   const pathname = useRouterState({ select: (state) => state.location.pathname });
   const fleetId = params.fleetId && /^\d+$/.test(params.fleetId) ? Number(params.fleetId) : undefined;
-  const fleet = useFleet(fleetId ?? 0, fleetId !== undefined);
+  const fleet = useFleet(fleetId ?? 0, fleetId !== undefined, true);
   const abilities = fleetAbilities(fleet.data ?? undefined);
   const sdk = useSdk();
-  const device = useQuery({ ...deviceQuery(sdk, params.uuid ?? ""), enabled: params.uuid !== undefined });
+  const device = useQuery({
+    ...deviceQuery(sdk, params.uuid ?? ""),
+    enabled: params.uuid !== undefined,
+    throwOnError: false,
+  });
   return contextMenu(pathname, params, {
     deviceSettings: deviceAbilities(device.data?.belongs_to__application[0]?.user_access_roles).settings,
     deviceDiagnostics: deviceAbilities(device.data?.belongs_to__application[0]?.user_access_roles).diagnostics,

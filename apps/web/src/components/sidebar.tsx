@@ -20,17 +20,23 @@ import Box from "@mui/material/Box";
 import Chip from "@mui/material/Chip";
 import Divider from "@mui/material/Divider";
 import List from "@mui/material/List";
-import ListItemButton from "@mui/material/ListItemButton";
+import ListItemButton, { type ListItemButtonProps } from "@mui/material/ListItemButton";
 import ListItemIcon from "@mui/material/ListItemIcon";
 import ListItemText from "@mui/material/ListItemText";
 import { alpha } from "@mui/material/styles";
 import Tooltip from "@mui/material/Tooltip";
+import { createLink } from "@tanstack/react-router";
 import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import { usePreference } from "../lib/preferences.ts";
 import { SIDEBAR_COLLAPSED_WIDTH, SIDEBAR_WIDTH } from "../theme.ts";
 import { type MenuIcon, type NavLabel, useContextMenu } from "./context-menu.ts";
-import { ListItemLink } from "./links.tsx";
+
+function ListItemAnchor(props: ListItemButtonProps<"a">) {
+  return <ListItemButton component="a" {...props} />;
+}
+/** A side-menu entry that navigates with the router. */
+const ListItemLink = createLink(ListItemAnchor);
 
 const ICONS: Record<MenuIcon, ReactNode> = {
   fleets: <DevicesOtherOutlined fontSize="small" />,

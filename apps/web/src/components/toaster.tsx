@@ -1,35 +1,21 @@
-import Alert from "@mui/material/Alert";
-import Snackbar from "@mui/material/Snackbar";
-import Stack from "@mui/material/Stack";
-import { dismissToast, useToasts } from "../lib/toasts.ts";
+import { lazy, Suspense } from "react";
+import { withChunkTimeout } from "../lib/chunk.ts";
+import { useToasts } from "../lib/toasts.ts";
 
-const AUTO_HIDE_MS = 6000;
+const ToastStack = lazy(() =>
+  withChunkTimeout(import("./toast-stack.tsx")).then((module) => ({ default: module.ToastStack })),
+);
 
-/** Renders the toast queue at the bottom of the page. */
+/**
+ * Renders the toast queue at the bottom of the page. MUI's Snackbar is loaded with the first
+ * toast, not with the page (issue 17, first visit speed).
+ */
 export function Toaster() {
   const toasts = useToasts();
+  if (toasts.length === 0) return null;
   return (
-    <Stack spacing={1} sx={{ position: "fixed", bottom: 16, left: "50%", transform: "translateX(-50%)", zIndex: 1400 }}>
-      {toasts.map((toast) => (
-        <Snackbar
-          key={toast.id}
-          open
-          autoHideDuration={AUTO_HIDE_MS}
-          onClose={(_event, reason) => {
-            if (reason !== "clickaway") dismissToast(toast.id);
-          }}
-          sx={{ position: "static", transform: "none" }}
-        >
-          <Alert
-            severity={toast.severity}
-            variant="filled"
-            onClose={() => dismissToast(toast.id)}
-            sx={{ minWidth: 320, maxWidth: 560 }}
-          >
-            {toast.message}
-          </Alert>
-        </Snackbar>
-      ))}
-    </Stack>
+    <Suspense fallback={null}>
+      <ToastStack />
+    </Suspense>
   );
 }

@@ -8,6 +8,7 @@ const served = {
   deviceUrlsBaseDomain: null,
   deviceActionsHost: "actions.example.com",
   statusPageUrl: "https://status.example.com/api/v2/summary.json",
+  mapTilesUrl: "https://tiles.example.com/{z}/{x}/{y}.png",
 };
 
 describe("runtime config", () => {
@@ -36,5 +37,15 @@ describe("runtime config", () => {
   it("rejects a config without a usable API URL", () => {
     expect(() => parseRuntimeConfig({ ...served, apiUrl: "javascript:alert(1)" })).toThrow(RuntimeConfigError);
     expect(() => parseRuntimeConfig(null)).toThrow(RuntimeConfigError);
+  });
+
+  it("reads the map's tiles: a template, null for none, OpenStreetMap from a server that does not say", () => {
+    const base = { apiUrl: "http://localhost:8081" };
+    expect(parseRuntimeConfig({ ...base, mapTilesUrl: "http://10.0.0.5/{z}/{x}/{y}.png" }).mapTilesUrl).toBe(
+      "http://10.0.0.5/{z}/{x}/{y}.png",
+    );
+    expect(parseRuntimeConfig({ ...base, mapTilesUrl: null }).mapTilesUrl).toBeNull();
+    expect(parseRuntimeConfig({ ...base, mapTilesUrl: "javascript:{z}{x}{y}" }).mapTilesUrl).toBeNull();
+    expect(parseRuntimeConfig(base).mapTilesUrl).toBe("https://tile.openstreetmap.org/{z}/{x}/{y}.png");
   });
 });

@@ -9,7 +9,12 @@ export interface RuntimeConfig {
   deviceActionsHost: string | null;
   /** A statuspage.io-style summary JSON (spec 1 §7, §9); null when the deployment has no status page. */
   statusPageUrl: string | null;
+  /** The device map's tile URL template (server FLOTILLA_MAP_TILES); null: no tiles, markers only. */
+  mapTilesUrl: string | null;
 }
+
+/** The tiles of a server that does not say (older than FLOTILLA_MAP_TILES): OpenStreetMap's, as before. */
+export const DEFAULT_MAP_TILES_URL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png";
 
 /** A failed `/config.json` load, carrying the HTTP status so the failure can say what happened. */
 export class RuntimeConfigError extends Error {
@@ -31,6 +36,13 @@ const isHttpUrl = (value: unknown): value is string => {
   }
 };
 
+/** A tile template (http(s) with {z}/{x}/{y}); null means none; absent means the old default. */
+function mapTilesUrl(value: unknown): string | null {
+  if (value === undefined) return DEFAULT_MAP_TILES_URL;
+  if (typeof value !== "string" || !["{z}", "{x}", "{y}"].every((part) => value.includes(part))) return null;
+  return /^https?:\/\//.test(value) ? value : null;
+}
+
 const optionalString = (value: unknown) => (typeof value === "string" && value !== "" ? value : null);
 
 export function parseRuntimeConfig(value: unknown): RuntimeConfig {
@@ -44,6 +56,7 @@ export function parseRuntimeConfig(value: unknown): RuntimeConfig {
     deviceUrlsBaseDomain: optionalString(raw.deviceUrlsBaseDomain),
     deviceActionsHost: optionalString(raw.deviceActionsHost),
     statusPageUrl: isHttpUrl(raw.statusPageUrl) ? raw.statusPageUrl : null,
+    mapTilesUrl: mapTilesUrl(raw.mapTilesUrl),
   };
 }
 

@@ -156,3 +156,48 @@ describe("errors with a code", () => {
     expect(errorText({ statusCode: 400, body: "updateRequired" })).toBe("An update on the device is required");
   });
 });
+
+describe("one mapping from API answers to the catalogue's texts", () => {
+  /** An SDK request error of a Flotilla answer: the text in the body, the code in a header. */
+  const coded = (statusCode: number, code: string, body: unknown) =>
+    Object.assign(requestError(statusCode, body), {
+      responseHeaders: new Headers({ "x-flotilla-error-code": code }),
+    });
+
+  it("shows the spec's text for a known code, never the server's short form or the SDK's prefix", () => {
+    expect(errorText(coded(400, "two_factor_code_invalid", "code invalid"))).toBe("Two-factor code invalid.");
+    expect(errorText(coded(400, "invitation_invalid", "Invitation invalid or expired"))).toBe(
+      "Invitation invalid or expired.",
+    );
+    expect(errorText({ statusCode: 400, apiCode: "reset_code_expired", body: "reset code expired" })).toBe(
+      "Reset code expired.",
+    );
+    expect(errorText(coded(400, "device_must_be_online", "The device must be online for this action"))).toBe(
+      "No online device(s) found.",
+    );
+  });
+
+  it("never shows a data rule sentence or a serialised object", () => {
+    const rule = "It is necessary that each user that is member of a team, is member of the organization of the team";
+    expect(errorText(coded(400, "organization_membership_required", rule))).toBe(
+      "Only members of the organization can be added: invite the user to the organization first.",
+    );
+    expect(errorText(requestError(400, rule))).toBe("An error has occurred");
+    expect(errorText(coded(400, "bad_request", rule))).toBe("An error has occurred");
+    expect(errorText(requestError(400, { some: "object" }))).toBe("An error has occurred");
+    expect(errorText(requestError(400, { message: "Name too long" }))).toBe("Request error: Name too long.");
+    expect(errorText(new Error("Request error: [object Object]"))).toBe("An error has occurred");
+    expect(errorText(new Error("Request error: Name too long"))).toBe("Error: Name too long.");
+  });
+
+  it("shows the server's catalogue text for other codes, as it is", () => {
+    expect(errorText(coded(409, "invitee_already_invited", "This user has already been invited"))).toBe(
+      "This user has already been invited",
+    );
+    expect(errorText(coded(500, "internal_error", "boom"))).toBe("Something went wrong, please try again later.");
+  });
+
+  it("shows the supervisor's 'No online device(s) found' unwrapped", () => {
+    expect(errorText(requestError(400, "No online device(s) found"))).toBe("No online device(s) found.");
+  });
+});

@@ -80,6 +80,14 @@ export function htmlToText(text: string): string {
   return squash(text.replace(/<(script|style)[^>]*>[\s\S]*?<\/\1>/gi, " "));
 }
 
+/** The `message` (or `error`) string of an object body, as balena-request would read it. */
+function objectMessage(body: unknown): string {
+  if (typeof body !== "object" || body === null) return "";
+  const { message, error } = body as { message?: unknown; error?: unknown };
+  const text = typeof message === "string" ? message : typeof error === "string" ? error : "";
+  return text ? detail(text) : "";
+}
+
 /** The text of a message without its final full stop (the templates add their own). */
 const detail = (value: unknown) => htmlToText(String(value)).replace(/\.+$/, "");
 
@@ -120,6 +128,53 @@ export function isUnreportedError(error: unknown): boolean {
   );
 }
 
+/** The header in which every API error names its catalogue code (packages/domain errors.ts). */
+export const API_ERROR_CODE_HEADER = "x-flotilla-error-code";
+
+/**
+ * The catalogue code of an API answer: the account calls keep it (`apiCode`), the SDK's request
+ * errors keep the answer's headers (balena-errors' BalenaRequestError `responseHeaders`).
+ */
+export function apiErrorCode(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const { apiCode, responseHeaders } = error as { apiCode?: unknown; responseHeaders?: unknown };
+  if (typeof apiCode === "string" && apiCode) return apiCode;
+  const headers = responseHeaders as { get?: (name: string) => string | null } | undefined;
+  const code = typeof headers?.get === "function" ? headers.get(API_ERROR_CODE_HEADER) : null;
+  return code || undefined;
+}
+
+/**
+ * API codes whose words for a person are the dashboard's catalogue text (spec 1 §8, spec 2 §8),
+ * not the server's short form ("code invalid") or a database rule ("It is necessary that…").
+ * Any other code shows the server's text, which is the catalogue's.
+ */
+const CODE_TEXTS = {
+  not_logged_in: "errors.not_logged_in",
+  session_expired: "errors.session_expired",
+  token_expired: "errors.token_expired",
+  invalid_login_credentials: "errors.invalid_login_credentials",
+  too_many_requests: "errors.too_many_requests",
+  not_found: "errors.resource_not_found",
+  internal_error: "errors.unexpected",
+  service_unavailable: "errors.unexpected",
+  invalid_password: "errors.invalid_password",
+  two_factor_code_required: "errors.two_factor_1",
+  two_factor_code_invalid: "errors.two_factor_2",
+  reset_code_expired: "errors.two_factor_3",
+  reset_code_invalid: "errors.two_factor_4",
+  invitation_invalid: "errors.invitation_invalid",
+  email_verification_invalid: "errors.verification_link_invalid",
+  organization_membership_required: "errors.organization_membership_required",
+  device_must_be_online: "errors.device_must_be_online",
+  device_update_required: "errors.update_required",
+} as const satisfies Record<string, Parameters<typeof t>[0]>;
+
+/** Sentences that are the data model's rules or a serialised object: never shown as they are. */
+const RAW_TEXT = /^it is necessary that|\[object object\]/i;
+/** What the supervisor relay says of a device it cannot reach (spec 2 §8: shown unwrapped). */
+const NO_ONLINE_DEVICE = /^no online device\(s\) found\.?$/i;
+
 /**
  * The user-facing text of an error (spec 1 §8): known SDK errors get their catalogue text,
  * server failures the generic fallback, request errors "Request error: {body}.", other thrown
@@ -159,21 +214,28 @@ function uncappedErrorText(error: unknown): string {
   }
   if (status === 429) return t("errors.too_many_requests");
   if (isUpdateRequired(error)) return t("errors.update_required");
-  if (status !== undefined && status >= 500) return t("errors.unexpected");
-  // An answer with an error code carries its catalogue text: shown as it is (spec 1 §8).
-  const apiCode = (error as { apiCode?: unknown }).apiCode;
-  if (status !== undefined && typeof apiCode === "string" && typeof e.body === "string" && htmlToText(e.body)) {
-    return htmlToText(e.body);
+  const body = typeof e.body === "string" ? htmlToText(e.body) : "";
+  if (NO_ONLINE_DEVICE.test(body)) return t("errors.device_must_be_online");
+  const apiCode = apiErrorCode(error);
+  if (apiCode !== undefined && status !== undefined) {
+    if (apiCode in CODE_TEXTS) return t(CODE_TEXTS[apiCode as keyof typeof CODE_TEXTS]);
+    if (status >= 500) return t("errors.unexpected");
+    // Other codes: the server's text is the catalogue's (spec 1 §8), shown as it is.
+    if (body && !RAW_TEXT.test(body)) return body;
+    return t("errors.generic");
   }
+  if (status !== undefined && status >= 500) return t("errors.unexpected");
   if (status !== undefined) {
-    const body =
-      e.body === undefined || e.body === null
-        ? ""
-        : detail(typeof e.body === "string" ? e.body : JSON.stringify(e.body));
-    return body ? t("errors.request", { body }) : t("errors.generic");
+    // An object body (no message in it) or a data rule is no text for a person.
+    const text = typeof e.body === "string" ? detail(e.body) : objectMessage(e.body);
+    return text && !RAW_TEXT.test(text) ? t("errors.request", { body: text }) : t("errors.generic");
   }
   if (isNetworkError(error)) return t("errors.network");
-  if (typeof e.message === "string" && detail(e.message)) return t("errors.message", { message: detail(e.message) });
+  if (typeof e.message === "string") {
+    // A request error's message re-thrown as a plain Error keeps only its body.
+    const message = detail(e.message.replace(/^Request error: /, ""));
+    if (message && !RAW_TEXT.test(message)) return t("errors.message", { message });
+  }
   return t("errors.generic");
 }
 
@@ -210,4 +272,32 @@ export function statusText(error: unknown): string {
   const message = typeof error === "string" ? error : fields(error).message;
   const text = typeof message === "string" ? htmlToText(message) : "";
   return capErrorText(text || t("errors.generic"));
+}
+
+/** A failed answer of a plain `fetch` to the API, shaped like the SDK's request errors. */
+export interface ApiAnswerError {
+  statusCode: number;
+  apiCode: string | undefined;
+  body: string;
+}
+
+/**
+ * The error of a failed `fetch` answer, for `errorText`: its status, its catalogue code (header or
+ * JSON `code`) and its text (JSON `message` or the plain body). Pages never show the body as it is.
+ */
+export async function responseError(response: Response): Promise<ApiAnswerError> {
+  const text = await response.text().catch(() => "");
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  const fields = (typeof json === "object" && json !== null ? json : {}) as { code?: unknown; message?: unknown };
+  const header = response.headers.get(API_ERROR_CODE_HEADER);
+  return {
+    statusCode: response.status,
+    apiCode: header || (typeof fields.code === "string" ? fields.code : undefined),
+    body: typeof fields.message === "string" ? fields.message : json === undefined ? text : "",
+  };
 }

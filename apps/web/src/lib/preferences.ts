@@ -15,6 +15,7 @@ export const PREFERENCE_KEYS = {
   changelogVersion: "flotilla.changelogVersion",
   deviceLogsUtc: "flotilla.deviceLogsUtc",
   deviceLogsTimestamps: "flotilla.deviceLogsTimestamps",
+  lastOrganization: "flotilla.lastOrganization",
 } as const;
 
 export interface Preferences {
@@ -34,6 +35,8 @@ export interface Preferences {
   deviceLogsUtc: boolean;
   /** Device live logs show a timestamp column (spec 2 §9). */
   deviceLogsTimestamps: boolean;
+  /** The organization last worked in (an organization's or a fleet's page, a fleet created there); 0 none. */
+  lastOrganization: number;
 }
 
 export const BUILT_IN_PREFERENCE_DEFAULTS: Readonly<Preferences> = {
@@ -46,6 +49,7 @@ export const BUILT_IN_PREFERENCE_DEFAULTS: Readonly<Preferences> = {
   changelogVersion: "",
   deviceLogsUtc: false,
   deviceLogsTimestamps: true,
+  lastOrganization: 0,
 };
 let defaults: Readonly<Preferences> = BUILT_IN_PREFERENCE_DEFAULTS;
 const listeners = new Set<() => void>();

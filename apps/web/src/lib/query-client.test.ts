@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { createQueryClient, pollingOptions, shouldRetryQuery } from "./query-client.ts";
+import {
+  createQueryClient,
+  isSessionLostError,
+  pollingOptions,
+  sessionLostText,
+  shouldRetryQuery,
+  shouldThrowQueryError,
+} from "./query-client.ts";
 
 describe("pollingOptions", () => {
   it("polls every 15 s by default with a grace factor of 0.33, never in hidden tabs", () => {
@@ -30,5 +37,27 @@ describe("query client defaults", () => {
     expect(shouldRetryQuery(2, { statusCode: 503 })).toBe(false);
     expect(shouldRetryQuery(0, { statusCode: 404 })).toBe(false);
     expect(shouldRetryQuery(0, { code: "BalenaNotLoggedIn" })).toBe(false);
+  });
+});
+
+describe("failed data loads", () => {
+  const empty = { state: { data: undefined } };
+  it("end on the error page when nothing was loaded yet", () => {
+    expect(shouldThrowQueryError({ statusCode: 500 }, empty)).toBe(true);
+    expect(shouldThrowQueryError(new TypeError("Failed to fetch"), empty)).toBe(true);
+  });
+
+  it("keep the data already shown, and leave alone queries whose component shows the failure", () => {
+    expect(shouldThrowQueryError({ statusCode: 500 }, { state: { data: [] } })).toBe(false);
+    expect(shouldThrowQueryError({ statusCode: 500 }, { ...empty, meta: { handlesErrors: true } })).toBe(false);
+  });
+
+  it("log out on a 401 instead, with the session or the token text", () => {
+    expect(shouldThrowQueryError({ statusCode: 401 }, empty)).toBe(false);
+    expect(isSessionLostError({ statusCode: 401 })).toBe(true);
+    expect(isSessionLostError({ code: "BalenaNotLoggedIn" })).toBe(true);
+    expect(isSessionLostError({ statusCode: 403 })).toBe(false);
+    expect(sessionLostText({ statusCode: 401 })).toBe("errors.session_expired");
+    expect(sessionLostText({ code: "BalenaExpiredToken" })).toBe("errors.token_expired");
   });
 });

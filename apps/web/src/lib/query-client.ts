@@ -1,6 +1,6 @@
 import { DEFAULT_POLL_INTERVAL_MS, POLL_GRACE_FACTOR } from "@flotilla/domain";
 import { MutationCache, QueryCache, QueryClient } from "@tanstack/react-query";
-import { getStatusCode, isAuthError } from "./errors.ts";
+import { getErrorCode, getStatusCode, isAuthError } from "./errors.ts";
 import { isFailedQueryCheck } from "./query-check.ts";
 
 /**
@@ -24,7 +24,7 @@ export function pollingOptions(intervalMs = DEFAULT_POLL_INTERVAL_MS, graceFacto
  */
 export function shouldRetryQuery(failureCount: number, error: unknown): boolean {
   const status = getStatusCode(error);
-  if (isAuthError(error) || isFailedQueryCheck(error)) return false;
+  if (isSessionLostError(error) || isFailedQueryCheck(error)) return false;
   if (status !== undefined && status >= 400 && status < 500) return false;
   return failureCount < 2;
 }
@@ -35,7 +35,45 @@ declare module "@tanstack/react-query" {
       /** false: the page shows this mutation's errors itself, no toast. */
       reportErrors?: boolean;
     };
+    queryMeta: {
+      /**
+       * true: the component that reads this query shows its failure itself (an alert, a fallback),
+       * so a failed first load does not replace the page with the error page.
+       */
+      handlesErrors?: boolean;
+    };
   }
+}
+
+/**
+ * A data load answered 401 (the token was revoked, its session ended) or with one of the SDK's
+ * not-logged-in errors: the session is gone and the app logs out (spec 1 §8).
+ */
+export function isSessionLostError(error: unknown): boolean {
+  return isAuthError(error) || getStatusCode(error) === 401 || getErrorCode(error) === "BalenaUnauthorized";
+}
+
+/**
+ * Which text the logout after a lost session shows (spec 1 §8): "Your authentication token has
+ * expired." when the token itself ran out, "Your session has expired." otherwise.
+ */
+export function sessionLostText(error: unknown): "errors.token_expired" | "errors.session_expired" {
+  return getErrorCode(error) === "BalenaExpiredToken" ? "errors.token_expired" : "errors.session_expired";
+}
+
+/**
+ * A query whose first load failed ends on the route's error page ("something went wrong", the
+ * status text, Refresh) instead of leaving the page blank. Not when data is already shown (a failed
+ * poll keeps the last answer), not for a lost session (the app logs out), and not for queries
+ * whose component shows the failure itself (meta.handlesErrors).
+ */
+export function shouldThrowQueryError(
+  error: unknown,
+  query: { state: { data: unknown }; meta?: { handlesErrors?: boolean } | undefined },
+): boolean {
+  if (query.meta?.handlesErrors) return false;
+  if (query.state.data !== undefined) return false;
+  return !isSessionLostError(error);
 }
 
 export function createQueryClient(
@@ -49,7 +87,8 @@ export function createQueryClient(
   return new QueryClient({
     queryCache: new QueryCache({
       onError(error) {
-        if (isAuthError(error)) options.onAuthError?.(error);
+        // Any data load answered 401 means the session is gone (a revoked token, an ended session).
+        if (isSessionLostError(error)) options.onAuthError?.(error);
         else if (isFailedQueryCheck(error)) options.onQueryCheckFailed?.(error);
       },
     }),
@@ -62,6 +101,7 @@ export function createQueryClient(
     defaultOptions: {
       queries: {
         retry: shouldRetryQuery,
+        throwOnError: shouldThrowQueryError,
         // Polling stops while the tab is hidden (spec 1 §9).
         refetchIntervalInBackground: false,
         refetchOnWindowFocus: true,

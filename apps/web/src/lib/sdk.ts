@@ -1,8 +1,8 @@
 import { APP_VERSION } from "@flotilla/domain";
-import { type BalenaSDK, getSdk } from "balena-sdk";
+import type { BalenaSDK } from "balena-sdk";
+import { withChunkTimeout } from "./chunk.ts";
 import type { RuntimeConfig } from "./config.ts";
-import { type Connectivity, createRequestLayer } from "./request-layer.ts";
-import { noteThrottled } from "./throttle-notice.ts";
+import type { Connectivity } from "./request-layer.ts";
 
 export type Sdk = BalenaSDK;
 
@@ -17,34 +17,88 @@ export function withClientId(header: string | undefined): string {
   return header.includes(CLIENT_ID) ? header : `${header} ${CLIENT_ID}`;
 }
 
+/** Where balena-sdk keeps the session token in the browser (balena-settings-storage: `balena-` + key). */
+export const TOKEN_STORAGE_KEY = "balena-token";
+
+/** Fetches the SDK's chunk ahead of its first call (the login form does when a person starts on it). */
+export const preloadSdk = () => withChunkTimeout(import("./sdk-impl.ts")).catch(() => undefined);
+
+type Call = (...args: unknown[]) => Promise<unknown>;
+
 /**
- * The one balena-sdk instance of the page, talking to the API named by `/config.json`. The
- * session token lives in localStorage (key `balena-token`), so it survives reloads and is shared
- * by the tabs. (`dataDirectory: false` would NOT do that: in the browser it selects an in-memory
- * store, so it is left unset.) Every request goes through the request layer: ≤ 350 in flight,
- * 429 retried, GETs held while offline.
+ * A stand-in for an SDK object: any property is another stand-in, and calling one loads the SDK
+ * (once), then calls the real method at that path with the same arguments. Every SDK method the
+ * dashboard calls returns a promise, so callers see no difference. Not a thenable.
  */
-export function createSdk(config: RuntimeConfig, connectivity: Connectivity): Sdk {
-  const sdk = getSdk({
-    apiUrl: config.apiUrl,
-    dashboardUrl: config.publicUrl,
-    isBrowser: true,
-    ...(config.deviceUrlsBaseDomain ? { deviceUrlsBase: config.deviceUrlsBaseDomain } : {}),
-    // The request layer retries 429s itself (also those without Retry-After).
-    retryRateLimitedRequests: false,
-  });
-  const send = sdk.request.send.bind(sdk.request);
-  sdk.request.send = createRequestLayer(send, {
-    connectivity,
-    onRateLimited: noteThrottled,
-  }) as typeof sdk.request.send;
-  // Runs after the SDK's own interceptor, which sets X-Balena-Client on API requests.
-  sdk.interceptors.push({
-    request(request) {
-      const headers = request.headers as Record<string, string> | undefined;
-      if (headers?.["X-Balena-Client"]) headers["X-Balena-Client"] = withClientId(headers["X-Balena-Client"]);
-      return request;
+function lazyNode(load: () => Promise<Sdk>, path: readonly string[], cache: Map<string, unknown>): unknown {
+  const id = path.join(".");
+  const cached = cache.get(id);
+  if (cached) return cached;
+  const call: Call = async (...args) => {
+    const root = (await load()) as unknown as Record<string, unknown>;
+    let parent: Record<string, unknown> = root;
+    for (const key of path.slice(0, -1)) parent = parent[key] as Record<string, unknown>;
+    const method = parent[path[path.length - 1] ?? ""];
+    if (typeof method !== "function") throw new TypeError(`balena-sdk has no method ${id}`);
+    return (method as Call).apply(parent, args);
+  };
+  const node = new Proxy(call, {
+    get(_target, key) {
+      if (typeof key === "symbol" || key === "then") return undefined;
+      return lazyNode(load, [...path, key], cache);
     },
   });
-  return sdk;
+  cache.set(id, node);
+  return node;
+}
+
+/**
+ * The one balena-sdk of the page, talking to the API named by `/config.json`. The SDK itself
+ * (lib/sdk-impl.ts) is a separate chunk loaded by the first call that needs it: the login page
+ * and the route guards only read the stored token, which needs no SDK (issue 17: the login
+ * page loaded 412 KB of gzipped JavaScript, half of it the SDK).
+ *
+ * The session token lives in localStorage (key `balena-token`), so it survives reloads and is
+ * shared by the tabs. Every request goes through the request layer: ≤ 350 in flight, 429
+ * retried, GETs held while offline.
+ */
+export function createSdk(config: RuntimeConfig, connectivity: Connectivity): Sdk {
+  let loaded: Promise<Sdk> | undefined;
+  let ready = false;
+  const load = () => {
+    loaded ??= withChunkTimeout(import("./sdk-impl.ts")).then((module) => {
+      ready = true;
+      return module.createBalenaSdk(config, connectivity);
+    });
+    // A failed load (network, timeout) is tried again by the next call.
+    loaded.catch(() => {
+      loaded = undefined;
+    });
+    return loaded;
+  };
+  const cache = new Map<string, unknown>();
+  const root = lazyNode(load, [], cache) as Sdk;
+  // The token, read and dropped as the SDK's own storage does, without loading the SDK.
+  const getToken = async (): Promise<string> => {
+    if (ready) return (await load()).auth.getToken();
+    const token = globalThis.localStorage?.getItem(TOKEN_STORAGE_KEY);
+    if (!token) throw Object.assign(new Error("You have to log in"), { code: "BalenaNotLoggedIn" });
+    return token;
+  };
+  const logout = async (): Promise<void> => {
+    if (ready) return (await load()).auth.logout();
+    globalThis.localStorage?.removeItem(TOKEN_STORAGE_KEY);
+  };
+  const auth = new Proxy(lazyNode(load, ["auth"], new Map()) as object, {
+    get(target, key, receiver) {
+      if (key === "getToken") return getToken;
+      if (key === "logout") return logout;
+      return Reflect.get(target, key, receiver);
+    },
+  });
+  return new Proxy(root as object, {
+    get(target, key, receiver) {
+      return key === "auth" ? auth : Reflect.get(target, key, receiver);
+    },
+  }) as Sdk;
 }

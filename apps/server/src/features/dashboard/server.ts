@@ -4,7 +4,7 @@ import fastifyHelmet from "@fastify/helmet";
 import fastifyStatic from "@fastify/static";
 import { APP_VERSION } from "@flotilla/domain";
 import type { FastifyInstance, FastifyReply } from "fastify";
-import type { Config } from "../../config.ts";
+import { type Config, mapTilesSource } from "../../config.ts";
 
 /** What the built dashboard reads at boot, so one build serves any deployment. */
 export function runtimeConfig(config: Config) {
@@ -15,6 +15,8 @@ export function runtimeConfig(config: Config) {
     deviceUrlsBaseDomain: config.deviceUrlsBaseDomain ?? null,
     deviceActionsHost: config.deviceActionsHost ?? null,
     statusPageUrl: config.statusPageUrl ?? null,
+    /** The device map's tile URL template (FLOTILLA_MAP_TILES); null: no tiles, markers only. */
+    mapTilesUrl: config.mapTiles ?? null,
   };
 }
 
@@ -38,7 +40,15 @@ function contentSecurityPolicy(config: Config) {
       frameSrc: ["'self'", ...recaptcha],
       // MUI (emotion) injects style elements at run time.
       styleSrc: ["'self'", "'unsafe-inline'"],
-      imgSrc: ["'self'", "data:", "blob:", "https:", api.origin],
+      // The map's tile server is named even when it is plain http (https: covers the others).
+      imgSrc: [
+        "'self'",
+        "data:",
+        "blob:",
+        "https:",
+        api.origin,
+        ...(config.mapTiles ? [mapTilesSource(config.mapTiles)] : []),
+      ],
       fontSrc: ["'self'", "data:"],
       connectSrc: [
         "'self'",

@@ -51,7 +51,14 @@ function loadRecaptcha(): Promise<void> {
 export function useCaptcha(): Captcha {
   const { t } = useTranslation();
   const api = useAccountApi();
-  const config = useQuery({ queryKey: ["captcha"], queryFn: () => api.captcha(), staleTime: 0, gcTime: 0, retry: 1 });
+  const config = useQuery({
+    queryKey: ["captcha"],
+    queryFn: () => api.captcha(),
+    staleTime: 0,
+    gcTime: 0,
+    retry: 1,
+    meta: { handlesErrors: true },
+  });
   const [response, setResponse] = useState<string>();
   const [progress, setProgress] = useState(0);
   const [failed, setFailed] = useState(false);

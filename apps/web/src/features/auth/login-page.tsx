@@ -1,4 +1,3 @@
-import { loginSchema } from "@flotilla/domain";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
@@ -13,9 +12,11 @@ import { AuthFrame } from "../../components/auth-frame.tsx";
 import { PasswordField } from "../../components/form-fields.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { errorText } from "../../lib/errors.ts";
-import { type FieldErrors, fieldErrors, hasErrors } from "../../lib/validation.ts";
+import { preloadSdk } from "../../lib/sdk.ts";
+import { type FieldErrors, hasErrors } from "../../lib/validation.ts";
 import { notePasswordLength } from "./password-too-long.ts";
 import { afterLoginTarget, storedClaims } from "./session.ts";
+import { noteFreshToken } from "./token.ts";
 
 const loginRoute = getRouteApi("/login");
 
@@ -23,6 +24,13 @@ const loginRoute = getRouteApi("/login");
  * Sign-in (spec 1 §2.3): username (or email) and password; the header says the first 10
  * devices are free. A token that still needs its second factor continues at /login/two-factor.
  */
+/** The form's rules and the SDK are fetched once the person types or clicks on the form (the field is focused at once). */
+const loadLoginRules = () => import("./login-rules.ts");
+const warmUp = () => {
+  void loadLoginRules();
+  void preloadSdk();
+};
+
 export function LoginPage() {
   const { t } = useTranslation();
   const { sdk, queryClient } = useServices();
@@ -36,6 +44,8 @@ export function LoginPage() {
     mutationFn: async (credentials: { username: string; password: string }) => {
       await sdk.auth.login({ email: credentials.username, password: credentials.password });
       notePasswordLength(credentials.password);
+      // The new token's issue time is the server's clock (token checks compare with it).
+      noteFreshToken(await sdk.auth.getToken().catch(() => undefined));
       return storedClaims(sdk);
     },
     meta: { reportErrors: false },
@@ -52,9 +62,10 @@ export function LoginPage() {
     },
   });
 
-  const submit = (event: FormEvent<HTMLFormElement>) => {
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const found = fieldErrors(loginSchema, { username, password });
+    const { loginErrors } = await loadLoginRules();
+    const found = loginErrors({ username, password });
     setErrors(found);
     if (hasErrors(found)) return;
     login.mutate({ username: username.trim(), password });
@@ -74,7 +85,7 @@ export function LoginPage() {
         </>
       }
     >
-      <Box component="form" noValidate onSubmit={submit}>
+      <Box component="form" noValidate onSubmit={(event) => void submit(event)} onInput={warmUp} onPointerDown={warmUp}>
         <Stack spacing={2}>
           {login.isError ? (
             <Alert severity="error" role="alert">

@@ -43,7 +43,10 @@ describe("checkSessionState", () => {
     const state = await checkSessionState(fakeSdk(jwt({ id: 5, twoFactorRequired: false }), user));
     expect(state).toMatchObject({ kind: "signed-in", user });
     const unauthorized = Object.assign(new Error("no"), { statusCode: 401 });
-    await expect(checkSessionState(fakeSdk(jwt({ id: 5 }), unauthorized))).resolves.toEqual({ kind: "signed-out" });
+    await expect(checkSessionState(fakeSdk(jwt({ id: 5 }), unauthorized))).resolves.toEqual({
+      kind: "signed-out",
+      rejected: true,
+    });
     await expect(checkSessionState(fakeSdk(jwt({ id: 5 }), undefined))).resolves.toEqual({ kind: "signed-out" });
     const failure = Object.assign(new Error("down"), { statusCode: 503 });
     await expect(checkSessionState(fakeSdk(jwt({ id: 5 }), failure))).rejects.toThrow("down");

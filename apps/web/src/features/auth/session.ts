@@ -3,7 +3,7 @@ import { getErrorCode, getStatusCode, isAuthError } from "../../lib/errors.ts";
 import type { Sdk } from "../../lib/sdk.ts";
 import { accountRequest } from "./api.ts";
 import { lastPathOf, takeReturnUrl } from "./navigation.ts";
-import { decodeToken, isTokenExpired, type TokenClaims } from "./token.ts";
+import { decodeToken, isTokenExpired, noteFreshToken, type TokenClaims } from "./token.ts";
 
 /**
  * The session as the router and the pages see it (spec 1 §4). No stored token, a malformed or
@@ -50,7 +50,8 @@ export interface SessionUser {
 }
 
 export type SessionState =
-  | { kind: "signed-out" }
+  /** `rejected`: a stored token the API refused (a revoked token, an ended session). */
+  | { kind: "signed-out"; rejected?: true }
   | { kind: "two-factor"; claims: TokenClaims }
   | { kind: "signed-in"; claims: TokenClaims; user: SessionUser };
 
@@ -80,7 +81,7 @@ export async function checkSessionState(sdk: Sdk): Promise<SessionState> {
     const user = await readUser(sdk, claims.id);
     return user ? { kind: "signed-in", claims, user } : { kind: "signed-out" };
   } catch (error) {
-    if (isSignedOutError(error)) return { kind: "signed-out" };
+    if (isSignedOutError(error)) return { kind: "signed-out", rejected: true };
     throw error;
   }
 }
@@ -115,6 +116,7 @@ export async function isLoggedIn(queryClient: QueryClient, sdk: Sdk): Promise<bo
 
 /** Keeps a new token and forgets everything cached for the previous one. */
 export async function startSession(queryClient: QueryClient, sdk: Sdk, token: string) {
+  noteFreshToken(token);
   await sdk.auth.loginWithToken(token);
   queryClient.clear();
 }

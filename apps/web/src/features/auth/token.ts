@@ -1,3 +1,5 @@
+import { noteServerTime, serverNow } from "../../lib/server-clock.ts";
+
 /**
  * The session token's content as the dashboard reads it (spec 1 §3): the JWT payload, decoded
  * client-side without checking the signature (the API does that). A token that is not a JWT
@@ -70,5 +72,11 @@ export const isSupportStaff = (claims: Pick<TokenClaims, "permissions"> | undefi
   Boolean(claims?.permissions.some((permission) => permission === "admin.home" || permission === "support.home"));
 
 /** Whether the token's expiry (seconds since the epoch) has passed. */
-export const isTokenExpired = (claims: Pick<TokenClaims, "exp">, now = Date.now()) =>
+export const isTokenExpired = (claims: Pick<TokenClaims, "exp">, now = serverNow()) =>
   claims.exp !== undefined && claims.exp * 1000 <= now;
+
+/** A token the server has just issued: its `iat` is the server's "now" (see lib/server-clock.ts). */
+export function noteFreshToken(token: string | undefined, localMs = Date.now()): void {
+  const iat = decodeToken(token)?.iat;
+  if (iat !== undefined) noteServerTime(iat * 1000, localMs);
+}

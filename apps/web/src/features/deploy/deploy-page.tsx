@@ -18,6 +18,8 @@ import { type FormEvent, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { PageHeader } from "../../components/page.tsx";
+import { errorText, responseError } from "../../lib/errors.ts";
+import { t as translate } from "../../lib/i18n.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import {
@@ -34,12 +36,17 @@ import {
   DEPLOY_CONFIG_TIMEOUT_MS,
   type DeployContract,
   type DeploySearch,
+  deployArchiveUrl,
   deployDeviceType,
   fleetNameFromContract,
   savePendingDeploy,
 } from "./deploy.ts";
 
+/** The configuration could not be fetched at all (spec 1 §8 "Error loading deploy configuration"). */
 class DeployConfigError extends Error {}
+
+const deployErrorText = (error: unknown) =>
+  error instanceof DeployConfigError ? translate("deploy.config_load_failed") : errorText(error);
 
 /** `GET {api}/deploy/v1/contract?repoUrl=` with a 10 s timeout; the API's message on failure. */
 async function fetchContract(apiUrl: string, token: string | undefined, repoUrl: string): Promise<DeployContract> {
@@ -50,14 +57,12 @@ async function fetchContract(apiUrl: string, token: string | undefined, repoUrl:
       signal: AbortSignal.timeout(DEPLOY_CONFIG_TIMEOUT_MS),
     });
   } catch {
-    throw new DeployConfigError("Error loading deploy configuration");
+    throw new DeployConfigError("deploy configuration unreachable");
   }
-  const body = (await response.json().catch(() => undefined)) as { message?: string } | DeployContract | undefined;
-  if (!response.ok) {
-    const message = body && "message" in body && typeof body.message === "string" ? body.message : undefined;
-    throw new DeployConfigError(message ?? "Error loading deploy configuration");
-  }
-  return body as DeployContract;
+  if (!response.ok) throw await responseError(response);
+  const body = (await response.json().catch(() => undefined)) as DeployContract | undefined;
+  if (!body) throw new DeployConfigError("deploy configuration unreadable");
+  return body;
 }
 
 /** `/deploy` (spec 2 §2): deploy a repository's application to a new or an existing fleet. */
@@ -72,6 +77,7 @@ export function DeployPage() {
     queryKey: ["deploy-contract", search.repoUrl],
     enabled: search.repoUrl !== undefined,
     retry: false,
+    meta: { handlesErrors: true },
     queryFn: async () => fetchContract(config.apiUrl, (await sdk.auth.getToken()) ?? undefined, search.repoUrl ?? ""),
   });
   const fleets = useApplicationList("fleet");
@@ -93,6 +99,8 @@ export function DeployPage() {
   // The existing-fleet choice defaults to the first fleet (spec 2 §5).
   const chosenFleet = fleetId ?? fleetRows[0]?.id;
   const spec = contract.data?.contract;
+  // What a release is built from; none for a repository that is not downloadable as an archive.
+  const archiveUrl = deployArchiveUrl(search);
   useEffect(() => {
     if (name === undefined && spec) setName(fleetNameFromContract(spec.name));
   }, [name, spec]);
@@ -154,9 +162,17 @@ export function DeployPage() {
       } catch {
         // Storage refused: the deploy is not remembered.
       }
-      showToast("success", t("deploy.done"));
       await queryClient.invalidateQueries({ queryKey: ["applications"] });
-      await navigate({ to: "/fleets" });
+      if (archiveUrl === undefined) {
+        // Said as it is: the variables are set, no release was built.
+        showToast("info", t("deploy.variables_only"));
+        await navigate({ to: `/fleets/${target}` as "/" });
+        return;
+      }
+      // The server answers once the release exists; the build goes on in the background.
+      const releaseId = await sdk.models.release.createFromUrl(target, { url: archiveUrl });
+      showToast("success", t("deploy.started"));
+      await navigate({ to: `/fleets/${target}/releases/${releaseId}` as "/" });
     });
   };
 
@@ -191,7 +207,7 @@ export function DeployPage() {
                   <Typography variant="body2">{t("deploy.loading")}</Typography>
                 </Box>
               ) : null}
-              {contract.isError ? <Alert severity="error">{contract.error.message}</Alert> : null}
+              {contract.isError ? <Alert severity="error">{deployErrorText(contract.error)}</Alert> : null}
               {spec &&
               (spec.applicationConfigVariables.length > 0 || spec.applicationEnvironmentVariables.length > 0) ? (
                 <Typography variant="body2" color="text.secondary">
@@ -273,9 +289,15 @@ export function DeployPage() {
                   )}
                 </>
               )}
-              <Alert severity="info" variant="outlined">
-                {t("deploy.release_note")}
-              </Alert>
+              {archiveUrl !== undefined ? (
+                <Alert severity="info" variant="outlined">
+                  {t("deploy.release_note")}
+                </Alert>
+              ) : search.repoUrl === undefined || contract.isSuccess ? (
+                <Alert severity="warning" variant="outlined">
+                  {t("deploy.no_archive")}
+                </Alert>
+              ) : null}
               <Box sx={{ display: "flex", justifyContent: "flex-end", gap: 1 }}>
                 <Button onClick={() => void navigate({ to: "/fleets" })}>{t("confirm.cancel")}</Button>
                 <Button type="submit" variant="contained" disabled={!ready} loading={busy}>

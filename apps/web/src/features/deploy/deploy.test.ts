@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  deployArchiveUrl,
   deployDeviceType,
   deploySearch,
   fleetNameFromContract,
@@ -59,5 +60,12 @@ describe("deploy with a button", () => {
 
   it("makes a fleet name out of the contract name", () => {
     expect(fleetNameFromContract(" Home Assistant! ")).toBe("Home-Assistant");
+  });
+});
+
+describe("what a deploy builds", () => {
+  it("builds from the link's tarball, and from nothing when the link names only a repository", () => {
+    expect(deployArchiveUrl({ tarballUrl: "https://example.com/a.tar.gz" })).toBe("https://example.com/a.tar.gz");
+    expect(deployArchiveUrl({ repoUrl: "https://github.com/acme/widget" })).toBeUndefined();
   });
 });

@@ -100,3 +100,12 @@ export function fleetNameFromContract(name: string | undefined): string {
     .replace(/^[-_]+|[-_]+$/g, "")
     .slice(0, 100);
 }
+
+/**
+ * The archive a release is built from (balena-sdk `release.createFromUrl`, POST /v3/buildFromUrl):
+ * the link's tarballUrl. A link that names only a repository gives none: its balena.yml sets
+ * the fleet's variables, and the page says plainly that no release is built.
+ */
+export function deployArchiveUrl(search: DeploySearch): string | undefined {
+  return search.tarballUrl;
+}

@@ -70,12 +70,18 @@ export function useDeviceBatch() {
     const outcome = batchReport(result);
     await queryClient.invalidateQueries({ queryKey: ["fleet-devices"] });
     await queryClient.invalidateQueries({ queryKey: ["device"] });
-    // "update_required" is named by the caller with links to the devices (UserActionDeniedDialog).
-    const someDone = outcome.severity === "update_required" && result.succeeded.length > 0;
-    if (outcome.severity === "success" || someDone) showToast("success", success);
+    // "update_required" is named by the caller with links to the devices (UserActionDeniedDialog),
+    // "locked" asks whether to force; failures of another kind next to them get their own toast.
+    // A success toast only when every item succeeded.
+    if (outcome.severity === "success") showToast("success", success);
     else if (outcome.severity === "error") showToast("error", outcome.message);
     else if (outcome.severity === "warning") {
       showToast("warning", t("devices.batch.partial", { count: outcome.failedCount, message: outcome.message }));
+    } else if (outcome.others) {
+      showToast(
+        "warning",
+        t("devices.batch.partial", { count: outcome.others.count, message: outcome.others.message }),
+      );
     }
     return { outcome, result };
   };

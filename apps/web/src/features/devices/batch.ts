@@ -34,26 +34,58 @@ export function isUpdateLocked(error: unknown): boolean {
   return getStatusCode(error) === 423 || (error as { code?: unknown })?.code === "BalenaSupervisorLockedError";
 }
 
+/**
+ * Other failures next to the locked or update-required ones: how many, and their texts, so that
+ * none goes unreported.
+ */
+export interface OtherFailures {
+  count: number;
+  message: string;
+}
+
 export type BatchReport<T = unknown> =
   | { severity: "success" }
   | { severity: "error"; message: string }
   | { severity: "warning"; failedCount: number; message: string }
-  | { severity: "locked"; lockedCount: number }
-  | { severity: "update_required"; denied: T[] };
+  | { severity: "locked"; lockedCount: number; others?: OtherFailures }
+  | { severity: "update_required"; denied: T[]; others?: OtherFailures };
 
 /**
- * A batch succeeds when at least one item succeeded; when all fail it is an error ("Operation
- * failed with: …"); a partial failure is a warning naming how many failed; an update lock asks
- * whether to force instead; devices that need an update first are named (user-actions.ts).
+ * "Operation failed with: …" naming every different failure once, with how many items it hit
+ * when more than one: "Operation failed with: No online device(s) found. (×3); Supervisor locked.".
  */
-export function batchReport<T>(result: BatchResult<T>): BatchReport<T> {
+export function failureMessage(
+  failed: ReadonlyArray<{ error: unknown }>,
+  describe: (error: unknown) => string = errorText,
+): string {
+  const counts = new Map<string, number>();
+  for (const failure of failed) {
+    const text = describe(failure.error);
+    counts.set(text, (counts.get(text) ?? 0) + 1);
+  }
+  const parts = [...counts].map(([text, count]) => (count > 1 ? `${text} (×${count})` : text));
+  return `Operation failed with: ${parts.join("; ")}`;
+}
+
+/**
+ * A batch succeeds only when every item succeeded; when all fail it is an error ("Operation
+ * failed with: …"); a partial failure is a warning naming how many failed and every failure's
+ * text; an update lock asks whether to force instead; devices that need an update first are
+ * named (user-actions.ts). Failures of another kind next to those are reported too (`others`).
+ */
+export function batchReport<T>(
+  result: BatchResult<T>,
+  describe: (error: unknown) => string = errorText,
+): BatchReport<T> {
   const locked = result.failed.filter((failure) => isUpdateLocked(failure.error));
-  if (locked.length > 0) return { severity: "locked", lockedCount: locked.length };
-  const denied = result.failed.filter((failure) => isUpdateRequired(failure.error)).map((failure) => failure.item);
-  if (denied.length > 0) return { severity: "update_required", denied };
+  const denied = result.failed.filter((failure) => !isUpdateLocked(failure.error) && isUpdateRequired(failure.error));
+  const rest = result.failed.filter((failure) => !locked.includes(failure) && !denied.includes(failure));
+  const others = rest.length > 0 ? { others: { count: rest.length, message: failureMessage(rest, describe) } } : {};
+  if (locked.length > 0) return { severity: "locked", lockedCount: locked.length, ...others };
+  if (denied.length > 0)
+    return { severity: "update_required", denied: denied.map((failure) => failure.item), ...others };
   if (result.failed.length === 0) return { severity: "success" };
-  const first = result.failed[0];
-  const message = `Operation failed with: ${errorText(first?.error)}`;
+  const message = failureMessage(result.failed, describe);
   if (result.succeeded.length === 0) return { severity: "error", message };
   return { severity: "warning", failedCount: result.failed.length, message };
 }

@@ -3,10 +3,14 @@ import Box from "@mui/material/Box";
 import type { LatLngExpression, LeafletMouseEvent } from "leaflet";
 import type { ReactNode } from "react";
 import { CircleMarker, MapContainer, TileLayer, Tooltip, useMapEvents } from "react-leaflet";
+import { useServices } from "../../app-services.tsx";
 
-/** OpenStreetMap's tiles; without network the map still shows its markers on a blank ground. */
-const TILE_URL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png";
-const ATTRIBUTION = '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors';
+/**
+ * The deployment's tiles (FLOTILLA_MAP_TILES, /config.json `mapTilesUrl`); none: no tile requests
+ * at all, the markers on a blank ground, as without network.
+ */
+const OSM_ATTRIBUTION = '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors';
+const attributionOf = (url: string) => (url.includes("openstreetmap.org") ? OSM_ATTRIBUTION : undefined);
 
 export interface MapPoint {
   key: string;
@@ -32,6 +36,8 @@ export function DeviceMap(props: {
   children?: ReactNode;
 }) {
   const center: LatLngExpression = props.center ?? props.points[0]?.position ?? [20, 0];
+  const tiles = useServices().config.mapTilesUrl;
+  const attribution = tiles ? attributionOf(tiles) : undefined;
   return (
     <Box
       role="region"
@@ -52,7 +58,7 @@ export function DeviceMap(props: {
           : { center, zoom: props.zoom ?? (props.points.length > 0 ? 4 : 2) })}
         scrollWheelZoom
       >
-        <TileLayer url={TILE_URL} attribution={ATTRIBUTION} />
+        {tiles ? <TileLayer url={tiles} {...(attribution ? { attribution } : {})} /> : null}
         {props.points.map((point) => (
           <CircleMarker
             key={point.key}

@@ -88,6 +88,19 @@ describe("batch actions", () => {
     expect(report.severity === "error" && report.message.startsWith("Operation failed with: ")).toBe(true);
   });
 
+  it("names every different failure once, with how many items it hit", async () => {
+    const result = await runBatch([1, 2, 3, 4], async (n) => {
+      if (n === 1) throw fail(400, "Device must be online");
+      if (n === 2) throw fail(400, "Device must be online");
+      if (n === 3) throw fail(400, "Name too long");
+    });
+    expect(batchReport(result)).toEqual({
+      severity: "warning",
+      failedCount: 3,
+      message: "Operation failed with: Request error: Device must be online. (×2); Request error: Name too long.",
+    });
+  });
+
   it("asks to force when an update lock blocks the action", async () => {
     const result = await runBatch([1, 2], async (n) => {
       if (n === 1) throw fail(423, "Updates are locked");
@@ -100,6 +113,11 @@ describe("batch actions", () => {
       if (uuid === "b") throw Object.assign(new Error("Request error"), { statusCode: 400, body: "updateRequired" });
       if (uuid === "c") throw fail(400, "Device must be online");
     });
-    expect(batchReport(result)).toEqual({ severity: "update_required", denied: ["b"] });
+    // The device that was offline is reported too, not hidden behind the update-required dialog.
+    expect(batchReport(result)).toEqual({
+      severity: "update_required",
+      denied: ["b"],
+      others: { count: 1, message: "Operation failed with: Request error: Device must be online." },
+    });
   });
 });

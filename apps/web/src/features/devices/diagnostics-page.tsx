@@ -48,6 +48,7 @@ function useDiagnostics(device: Device, action: DiagnosticsAction) {
     queryFn: async () => (await sdk.request.send({ method: "GET", url, baseUrl })).body as CheckReport,
     refetchInterval: (query) => (query.state.data?.status === "in_progress" ? IN_PROGRESS_POLL_MS : POLL_MS[action]),
     refetchIntervalInBackground: false,
+    meta: { handlesErrors: true },
   });
   const run = useMutation({
     mutationFn: async () =>
@@ -80,7 +81,12 @@ function RunPanel({ device, action, canRun }: { device: Device; action: Diagnost
         </Box>
         <Tooltip title={online ? "" : t("info.device_cloudlink_communication_missing")}>
           <span>
-            <Button variant="contained" disabled={!online || !canRun || inProgress} onClick={() => run.mutate()}>
+            <Button
+              variant="contained"
+              loading={run.isPending}
+              disabled={!online || !canRun || inProgress || run.isPending}
+              onClick={() => run.mutate()}
+            >
               {t(`devices.diagnostics.run_${action}`)}
             </Button>
           </span>
@@ -187,11 +193,13 @@ function SupervisorStatePanel({ device }: { device: Device }) {
     queryKey: ["device", device.uuid, "supervisor-state"],
     enabled: device.is_connected_to_vpn,
     queryFn: () => sdk.models.device.getSupervisorState(device.uuid),
+    meta: { handlesErrors: true },
   });
   const version = supervisorTargetStateVersion(device.supervisor_version);
   const target = useQuery({
     queryKey: ["device", device.uuid, "supervisor-target-state", version],
     queryFn: () => sdk.models.device.getSupervisorTargetState(device.uuid, version),
+    meta: { handlesErrors: true },
   });
   const block = (value: unknown) => (
     <Box

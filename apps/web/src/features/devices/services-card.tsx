@@ -1,6 +1,7 @@
 import { supervisorMajor, USER_ACTIONS_MIN_SUPERVISOR_MAJOR } from "@flotilla/domain";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
+import CircularProgress from "@mui/material/CircularProgress";
 import Table from "@mui/material/Table";
 import TableBody from "@mui/material/TableBody";
 import TableCell from "@mui/material/TableCell";
@@ -182,6 +183,13 @@ export function ServicesCard(props: { device: Device; canControl: boolean; onSho
                               aria-label={t(`devices.services.${control}_named`, { service: service.name })}
                               disabled={
                                 blocked !== undefined || busy !== undefined || controlDisabled(control, service.status)
+                              }
+                              // The control that is running shows it until the device has answered.
+                              aria-busy={busy === `${control}:${service.name}`}
+                              startIcon={
+                                busy === `${control}:${service.name}` ? (
+                                  <CircularProgress size={12} color="inherit" />
+                                ) : undefined
                               }
                               onClick={() => run(control, service)}
                             >

@@ -76,10 +76,18 @@ export function fleetQuery(sdk: Sdk, fleetId: number) {
 export const loadFleet = (queryClient: QueryClient, sdk: Sdk, fleetId: number) =>
   queryClient.ensureQueryData(fleetQuery(sdk, fleetId));
 
-/** One fleet (app, block) with the caller's roles on it (`user_access_roles` = their fleet_access rows). */
-export function useFleet(fleetId: number, enabled = true) {
+/**
+ * One fleet (app, block) with the caller's roles on it (`user_access_roles` = their fleet_access rows).
+ * `quiet`: the reader is the frame (breadcrumbs, side menu), not the page: a failure is the page's to show.
+ */
+export function useFleet(fleetId: number, enabled = true, quiet = false) {
   const sdk = useSdk();
-  return useQuery({ ...fleetQuery(sdk, fleetId), enabled, refetchInterval: FLEET_POLL_MS });
+  return useQuery({
+    ...fleetQuery(sdk, fleetId),
+    enabled,
+    refetchInterval: FLEET_POLL_MS,
+    ...(quiet ? { throwOnError: false } : {}),
+  });
 }
 
 /** What the caller may do on this fleet, from the fleet role table (packages/domain). */

@@ -22,6 +22,7 @@ import { useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useEffect, useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
+import { usePreference } from "../../lib/preferences.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { type ApplicationClass, organizationCan } from "../orgs/access.ts";
 import { pineOf } from "../orgs/data.ts";
@@ -35,6 +36,18 @@ import {
 } from "./data.ts";
 import { FleetTypePill } from "./fleet-type-pill.tsx";
 import { suggestName } from "./name-suggestion.ts";
+
+/**
+ * The organization the create dialog starts with: the one chosen in the dialog, else the page's
+ * (an organization's list), else the one last worked in, else the first the user administers.
+ * Only organizations the user administers count.
+ */
+export function preferredOrganization(
+  administered: readonly number[],
+  ...candidates: Array<number | undefined>
+): number | undefined {
+  return candidates.find((id) => id !== undefined && administered.includes(id)) ?? administered[0];
+}
 
 export const classPath = (kind: ApplicationClass) =>
   kind === "app" ? "/apps" : kind === "block" ? "/blocks" : "/fleets";
@@ -54,9 +67,15 @@ export function CreateApplicationDialog(props: { kind: ApplicationClass; orgId?:
   const deviceTypes = useDeviceTypes();
   const types = useApplicationTypes();
   const administered = (orgs.data ?? []).filter((org) => organizationCan(org.role, "application", "create"));
-  const [orgId, setOrgId] = useState<number | undefined>(props.orgId);
+  const [orgId, setOrgId] = useState<number | undefined>();
+  const [lastOrganization, setLastOrganization] = usePreference("lastOrganization");
   // Only organizations the user administers can be chosen (an org-scoped list may name another).
-  const chosenOrg = administered.some((org) => org.id === orgId) ? orgId : administered[0]?.id;
+  const chosenOrg = preferredOrganization(
+    administered.map((org) => org.id),
+    orgId,
+    props.orgId,
+    lastOrganization,
+  );
   const names = useOrgApplicationNames(chosenOrg);
   const plan = useOrganizationPlan(chosenOrg);
   const taken = useMemo(
@@ -110,6 +129,7 @@ export function CreateApplicationDialog(props: { kind: ApplicationClass; orgId?:
       });
       if (!created?.id) throw new Error(t("fleets.could_not_find_id"));
       showToast("success", t("fleets.created", { name }));
+      setLastOrganization(chosenOrg);
       await queryClient.invalidateQueries({ queryKey: ["applications"] });
       await queryClient.invalidateQueries({ queryKey: ["orgs"] });
       props.onClose();

@@ -1,5 +1,5 @@
 import type { OrganizationRole } from "@flotilla/domain";
-import { useQuery } from "@tanstack/react-query";
+import { type QueryClient, queryOptions, useQuery } from "@tanstack/react-query";
 import { useSdk } from "../../app-services.tsx";
 import type { Sdk } from "../../lib/sdk.ts";
 import { useSessionUser } from "../preferences/use-user.ts";
@@ -85,18 +85,49 @@ export function useOrganizations() {
   });
 }
 
-export function useOrganization(orgId: number, enabled = true) {
+/**
+ * The caller's role in each organization they belong to: what the user-level controls (their own
+ * API keys) are decided by, with the organization permission table (packages/domain).
+ */
+export function useMyOrganizationRoles() {
   const sdk = useSdk();
+  const me = useSessionUser();
   return useQuery({
+    queryKey: ["orgs", "my-roles", me?.id],
+    enabled: me !== undefined,
+    queryFn: async () =>
+      (
+        await pineOf(sdk).get<Array<{ organization_membership_role: Array<{ name: OrganizationRole }> }>>({
+          resource: "organization_membership",
+          options: {
+            $select: "id",
+            $filter: { user: me?.id ?? 0 },
+            $expand: { organization_membership_role: { $select: "name" } },
+          },
+        })
+      ).flatMap((row) => row.organization_membership_role.map((role) => role.name)),
+  });
+}
+
+/** One organization; null when there is none with this id (TanStack Query refuses undefined data). */
+export const organizationQuery = (sdk: Sdk, orgId: number) =>
+  queryOptions({
     queryKey: ["orgs", orgId, "summary"],
-    enabled,
-    queryFn: () =>
-      pineOf(sdk).get<Organization | undefined>({
+    queryFn: async () =>
+      (await pineOf(sdk).get<Organization | undefined>({
         resource: "organization",
         id: orgId,
         options: { $select: ["id", "name", "handle", "created_at", "logo_image"] },
-      }),
+      })) ?? null,
   });
+
+export const loadOrganization = (queryClient: QueryClient, sdk: Sdk, orgId: number) =>
+  queryClient.ensureQueryData(organizationQuery(sdk, orgId));
+
+/** `quiet`: the reader is the frame (breadcrumbs), not the page: a failure is the page's to show. */
+export function useOrganization(orgId: number, enabled = true, quiet = false) {
+  const sdk = useSdk();
+  return useQuery({ ...organizationQuery(sdk, orgId), enabled, ...(quiet ? { throwOnError: false } : {}) });
 }
 
 /** Every membership of the organization with its role (for counts, the caller's role, pickers). */
@@ -152,11 +183,12 @@ export function useOrgApplications(orgId: number) {
   });
 }
 
-export function useTeams(orgId: number, enabled = true) {
+export function useTeams(orgId: number, enabled = true, quiet = false) {
   const sdk = useSdk();
   return useQuery({
     queryKey: ["orgs", orgId, "teams"],
     enabled,
+    ...(quiet ? { throwOnError: false } : {}),
     queryFn: () =>
       pineOf(sdk).get<Team[]>({
         resource: "team",

@@ -24,7 +24,7 @@ import { useServices } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { PageHeader } from "../../components/page.tsx";
-import { errorText } from "../../lib/errors.ts";
+import { errorText, responseError } from "../../lib/errors.ts";
 import { t as translate } from "../../lib/i18n.ts";
 import { useLookup } from "../../lib/lookup.ts";
 import { usePreference } from "../../lib/preferences.ts";
@@ -84,17 +84,14 @@ export function OrgSummaryPage() {
         headers: { Authorization: `Bearer ${token}`, "Content-Type": file.type },
         body: file,
       });
-      if (!response.ok) {
-        const body = (await response.json().catch(() => ({}))) as { message?: string };
-        throw new Error(body.message ?? response.statusText);
-      }
+      if (!response.ok) throw await responseError(response);
     },
     meta: { reportErrors: false },
     onSuccess: async () => {
       showToast("success", t("orgs.logo_updated"));
       await queryClient.invalidateQueries({ queryKey: ["orgs"] });
     },
-    onError: (error) => setLogoError(error instanceof Error ? error.message : errorText(error)),
+    onError: (error) => setLogoError(errorText(error)),
   });
 
   const removeLogo = useMutation({
@@ -104,7 +101,7 @@ export function OrgSummaryPage() {
         method: "DELETE",
         headers: { Authorization: `Bearer ${token}` },
       });
-      if (!response.ok) throw new Error(response.statusText);
+      if (!response.ok) throw await responseError(response);
     },
     onSuccess: async () => {
       showToast("success", t("orgs.logo_updated"));

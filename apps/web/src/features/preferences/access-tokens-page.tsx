@@ -32,6 +32,8 @@ import { showToast } from "../../lib/toasts.ts";
 import { useAccountApi } from "../../lib/use-account-api.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { useReauth } from "../auth/reauth.tsx";
+import { organizationCan } from "../orgs/access.ts";
+import { useMyOrganizationRoles } from "../orgs/data.ts";
 import { type ExpiryChoice, expiryDateFor } from "./api-key-expiry.ts";
 import { ExpiryFields } from "./expiry-fields.tsx";
 import { Section } from "./section.tsx";
@@ -268,10 +270,19 @@ export function AccessTokensPreferencesPage() {
           options: { $select: ["id"], $filter: { belongs_to__user: user?.id ?? 0 } },
         })
       ).length > 0,
-    meta: { reportErrors: false },
+    meta: { handlesErrors: true },
     retry: false,
   });
   const samlOnly = saml.data === true && user?.has_password_set === false;
+  // User API keys need the administrator role in an organization (spec 1 §6.1), as the server checks.
+  const roles = useMyOrganizationRoles();
+  const notAdministrator =
+    roles.isSuccess && !roles.data.some((role) => organizationCan(role, "user_api_key", "create"));
+  const createRefusal = samlOnly
+    ? t("preferences.tokens.saml_blocked")
+    : notAdministrator
+      ? t("preferences.tokens.admin_only")
+      : undefined;
   const [creating, setCreating] = useState(false);
   const [editing, setEditing] = useState<ApiKey>();
   const [revoking, setRevoking] = useState<ApiKey>();
@@ -288,14 +299,18 @@ export function AccessTokensPreferencesPage() {
       title={t("preferences.tokens.title")}
       text={t("preferences.tokens.text")}
       actions={
-        <Button variant="contained" disabled={samlOnly} onClick={() => setCreating(true)}>
-          {t("preferences.tokens.create")}
-        </Button>
+        <Tooltip title={createRefusal ?? ""}>
+          <span>
+            <Button variant="contained" disabled={createRefusal !== undefined} onClick={() => setCreating(true)}>
+              {t("preferences.tokens.create")}
+            </Button>
+          </span>
+        </Tooltip>
       }
     >
-      {samlOnly ? (
+      {createRefusal ? (
         <Alert severity="info" sx={{ mb: 2 }}>
-          {t("preferences.tokens.saml_blocked")}
+          {createRefusal}
         </Alert>
       ) : null}
       {keys.data && keys.data.length === 0 ? (

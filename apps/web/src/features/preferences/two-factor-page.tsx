@@ -209,7 +209,7 @@ export function TwoFactorPreferencesPage() {
   const withReauth = useReauth();
   const user = useSessionUser();
   const queryClient = useQueryClient();
-  const status = useQuery({ queryKey: statusKey, queryFn: () => api.twoFactorStatus() });
+  const status = useQuery({ queryKey: statusKey, queryFn: () => api.twoFactorStatus(), meta: { handlesErrors: true } });
   const [mode, setMode] = useState<"idle" | "enabling" | "codes">("idle");
   const [codes, setCodes] = useState<string[]>([]);
   const [confirm, setConfirm] = useState<"regenerate" | "disable">();

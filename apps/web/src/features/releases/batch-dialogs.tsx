@@ -7,7 +7,7 @@ import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { errorText } from "../../lib/errors.ts";
 import { t as translate } from "../../lib/i18n.ts";
 import { showToast } from "../../lib/toasts.ts";
-import { batchReport, runBatch } from "../devices/batch.ts";
+import { batchReport, failureMessage, runBatch } from "../devices/batch.ts";
 import { pineOf } from "../orgs/data.ts";
 import { deleteReleases, useReleaseRefresh } from "./data.ts";
 import { releaseErrorKey, releaseLabel } from "./model.ts";
@@ -86,21 +86,17 @@ export function ReleaseBatchDialog(props: {
           targets.map((r) => r.id),
           (id) => pineOf(sdk).patch({ resource: "release", id, body }),
         );
-        const outcome = batchReport(result);
+        const outcome = batchReport(result, releaseErrorText);
         if (outcome.severity === "error" || outcome.severity === "locked") {
-          setError(releaseErrorText(result.failed[0]?.error));
+          setError(failureMessage(result.failed, releaseErrorText));
           await refresh(props.fleetId);
           return;
         }
         if (outcome.severity === "warning") {
-          showToast(
-            "warning",
-            t("devices.batch.partial", {
-              count: outcome.failedCount,
-              message: releaseErrorText(result.failed[0]?.error),
-            }),
-          );
-        } else showToast("success", t(`releases.batch.${props.action}_done`, { count: targets.length }));
+          showToast("warning", t("devices.batch.partial", { count: outcome.failedCount, message: outcome.message }));
+        } else if (outcome.severity === "success") {
+          showToast("success", t(`releases.batch.${props.action}_done`, { count: targets.length }));
+        }
       }
       await refresh(props.fleetId);
       props.onDone();

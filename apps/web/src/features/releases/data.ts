@@ -3,10 +3,12 @@ import { keepPreviousData, type QueryClient, queryOptions, useQuery, useQueryCli
 import { useParams } from "@tanstack/react-router";
 import { useSdk } from "../../app-services.tsx";
 import { createConcurrencyLimiter } from "../../lib/concurrency.ts";
+import { responseError } from "../../lib/errors.ts";
+import { shouldThrowQueryError } from "../../lib/query-client.ts";
 import type { Sdk } from "../../lib/sdk.ts";
 import { useFleet } from "../fleet-access/data.ts";
 import { pineOf } from "../orgs/data.ts";
-import { type AssetRow, releaseAbilities, releaseListFilter } from "./model.ts";
+import { type AssetRow, ReleaseFilterError, releaseAbilities, releaseListFilter } from "./model.ts";
 
 /** Release data as the pages read it (spec 2 §3 "Release", §7 "Releases"). */
 
@@ -103,6 +105,8 @@ export function useReleaseList(query: ReleaseListQuery) {
     placeholderData: keepPreviousData,
     enabled: query.fleetId > 0,
     refetchInterval: RELEASE_LIST_POLL_MS,
+    // A search text that cannot be a filter is shown under the search box, not as the error page.
+    throwOnError: (error, query) => !(error instanceof ReleaseFilterError) && shouldThrowQueryError(error, query),
     queryFn: async () => {
       const $filter = releaseListFilter(query.fleetId, query.search);
       const [rows, total] = await Promise.all([
@@ -308,12 +312,7 @@ export async function downloadAsset(sdk: Sdk, asset: AssetRow) {
   if (!href) throw new Error("The asset has no download address");
   const token = await sdk.auth.getToken();
   const response = await fetch(href, { headers: { Authorization: `Bearer ${token}` } });
-  if (!response.ok) {
-    throw Object.assign(new Error(`Request error: ${response.status}`), {
-      statusCode: response.status,
-      body: await response.text(),
-    });
-  }
+  if (!response.ok) throw await responseError(response);
   saveBlob(await response.blob(), asset.asset?.filename ?? asset.asset_key.split("/").pop() ?? "asset");
 }
 

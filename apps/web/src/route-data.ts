@@ -1,0 +1,10 @@
+/**
+ * What the route guards read (fleets, devices, releases, organizations and the caller's rights
+ * on them), in its own chunk: the guards load it on the first signed-in navigation, so the
+ * login page does not (issue 17, first visit speed).
+ */
+export { deviceAbilities, loadDevice } from "./features/devices/data.ts";
+export { fleetAbilities, loadFleet } from "./features/fleet-access/data.ts";
+export { loadOrganization } from "./features/orgs/data.ts";
+export { loadRelease } from "./features/releases/data.ts";
+export { releaseAbilities } from "./features/releases/model.ts";
