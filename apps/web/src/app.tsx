@@ -9,7 +9,7 @@ import { I18nextProvider } from "react-i18next";
 import { type AppServices, ServicesProvider } from "./app-services.tsx";
 import { AppErrorBoundary } from "./components/error-page.tsx";
 import { ReauthProvider } from "./features/auth/reauth.tsx";
-import { logOut } from "./features/auth/session.ts";
+import { checkSessionState, logOut } from "./features/auth/session.ts";
 import { startTokenWatch } from "./features/auth/token-watch.ts";
 import { createBuildFreshness } from "./lib/build-freshness.ts";
 import type { RuntimeConfig } from "./lib/config.ts";
@@ -91,6 +91,10 @@ export async function startApp(
   };
   const queryClient = createQueryClient({
     onAuthError: (error) => void onSessionLost(sessionLostText(error)),
+    onAuthCheck: () =>
+      void checkSessionState(sdk)
+        .then((state) => (state.kind === "signed-out" ? onSessionLost("errors.session_expired") : undefined))
+        .catch(() => undefined),
     onMutationError: reportError,
     onQueryCheckFailed: reportError,
   });

@@ -60,4 +60,23 @@ describe("failed data loads", () => {
     expect(sessionLostText({ statusCode: 401 })).toBe("errors.session_expired");
     expect(sessionLostText({ code: "BalenaExpiredToken" })).toBe("errors.token_expired");
   });
+
+  it("show a 401 that refuses a right on the page, and only check the session", async () => {
+    const refusal = { statusCode: 401, responseHeaders: new Headers({ "x-flotilla-error-code": "unauthorized" }) };
+    expect(isSessionLostError(refusal)).toBe(false);
+    expect(shouldThrowQueryError(refusal, empty)).toBe(true);
+    const calls: string[] = [];
+    const client = createQueryClient({
+      onAuthError: () => calls.push("logout"),
+      onAuthCheck: () => calls.push("check"),
+      onMutationError: () => calls.push("toast"),
+    });
+    await client.fetchQuery({ queryKey: ["refused"], queryFn: () => Promise.reject(refusal) }).catch(() => undefined);
+    await client
+      .getMutationCache()
+      .build(client, { mutationFn: () => Promise.reject(refusal) })
+      .execute(undefined)
+      .catch(() => undefined);
+    expect(calls).toEqual(["check", "check", "toast"]);
+  });
 });

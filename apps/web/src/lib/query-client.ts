@@ -1,6 +1,6 @@
 import { DEFAULT_POLL_INTERVAL_MS, POLL_GRACE_FACTOR } from "@flotilla/domain";
 import { MutationCache, QueryCache, QueryClient } from "@tanstack/react-query";
-import { getErrorCode, getStatusCode, isAuthError } from "./errors.ts";
+import { apiErrorCode, getErrorCode, getStatusCode, isAuthError } from "./errors.ts";
 import { isFailedQueryCheck } from "./query-check.ts";
 
 /**
@@ -50,8 +50,17 @@ declare module "@tanstack/react-query" {
  * not-logged-in errors: the session is gone and the app logs out (spec 1 §8).
  */
 export function isSessionLostError(error: unknown): boolean {
+  if (isPermissionRefusal(error)) return false;
   return isAuthError(error) || getStatusCode(error) === 401 || getErrorCode(error) === "BalenaUnauthorized";
 }
+
+/**
+ * A 401 that refuses a right to a signed-in caller ("Unauthorized: user lacks the permission to
+ * …", code `unauthorized`), not the session: the page shows it, and the session handler only
+ * checks whether the user is still logged in (spec 1 §8 "other auth-like errors").
+ */
+export const isPermissionRefusal = (error: unknown) =>
+  getStatusCode(error) === 401 && apiErrorCode(error) === "unauthorized";
 
 /**
  * Which text the logout after a lost session shows (spec 1 §8): "Your authentication token has
@@ -79,6 +88,8 @@ export function shouldThrowQueryError(
 export function createQueryClient(
   options: {
     onAuthError?: (error: unknown) => void;
+    /** A permission refusal: log out only if the session turns out to be gone (spec 1 §8). */
+    onAuthCheck?: () => void;
     onMutationError?: (error: unknown) => void;
     /** A query's answer failed the shape check its page asked for (errors.failed_query_check). */
     onQueryCheckFailed?: (error: unknown) => void;
@@ -89,13 +100,18 @@ export function createQueryClient(
       onError(error) {
         // Any data load answered 401 means the session is gone (a revoked token, an ended session).
         if (isSessionLostError(error)) options.onAuthError?.(error);
+        else if (isPermissionRefusal(error)) options.onAuthCheck?.();
         else if (isFailedQueryCheck(error)) options.onQueryCheckFailed?.(error);
       },
     }),
     mutationCache: new MutationCache({
       onError(error, _variables, _context, mutation) {
         if (isAuthError(error)) options.onAuthError?.(error);
-        else if (mutation.meta?.reportErrors !== false) options.onMutationError?.(error);
+        else {
+          // spec 2 §7: an unauthorized answer to any action hands over to the session handler.
+          if (isPermissionRefusal(error)) options.onAuthCheck?.();
+          if (mutation.meta?.reportErrors !== false) options.onMutationError?.(error);
+        }
       },
     }),
     defaultOptions: {
