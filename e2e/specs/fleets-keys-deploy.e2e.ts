@@ -82,6 +82,8 @@ describe("provisioning keys and deploy with a button", () => {
     flotilla = await startFlotilla({
       FLOTILLA_REPOSITORY_API_URL: `http://127.0.0.1:${repositoryHost.port}`,
       FLOTILLA_REPOSITORY_RAW_URL: `http://127.0.0.1:${repositoryHost.port}/raw`,
+      // The tarball link points at this machine, which the outbound fetcher refuses unless allowed.
+      FLOTILLA_FETCH_ALLOW: "127.0.0.1",
     });
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
