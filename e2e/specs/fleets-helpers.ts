@@ -27,3 +27,19 @@ export async function api<T>(page: Page, apiUrl: string, method: string, path: s
 }
 
 export const consent = () => localStorage.setItem("flotilla.cookieConsent", JSON.stringify("essentials"));
+
+/** The demo's fleet, block and organization ids, read as the signed-in user. */
+export async function demoIds(page: Page, apiUrl: string) {
+  const apps = await api<{ d: Array<{ id: number; app_name: string; organization: { __id: number } }> }>(
+    page,
+    apiUrl,
+    "GET",
+    "/v7/application?$select=id,app_name,organization",
+  );
+  const find = (name: string) => apps.d.find((app) => app.app_name === name);
+  return {
+    fleet: find("demo-fleet")?.id ?? 0,
+    block: find("demo-block")?.id ?? 0,
+    org: find("demo-fleet")?.organization.__id ?? 0,
+  };
+}

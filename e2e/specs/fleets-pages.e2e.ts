@@ -2,7 +2,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
-import { api, consent, shot } from "./fleets-helpers.ts";
+import { api, consent, demoIds, shot } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
 /**
@@ -26,13 +26,7 @@ describe("fleet pages: blocks, apps, organization lists, free plan", () => {
     page = await context.newPage();
     await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
     await page.waitForURL(/\/fleets$/);
-    const apps = await call<{ d: Array<{ id: number; app_name: string; organization: { __id: number } }> }>(
-      "GET",
-      "/v7/application?$select=id,app_name,organization",
-    );
-    ids.fleet = apps.d.find((app) => app.app_name === "demo-fleet")?.id ?? 0;
-    ids.block = apps.d.find((app) => app.app_name === "demo-block")?.id ?? 0;
-    ids.org = apps.d.find((app) => app.app_name === "demo-fleet")?.organization.__id ?? 0;
+    Object.assign(ids, await demoIds(page, flotilla.apiUrl));
     const types = await call<{ d: Array<{ id: number }> }>(
       "GET",
       "/v7/device_type?$select=id&$filter=slug eq 'raspberrypi4-64'",
