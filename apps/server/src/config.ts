@@ -84,7 +84,8 @@ const flag = z.enum(["0", "1"], { error: "must be 0 or 1" });
  * The image registry as devices and the CLI reach it: `host[:port]` (HTTPS, as docker and podman
  * assume) or an http(s) URL without a path. Image names start with its host (`host:port/v2/…`).
  */
-const REGISTRY_ERROR = "must be host[:port] or an http(s) URL without a path, e.g. registry.example.com or http://127.0.0.1:5055";
+const REGISTRY_ERROR =
+  "must be host[:port] or an http(s) URL without a path, e.g. registry.example.com or http://127.0.0.1:5055";
 const registryUrl = z.string().transform((value, context) => {
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `https://${value}`;
   try {
