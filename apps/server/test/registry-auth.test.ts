@@ -1,11 +1,14 @@
+import { execFile } from "node:child_process";
 import crypto from "node:crypto";
+import { promisify } from "node:util";
+import zlib from "node:zlib";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newImageLocation } from "../src/features/registry/access.ts";
 import { REGISTRY_TOKEN_ISSUER } from "../src/features/registry/tokens.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 import { provisioningKeyFor, registerDevice, type TestDevice } from "./support/devices.ts";
-import { freePort, registryClient, startRegistry, type TestRegistry } from "./support/registry.ts";
+import { CONTAINERS_CONF, freePort, registryClient, startRegistry, type TestRegistry } from "./support/registry.ts";
 
 /**
  * The registry's token auth against a real CNCF registry (docker-registry, token auth pointing at
@@ -41,9 +44,11 @@ async function imageInRegistry(fleetId: number): Promise<string> {
 
 /** Pushes a one-layer image through the registry's blob and manifest API; returns the last status. */
 async function pushImage(request: ReturnType<typeof registryClient>, name: string, tag: string): Promise<number> {
-  const layer = crypto.randomBytes(64);
+  // An empty tar, gzipped: a layer real clients (podman) can unpack.
+  const tar = Buffer.alloc(1024);
+  const layer = zlib.gzipSync(tar);
   const config = Buffer.from(
-    JSON.stringify({ architecture: "amd64", os: "linux", rootfs: { type: "layers", diff_ids: [] } }),
+    JSON.stringify({ architecture: "amd64", os: "linux", rootfs: { type: "layers", diff_ids: [sha256(tar)] } }),
   );
   for (const blob of [layer, config]) {
     const started = await request(`/v2/${name}/blobs/uploads/`, { method: "POST" });
@@ -159,6 +164,29 @@ describe("registry token auth with a real registry", () => {
     await deniedByRegistry(pullManifest(asUser(stranger), repository, "latest"));
     expect(await pushImage(asUser(stranger), repository, "evil")).toBe(401);
     expect((await pullManifest(asDevice(deviceB), otherRepository, "v1")).status).toBe(200);
+  });
+
+  it("serves podman's pull with a device's credentials (d_<uuid>, the device key) and refuses another fleet's device", async () => {
+    const env = {
+      ...process.env,
+      CONTAINERS_CONF,
+    };
+    const image = `${registry.host}/${repository}:latest`;
+    const pull = (device: TestDevice) =>
+      promisify(execFile)(
+        "podman",
+        ["pull", "-q", "--tls-verify=false", "--creds", `d_${device.uuid}:${device.key}`, image],
+        {
+          env,
+        },
+      );
+    try {
+      await expect(pull(deviceB)).rejects.toThrow(/unauthorized|denied|authentication required/i);
+      const { stdout } = await pull(deviceA);
+      expect(stdout.trim()).toMatch(/^[0-9a-f]{64}$/);
+    } finally {
+      await promisify(execFile)("podman", ["rmi", "-f", image], { env }).catch(() => {});
+    }
   });
 
   it("lets an observer pull but not push", async () => {

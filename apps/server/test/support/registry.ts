@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 
 const ROOT = path.resolve(import.meta.dirname, "../../../..");
-const INSTALL = "sudo apt-get update && sudo apt-get install -y docker-registry";
+const INSTALL = "sudo apt-get update && sudo apt-get install -y podman runc docker-registry busybox-static";
 
 /** A free port on 127.0.0.1 (the registry's address must be known before the API starts). */
 export function freePort(): Promise<number> {
@@ -19,21 +19,26 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** The CNCF distribution registry, installed by scripts/ensure-containers.sh (as root) or by hand. */
-function registryBinary(): string {
-  const find = () =>
-    [
-      "/usr/bin/docker-registry",
-      ...(process.env.PATH ?? "").split(":").map((dir) => path.join(dir, "docker-registry")),
-    ].find((file) => fs.existsSync(file));
-  let binary = find();
-  if (!binary && process.getuid?.() === 0) {
-    try {
-      execFileSync("bash", [path.join(ROOT, "scripts/ensure-containers.sh")], { stdio: "inherit" });
-    } catch {}
-    binary = find();
+/** podman's configuration for this sandbox, written by scripts/ensure-containers.sh. */
+export const CONTAINERS_CONF = path.join(ROOT, ".cache/containers/containers.conf");
+
+/**
+ * The CNCF distribution registry and podman: scripts/ensure-containers.sh installs them (as root)
+ * and writes CONTAINERS_CONF, or fails with the command to run. Never a silent skip.
+ */
+function ensureContainerTools(): string {
+  try {
+    execFileSync("bash", [path.join(ROOT, "scripts/ensure-containers.sh")], { stdio: ["ignore", "ignore", "pipe"] });
+  } catch (error) {
+    const stderr = String((error as { stderr?: Buffer }).stderr ?? "");
+    throw new Error(
+      `The registry token tests need docker-registry and podman.\n${stderr}\nInstall them with:\n  ${INSTALL}`,
+    );
   }
-  // Never skip: the registry token tests need the real registry.
+  const binary = [
+    "/usr/bin/docker-registry",
+    ...(process.env.PATH ?? "").split(":").map((dir) => path.join(dir, "docker-registry")),
+  ].find((file) => fs.existsSync(file));
   if (!binary)
     throw new Error(
       `The registry token tests need the CNCF registry (docker-registry). Install it with:\n  ${INSTALL}`,
@@ -53,7 +58,7 @@ export async function startRegistry(options: {
   issuer: string;
   certificatePem: string;
 }): Promise<TestRegistry> {
-  const binary = registryBinary();
+  const binary = ensureContainerTools();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-registry-"));
   const host = `127.0.0.1:${options.port}`;
   fs.writeFileSync(path.join(dir, "root.crt"), options.certificatePem);
