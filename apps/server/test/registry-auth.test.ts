@@ -253,3 +253,18 @@ describe("registry token service", () => {
     expect(tooMany.status).toBe(400);
   });
 });
+
+describe("without a registry", () => {
+  it("answers the token service and the certificate with a 404 that names FLOTILLA_REGISTRY_URL", async () => {
+    const plain = await createTestApp();
+    try {
+      for (const url of ["/auth/v1/token?scope=repository:v2/x:pull", "/auth/v1/registry-cert"]) {
+        const response = await plain.app.inject({ url });
+        expect(response.statusCode, url).toBe(404);
+        expect(response.body).toContain("FLOTILLA_REGISTRY_URL");
+      }
+    } finally {
+      await plain.close();
+    }
+  });
+});

@@ -25,7 +25,7 @@ export async function registryRoutes(app: FastifyInstance, ctx: AppContext) {
 
   // The Docker token protocol's realm: docker, podman and balena-engine send the registry
   // credentials as Basic auth (any username, the password a device key, API key or session token).
-  app.get("/auth/v1/token", { config: { public: true } }, async (request) => {
+  app.get("/auth/v1/token", { config: { public: true } }, async (request, reply) => {
     if (!registry || !keys)
       throw new FlotillaError("not_found", "No image registry is configured (FLOTILLA_REGISTRY_URL).");
     const input = parseInput(query, request.query);
@@ -39,6 +39,7 @@ export async function registryRoutes(app: FastifyInstance, ctx: AppContext) {
     const requested = parseScopes(input.scope);
     const caller = await callerOf(ctx, request);
     const access = await grantAccess(ctx.db, caller, registry.host, requested);
+    reply.header("cache-control", "no-store");
     return signRegistryToken(keys, { subject: caller.user?.username ?? `actor-${caller.actor}`, service, access });
   });
 
