@@ -27,6 +27,7 @@ let observer: { token: string; username: string };
 let stranger: { token: string; username: string };
 let deviceA: TestDevice;
 let deviceB: TestDevice;
+let fleetAId: number;
 
 /** A release of the fleet with one service whose image lives in the registry; returns the repository. */
 async function imageInRegistry(fleetId: number): Promise<string> {
@@ -125,6 +126,7 @@ beforeAll(async () => {
   const org = await t.factories.organization({ admins: [ownerUser.user] });
   const fleetA = await t.factories.fleet(org);
   const fleetB = await t.factories.fleet(org);
+  fleetAId = fleetA.id;
   await t.factories.fleetMember(observerUser.user, fleetA, "observer");
   await t.factories.organization({ admins: [strangerUser.user] });
   repository = await imageInRegistry(fleetA.id);
@@ -232,6 +234,23 @@ describe("registry token service", () => {
     expect(decodeJwt(String(device.body.token)).access).toEqual([
       { type: "repository", name: repository, actions: ["pull"] },
     ]);
+    // A personal API key as the password (what `balena login --token` users give docker).
+    const created = await fetch(`${t.url}/api-key/user/full`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${owner.token}` },
+      body: JSON.stringify({ name: "registry", expiryDate: null }),
+    });
+    expect(created.status).toBe(200);
+    const apiKey = (await created.json()) as string;
+    const byKey = await tokenFor(apiKey, [`repository:${repository}:pull,push`]);
+    expect(decodeJwt(String(byKey.body.token)).access).toEqual([
+      { type: "repository", name: repository, actions: ["pull", "push"] },
+    ]);
+    // A provisioning key is no device: nothing.
+    const provisioning = await tokenFor(await provisioningKeyFor(t, owner.token, fleetAId), [
+      `repository:${repository}:pull`,
+    ]);
+    expect(decodeJwt(String(provisioning.body.token)).access).toEqual([]);
     const none = await tokenFor(stranger.token, [`repository:${repository}:pull`]);
     expect(none.status).toBe(200);
     expect(decodeJwt(String(none.body.token)).access).toEqual([]);
