@@ -56,7 +56,8 @@ if (!databaseOnly) {
   step("typecheck", "npx", ["tsc", "-b"]);
 }
 const browserReady = step("chromium", "bash", ["scripts/ensure-chromium.sh"]);
-// The agent's tests run real containers through podman's Docker Engine API (apps/agent/test/containers-setup.ts).
+// The agent's tests run real containers through podman's Docker Engine API (apps/agent/test/containers-setup.ts);
+// the server's registry token tests run a real docker-registry (apps/server/test/support/registry.ts).
 const containersReady = step("containers", "bash", ["scripts/ensure-containers.sh"]);
 buildWebIfStale();
 // Two workers on the two cores CI has (vitest would use one): the suites wait on I/O often.

@@ -28,6 +28,7 @@ import { invitationRoutes } from "./features/invitations/routes.ts";
 import { createMailer } from "./features/mail/mailer.ts";
 import { organizationLogoRoutes } from "./features/organizations/logo.ts";
 import { osUpdateRoutes } from "./features/os-updates/routes.ts";
+import { registryRoutes } from "./features/registry/routes.ts";
 import { releaseRoutes } from "./features/releases/routes.ts";
 import { terminalRoutes } from "./features/terminal/routes.ts";
 import { variableRoutes } from "./features/variables/routes.ts";
@@ -120,6 +121,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(terminalRoutes, ctx);
   await app.register(variableRoutes, ctx);
   await app.register(releaseRoutes, ctx);
+  await app.register(registryRoutes, ctx);
   return app;
 }
 

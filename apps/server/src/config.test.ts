@@ -176,6 +176,32 @@ describe("configuration", () => {
     expect(rules.reservedNames).toContain("BALENA");
   });
 
+  it("reads the registry address as host[:port] (HTTPS) or an http(s) URL, and no registry when unset", () => {
+    expect(loadConfig({}).registry).toBeUndefined();
+    expect(loadConfig({ FLOTILLA_REGISTRY_URL: "127.0.0.1:5055" }).registry).toMatchObject({
+      url: "https://127.0.0.1:5055",
+      host: "127.0.0.1:5055",
+      keyFile: undefined,
+    });
+    expect(loadConfig({ FLOTILLA_REGISTRY_URL: "http://registry.local:5000/" }).registry).toMatchObject({
+      url: "http://registry.local:5000",
+      host: "registry.local:5000",
+    });
+    expect(loadConfig({ FLOTILLA_REGISTRY_URL: "https://registry.example.com" }).registry?.host).toBe(
+      "registry.example.com",
+    );
+    const error = /^Invalid FLOTILLA_REGISTRY_URL=.*: must be host\[:port\] or an http\(s\) URL without a path/;
+    for (const bad of ["ftp://r.example.com", "https://r.example.com/v2", "r.example.com/path", "user:pw@r", "a b"]) {
+      expect(() => loadConfig({ FLOTILLA_REGISTRY_URL: bad })).toThrow(error);
+    }
+    expect(() => loadConfig({ FLOTILLA_REGISTRY_URL: "r.example.com", FLOTILLA_REGISTRY_KEY: "k.pem" })).toThrow(
+      "Invalid FLOTILLA_REGISTRY_CERT: FLOTILLA_REGISTRY_KEY and FLOTILLA_REGISTRY_CERT are set together",
+    );
+    expect(() => loadConfig({ FLOTILLA_REGISTRY_KEY: "k.pem", FLOTILLA_REGISTRY_CERT: "c.pem" })).toThrow(
+      "Invalid FLOTILLA_REGISTRY_URL: must be set when FLOTILLA_REGISTRY_KEY is set",
+    );
+  });
+
   it("treats an empty variable as unset", () => {
     expect(loadConfig({ FLOTILLA_API_PORT: "" }).apiPort).toBe(8081);
   });

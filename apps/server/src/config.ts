@@ -80,6 +80,25 @@ const fetchAllow = z
 
 const flag = z.enum(["0", "1"], { error: "must be 0 or 1" });
 
+/**
+ * The image registry as devices and the CLI reach it: `host[:port]` (HTTPS, as docker and podman
+ * assume) or an http(s) URL without a path. Image names start with its host (`host:port/v2/…`).
+ */
+const REGISTRY_ERROR =
+  "must be host[:port] or an http(s) URL without a path, e.g. registry.example.com or http://127.0.0.1:5055";
+const registryUrl = z.string().transform((value, context) => {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `https://${value}`;
+  try {
+    const url = new URL(withScheme);
+    const bare = !url.username && !url.password && !url.search && !url.hash && /^\/?$/.test(url.pathname);
+    if ((url.protocol === "http:" || url.protocol === "https:") && bare && url.hostname) {
+      return { url: `${url.protocol}//${url.host}`, host: url.host };
+    }
+  } catch {}
+  context.addIssue({ code: "custom", message: REGISTRY_ERROR });
+  return z.NEVER;
+});
+
 const schema = z.object({
   FLOTILLA_PORT: port.default(8080),
   FLOTILLA_API_PORT: port.default(8081),
@@ -172,6 +191,9 @@ const schema = z.object({
   FLOTILLA_VARIABLE_BLACKLISTED_NAMES: nameList.optional(),
   FLOTILLA_TRUST_PROXY: trustProxy.optional(),
   FLOTILLA_FETCH_ALLOW: fetchAllow.optional(),
+  FLOTILLA_REGISTRY_URL: registryUrl.optional(),
+  FLOTILLA_REGISTRY_KEY: z.string().min(1).optional(),
+  FLOTILLA_REGISTRY_CERT: z.string().min(1).optional(),
   FLOTILLA_RATE_LIMIT: z.coerce.number({ error: "must be a number" }).int().min(1).default(1000),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
@@ -230,6 +252,12 @@ export type Config = {
   trustProxy: false | number | string[];
   /** Host names, addresses and CIDRs that fetches of user-supplied URLs may reach though not public. */
   fetchAllow: string[];
+  /**
+   * The image registry (FLOTILLA_REGISTRY_URL) whose token auth this server answers: `url` to call
+   * it, `host` to name images; the token-signing key and certificate as PEM file paths, or
+   * undefined to generate them into the data directory. Undefined: no registry.
+   */
+  registry: { url: string; host: string; keyFile: string | undefined; certFile: string | undefined } | undefined;
   /** Variable name rules (spec 2 §5 "Variables"): the domain's defaults unless configured. */
   variableRules: VariableRules;
   logLevel: string;
@@ -262,6 +290,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (e.FLOTILLA_CAPTCHA === "recaptcha" && !(e.RECAPTCHA_SITE_KEY && e.RECAPTCHA_SECRET_KEY)) {
     throw new ConfigError('Invalid FLOTILLA_CAPTCHA="recaptcha": needs RECAPTCHA_SITE_KEY and RECAPTCHA_SECRET_KEY');
+  }
+  if (Boolean(e.FLOTILLA_REGISTRY_KEY) !== Boolean(e.FLOTILLA_REGISTRY_CERT)) {
+    const missing = e.FLOTILLA_REGISTRY_KEY ? "FLOTILLA_REGISTRY_CERT" : "FLOTILLA_REGISTRY_KEY";
+    throw new ConfigError(`Invalid ${missing}: FLOTILLA_REGISTRY_KEY and FLOTILLA_REGISTRY_CERT are set together`);
+  }
+  if (e.FLOTILLA_REGISTRY_KEY && !e.FLOTILLA_REGISTRY_URL) {
+    throw new ConfigError("Invalid FLOTILLA_REGISTRY_URL: must be set when FLOTILLA_REGISTRY_KEY is set");
   }
   const dataDir = path.resolve(e.FLOTILLA_DATA_DIR);
   const publicUrl = trimSlash(e.FLOTILLA_PUBLIC_URL ?? `http://localhost:${e.FLOTILLA_PORT}`);
@@ -306,6 +341,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: e.FLOTILLA_RATE_LIMIT,
     trustProxy: e.FLOTILLA_TRUST_PROXY === undefined || e.FLOTILLA_TRUST_PROXY === 0 ? false : e.FLOTILLA_TRUST_PROXY,
     fetchAllow: e.FLOTILLA_FETCH_ALLOW ?? [],
+    registry: e.FLOTILLA_REGISTRY_URL && {
+      ...e.FLOTILLA_REGISTRY_URL,
+      keyFile: e.FLOTILLA_REGISTRY_KEY && path.resolve(e.FLOTILLA_REGISTRY_KEY),
+      certFile: e.FLOTILLA_REGISTRY_CERT && path.resolve(e.FLOTILLA_REGISTRY_CERT),
+    },
     variableRules: {
       reservedNames: e.FLOTILLA_VARIABLE_RESERVED_NAMES ?? DEFAULT_VARIABLE_RULES.reservedNames,
       reservedNamespaces: e.FLOTILLA_VARIABLE_RESERVED_NAMESPACES ?? DEFAULT_VARIABLE_RULES.reservedNamespaces,

@@ -1,0 +1,90 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
+import type { AppContext } from "../../context.ts";
+import { FlotillaError } from "../../errors.ts";
+import { type Caller, identify, tokenHashOf } from "../../lib/authenticate.ts";
+import { parseInput } from "../../lib/validation.ts";
+import { grantAccess } from "./access.ts";
+import { loadRegistryKeys } from "./keys.ts";
+import { parseScopes } from "./scopes.ts";
+import { signRegistryToken } from "./tokens.ts";
+
+const query = z.object({
+  service: z.string().max(255, "must be at most 255 characters").optional(),
+  scope: z.union([z.string(), z.array(z.string())]).optional(),
+  // Sent by docker and podman; the credentials say who calls.
+  account: z.string().optional(),
+  client_id: z.string().optional(),
+  offline_token: z.string().optional(),
+});
+
+/** The registry's token auth (docs/operations.md "Image registry"); no routes without FLOTILLA_REGISTRY_URL. */
+export async function registryRoutes(app: FastifyInstance, ctx: AppContext) {
+  const registry = ctx.config.registry;
+  const keys = registry && loadRegistryKeys(ctx.config);
+
+  // The Docker token protocol's realm: docker, podman and balena-engine send the registry
+  // credentials as Basic auth (any username, the password a device key, API key or session token).
+  app.get("/auth/v1/token", { config: { public: true } }, async (request, reply) => {
+    if (!registry || !keys)
+      throw new FlotillaError("not_found", "No image registry is configured (FLOTILLA_REGISTRY_URL).");
+    const input = parseInput(query, request.query);
+    const service = input.service ?? registry.host;
+    if (service !== registry.host) {
+      throw new FlotillaError(
+        "bad_request",
+        `service: this server issues tokens for the registry ${registry.host} only`,
+      );
+    }
+    const requested = parseScopes(input.scope);
+    const caller = await callerOf(ctx, request);
+    const access = await grantAccess(ctx.db, caller, registry.host, requested);
+    reply.header("cache-control", "no-store");
+    return signRegistryToken(keys, { subject: caller.user?.username ?? `actor-${caller.actor}`, service, access });
+  });
+
+  // The certificate the registry trusts (its `auth.token.rootcertbundle`); public by nature.
+  app.get("/auth/v1/registry-cert", { config: { public: true } }, async (_request, reply) => {
+    if (!keys) throw new FlotillaError("not_found", "No image registry is configured (FLOTILLA_REGISTRY_URL).");
+    reply.type("application/x-pem-file");
+    return keys.certificatePem;
+  });
+}
+
+/** The token (Basic password or Bearer) behind a token request; no or bad credentials are a 401. */
+async function callerOf(ctx: AppContext, request: FastifyRequest): Promise<Caller> {
+  const challenge = { headers: { "www-authenticate": 'Basic realm="Flotilla registry token"' } };
+  const token = credentialOf(request.headers.authorization);
+  if (!token) {
+    throw new FlotillaError(
+      "not_logged_in",
+      "Registry tokens need credentials: a device key, an API key or a session token as the password.",
+      challenge,
+    );
+  }
+  let caller: Caller;
+  try {
+    caller = await identify(ctx, token, () => tokenHashOf(request, token));
+  } catch (error) {
+    if (error instanceof FlotillaError && error.statusCode === 401) {
+      throw new FlotillaError(error.code, error.message, challenge);
+    }
+    throw error;
+  }
+  // A session whose second factor is pending has not logged in yet.
+  if (caller.session?.twoFactorRequired === true) throw new FlotillaError("two_factor_required");
+  return caller;
+}
+
+function credentialOf(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const space = header.indexOf(" ");
+  const scheme = header.slice(0, space).toLowerCase();
+  const value = header.slice(space + 1).trim();
+  if (space <= 0 || !value) return undefined;
+  if (scheme === "bearer") return value;
+  if (scheme !== "basic") return undefined;
+  const decoded = Buffer.from(value, "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  return colon >= 0 && colon < decoded.length - 1 ? decoded.slice(colon + 1) : undefined;
+}
