@@ -9,6 +9,7 @@ import type { AppContext } from "./context.ts";
 import type { Database } from "./db/index.ts";
 import { FlotillaError } from "./errors.ts";
 import { accountRoutes } from "./features/account/routes.ts";
+import { agentDownloadRoutes } from "./features/agent-download/routes.ts";
 import { apiKeyRoutes } from "./features/api-keys/routes.ts";
 import { registerRoutes } from "./features/auth/register.ts";
 import { authRoutes } from "./features/auth/routes.ts";
@@ -114,6 +115,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(organizationLogoRoutes, ctx);
   await app.register(deployRoutes, ctx);
   await app.register(deviceConfigRoutes, ctx);
+  await app.register(agentDownloadRoutes, ctx);
   await app.register(deviceRegisterRoutes, ctx);
   await app.register(deviceRoutes, ctx);
   await app.register(supervisorRelayRoutes, ctx);
