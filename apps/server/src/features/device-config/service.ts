@@ -55,9 +55,10 @@ export async function buildDeviceConfig(
     app_name: string;
     slug: string;
     device_type: string;
+    architecture: number;
     readable: boolean;
   }>(
-    `SELECT a.actor, a.app_name, a.slug, dt.slug AS device_type,
+    `SELECT a.actor, a.app_name, a.slug, dt.slug AS device_type, dt.is_of__cpu_architecture AS architecture,
             (a.is_public OR EXISTS (SELECT 1 FROM "fleet_access" fa
                                      WHERE fa.application = a.id AND fa.actor = $2 AND fa.role = ANY($3))) AS readable
        FROM "application" a JOIN "device_type" dt ON dt.id = a.is_for__device_type
@@ -75,9 +76,19 @@ export async function buildDeviceConfig(
   }
   let deviceType = fleet.device_type;
   if (input.deviceType !== undefined && input.deviceType !== deviceType) {
-    const known = await db.query('SELECT 1 FROM "device_type" WHERE slug = $1', [input.deviceType]);
+    const known = await db.query<{ architecture: number }>(
+      'SELECT is_of__cpu_architecture AS architecture FROM "device_type" WHERE slug = $1',
+      [input.deviceType],
+    );
     if (known.rows.length === 0) {
       throw new FlotillaError("bad_request", `deviceType: unknown device type "${input.deviceType}"`);
+    }
+    // Registration refuses another CPU architecture than the fleet's: say so now, not on the device.
+    if (known.rows[0]?.architecture !== fleet.architecture) {
+      throw new FlotillaError(
+        "bad_request",
+        `deviceType: "${input.deviceType}" has another CPU architecture than this fleet's ${fleet.device_type}`,
+      );
     }
     deviceType = input.deviceType;
   }
