@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../context.ts";
+import { FlotillaError } from "../../errors.ts";
 import { type AgentPackage, buildAgentPackage, nodePtyVersion } from "./package.ts";
 
 const INSTALLER = fs.readFileSync(new URL("./install.sh", import.meta.url), "utf8");
@@ -19,8 +20,10 @@ export async function agentDownloadRoutes(app: FastifyInstance, ctx: AppContext)
   let agentPackage: Promise<AgentPackage> | undefined;
   const getPackage = () => {
     agentPackage ??= buildAgentPackage().catch((error: unknown) => {
+      // The next request tries again; the operator finds the cause in the log.
       agentPackage = undefined;
-      throw error;
+      app.log.error({ err: error }, "cannot build the agent package");
+      throw new FlotillaError("service_unavailable", "The agent package cannot be built on this server.");
     });
     return agentPackage;
   };
