@@ -1,6 +1,7 @@
 import path from "node:path";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { APP_VERSION } from "@flotilla/domain";
+import { readConfigFile } from "./config-file.ts";
 import { DeviceRuntime } from "./device.ts";
 import { ApiError, createHttp, describe } from "./protocol/http.ts";
 import { registerDevice } from "./protocol/register.ts";
@@ -15,6 +16,9 @@ export const USAGE = `Usage: flotilla-agent <command> [options]
 
 Commands:
   register   register this device with a fleet's provisioning key
+               --config FILE             a device configuration downloaded from the dashboard
+                                         (config.json): gives --api, --provisioning-key, --fleet
+                                         and --device-type, which override it when given
                --api URL                 the Flotilla API, e.g. http://localhost:3000 (required)
                --provisioning-key KEY    a provisioning key of the fleet (required)
                --fleet ID                the fleet's numeric id (required)
@@ -98,7 +102,15 @@ const fleetOptions = {
 } as const;
 
 async function register(args: string[], io: Out) {
-  const values = parse(args, { ...fleetOptions, state: { type: "string" } });
+  const values = parse(args, { ...fleetOptions, state: { type: "string" }, config: { type: "string" } });
+  // A downloaded configuration file gives the API, key, fleet and device type; flags override it.
+  const config = typeof values.config === "string" ? readConfigFile(path.resolve(values.config)) : undefined;
+  if (config) {
+    values.api ??= config.apiEndpoint;
+    values["provisioning-key"] ??= config.apiKey;
+    values.fleet ??= String(config.applicationId);
+    if (config.deviceType) values["device-type"] ??= config.deviceType;
+  }
   const url = apiUrl(required(values, "api"));
   const provisioningKey = required(values, "provisioning-key");
   const fleetId = integer(required(values, "fleet"), "fleet", 1, 2 ** 31 - 1);

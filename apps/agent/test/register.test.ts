@@ -11,11 +11,14 @@ import { apiWithFleet, type TestApp } from "./support.ts";
 let t: TestApp;
 let fleet: { id: number };
 let provisioningKey: string;
+let ownerToken: string;
 const http = createHttp({ connections: 2 });
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-agent-test-"));
 
 beforeAll(async () => {
-  ({ t, fleet, provisioningKey } = await apiWithFleet());
+  let owner: { token: string };
+  ({ t, fleet, provisioningKey, owner } = await apiWithFleet());
+  ownerToken = owner.token;
 });
 afterAll(async () => {
   await http.close();
@@ -136,6 +139,49 @@ describe("flotilla-agent register", () => {
     const second = await cli(...args, "--state", state);
     expect(second).toMatchObject({ code: 0, err: "" });
     expect(JSON.parse(fs.readFileSync(state, "utf8"))).toEqual({ ...identity, deviceKey: expect.any(String) });
+  });
+
+  it("registers from a downloaded configuration file (--config): API, key, fleet and device type", async () => {
+    const answer = await fetch(`${t.url}/download-config`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${ownerToken}` },
+      body: JSON.stringify({
+        appId: fleet.id,
+        version: "6.1.0",
+        provisioningKeyName: "config test",
+        deviceType: "generic-aarch64",
+      }),
+    });
+    expect(answer.status).toBe(200);
+    const config = path.join(dir, "config.json");
+    const downloaded = (await answer.json()) as Record<string, unknown>;
+    // The harness listens on a free port, not on the configured API URL the file names.
+    expect(downloaded.apiEndpoint).toBe(t.ctx.config.apiUrl);
+    fs.writeFileSync(config, JSON.stringify({ ...downloaded, apiEndpoint: t.url }));
+    const state = path.join(dir, "from-config.json");
+    expect(await cli("register", "--config", config, "--state", state)).toMatchObject({ code: 0, err: "" });
+    expect(JSON.parse(fs.readFileSync(state, "utf8"))).toMatchObject({
+      apiUrl: t.url,
+      fleetId: fleet.id,
+      deviceType: "generic-aarch64",
+    });
+
+    // A broken configuration file is named, with what is wrong in it.
+    const broken = path.join(dir, "broken.json");
+    fs.writeFileSync(broken, "{");
+    expect(await cli("register", "--config", broken)).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("is not JSON"),
+    });
+    fs.writeFileSync(broken, JSON.stringify({ apiEndpoint: t.url, applicationId: fleet.id }));
+    expect(await cli("register", "--config", broken)).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('has no "apiKey"'),
+    });
+    expect(await cli("register", "--config", path.join(dir, "missing.json"))).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("does not exist"),
+    });
   });
 
   it("bad flags and refusals: one clear line, exit 2 or 1, no stack", async () => {

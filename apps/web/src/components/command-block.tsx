@@ -24,7 +24,7 @@ export function CommandBlock(props: { lines: string[]; label: string; copyLabel:
       <Typography
         component="pre"
         aria-label={props.label}
-        sx={{ m: 0, fontFamily: MONO_FONT_STACK, fontSize: 12.5, whiteSpace: "pre-wrap", wordBreak: "break-all" }}
+        sx={{ m: 0, fontFamily: MONO_FONT_STACK, fontSize: 12.5, whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}
       >
         {text}
       </Typography>

@@ -1,4 +1,3 @@
-import { fleetRolesAllowing } from "@flotilla/domain";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { AppContext } from "../../context.ts";
@@ -6,7 +5,7 @@ import type { Database } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireAuth, requireFreshAuth, requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
-import { createApiKey, findApiKey, hashApiKey } from "./service.ts";
+import { canCreateKeysFor, createApiKey, findApiKey, hashApiKey } from "./service.ts";
 
 /**
  * An expiry in the future, or null for "never" (spec 1 §5: name and expiry are required; the
@@ -56,15 +55,6 @@ async function mayCreatePersonalKeys(db: Pick<Database, "query">, userId: number
   if (!found?.administrator) {
     throw new FlotillaError("forbidden", "Creating API keys needs the administrator role in an organization.");
   }
-}
-
-/** Does this actor hold a fleet role that may create API keys (provisioning and device keys)? */
-async function canCreateKeysFor(db: Pick<Database, "query">, actor: number, application: number): Promise<boolean> {
-  const { rows } = await db.query(
-    'SELECT 1 FROM "fleet_access" WHERE application = $1 AND actor = $2 AND role = ANY($3) LIMIT 1',
-    [application, actor, fleetRolesAllowing("api_key", "create")],
-  );
-  return rows.length > 0;
 }
 
 export async function apiKeyRoutes(app: FastifyInstance, ctx: AppContext) {

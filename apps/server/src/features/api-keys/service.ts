@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
+import { fleetRolesAllowing } from "@flotilla/domain";
 import { and, eq, gt, isNull, or } from "drizzle-orm";
-import type { Orm } from "../../db/index.ts";
+import type { Database, Orm } from "../../db/index.ts";
 import { api_key } from "../../db/schema/index.ts";
 
 export type ApiKeyRole = "user" | "provisioning-api-key" | "device-api-key";
@@ -57,4 +58,17 @@ export async function findApiKey(orm: Orm, key: string) {
     )
     .limit(1);
   return found;
+}
+
+/** Does this actor hold a fleet role that may create API keys (provisioning and device keys)? */
+export async function canCreateKeysFor(
+  db: Pick<Database, "query">,
+  actor: number,
+  application: number,
+): Promise<boolean> {
+  const { rows } = await db.query(
+    'SELECT 1 FROM "fleet_access" WHERE application = $1 AND actor = $2 AND role = ANY($3) LIMIT 1',
+    [application, actor, fleetRolesAllowing("api_key", "create")],
+  );
+  return rows.length > 0;
 }

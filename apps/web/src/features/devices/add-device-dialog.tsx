@@ -1,3 +1,4 @@
+import { APP_VERSION } from "@flotilla/domain";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
@@ -20,6 +21,7 @@ import { errorText } from "../../lib/errors.ts";
 import type { Fleet } from "../fleet-access/data.ts";
 import { useDeviceTypes } from "../fleets/data.ts";
 import { type ExpiryChoice, expiryDateFor } from "../preferences/api-key-expiry.ts";
+import { saveBlob } from "../releases/data.ts";
 
 /** Form changes reach the shown commands after 300 ms (spec 2 §9). */
 export const ADD_DEVICE_DEBOUNCE_MS = 300;
@@ -32,6 +34,14 @@ export interface AgentCommandInput {
   deviceType: string;
   simulate: boolean;
   count: number;
+}
+
+/**
+ * The one line a real device runs next to its downloaded config.json: the server's installer puts
+ * `flotilla-agent` in /opt/flotilla-agent, registers it and starts its systemd unit (root for both).
+ */
+export function installerCommand(apiUrl: string): string {
+  return `curl -fsSL ${apiUrl}/install.sh | sudo sh -s -- --config config.json`;
 }
 
 /** The `flotilla-agent` commands that add a real device, or N simulated ones, to the fleet. */
@@ -72,6 +82,7 @@ export function AddDeviceDialog({ fleet, onClose }: { fleet: Fleet; onClose: () 
   const [simulate, setSimulate] = useState(false);
   const [count, setCount] = useState("3");
   const [key, setKey] = useState<string>();
+  const [configSaved, setConfigSaved] = useState(false);
   const [error, setError] = useState<string>();
   const countNumber = Number(count);
   const countValid = Number.isInteger(countNumber) && countNumber >= 1 && countNumber <= MAX_SIMULATED_DEVICES;
@@ -94,6 +105,30 @@ export function AddDeviceDialog({ fleet, onClose }: { fleet: Fleet; onClose: () 
     },
     onError: (caught) => setError(errorText(caught)),
   });
+  // A real device: its configuration file (balena-sdk os.getConfig) carries a new provisioning key.
+  const download = useMutation({
+    meta: { reportErrors: false },
+    mutationFn: async () => {
+      const expiry = expiryDateFor(choice, "");
+      if (!expiry.ok) throw new Error(t(`preferences.tokens.${expiry.error}`));
+      const options = {
+        version: APP_VERSION,
+        deviceType,
+        provisioningKeyName: t("devices.add.key_name", { date: new Date().toISOString().slice(0, 10) }),
+        ...(expiry.expiryDate ? { provisioningKeyExpiryDate: expiry.expiryDate } : {}),
+      };
+      return sdk.models.os.getConfig(fleet.id, options as Parameters<typeof sdk.models.os.getConfig>[1]);
+    },
+    onSuccess: async (config) => {
+      saveBlob(new Blob([`${JSON.stringify(config, null, 2)}\n`], { type: "application/json" }), "config.json");
+      setConfigSaved(true);
+      setError(undefined);
+      await queryClient.invalidateQueries({ queryKey: ["fleet", fleet.id, "provisioning-keys"] });
+    },
+    onError: (caught) => setError(errorText(caught)),
+  });
+  const shownKey = simulate ? key : undefined;
+  const finished = simulate ? key !== undefined : configSaved;
   return (
     <Dialog open onClose={onClose} maxWidth="sm" fullWidth>
       <DialogTitle>{t("devices.add.title", { fleet: fleet.app_name })}</DialogTitle>
@@ -117,7 +152,7 @@ export function AddDeviceDialog({ fleet, onClose }: { fleet: Fleet; onClose: () 
             size="small"
             label={t("devices.add.key_expiry")}
             value={choice}
-            disabled={key !== undefined}
+            disabled={simulate && finished}
             onChange={(event) => setChoice(event.target.value as ExpiryChoice)}
           >
             {(["1", "7", "30", "90", "never"] as const).map((value) => (
@@ -146,10 +181,10 @@ export function AddDeviceDialog({ fleet, onClose }: { fleet: Fleet; onClose: () 
             ) : null}
           </Box>
           {error ? <Alert severity="error">{error}</Alert> : null}
-          {key ? (
+          {shownKey ? (
             <>
               <Typography variant="body2" color="text.secondary">
-                {simulate ? t("devices.add.simulate_help") : t("devices.add.real_help")}
+                {t("devices.add.simulate_help")}
               </Typography>
               <CommandBlock
                 label={t("devices.add.commands")}
@@ -158,26 +193,51 @@ export function AddDeviceDialog({ fleet, onClose }: { fleet: Fleet; onClose: () 
                 lines={agentCommands({
                   apiUrl: config.apiUrl,
                   fleetId: fleet.id,
-                  key,
+                  key: shownKey,
                   deviceType: form.deviceType,
-                  simulate: form.simulate,
+                  simulate: true,
                   count: form.count,
                 })}
               />
               <Alert severity="info">{t("devices.add.key_shown_once")}</Alert>
             </>
-          ) : (
+          ) : null}
+          {!simulate && configSaved ? (
+            <>
+              <Typography variant="body2" color="text.secondary">
+                {t("devices.add.install_help")}
+              </Typography>
+              <CommandBlock
+                label={t("devices.add.installer")}
+                copyLabel={t("devices.add.copy")}
+                copiedText={t("devices.add.copied")}
+                lines={[installerCommand(config.apiUrl)]}
+              />
+              <Alert severity="info">{t("devices.add.config_secret")}</Alert>
+            </>
+          ) : null}
+          {finished ? null : (
             <Typography variant="body2" color="text.secondary">
-              {t("devices.add.key_help")}
+              {simulate ? t("devices.add.key_help") : t("devices.add.config_help")}
             </Typography>
           )}
         </Stack>
       </DialogContent>
       <DialogActions>
-        <Button onClick={onClose}>{key ? t("devices.add.done") : t("confirm.cancel")}</Button>
-        {key ? null : (
+        <Button onClick={onClose}>{finished ? t("devices.add.done") : t("confirm.cancel")}</Button>
+        {simulate && !finished ? (
           <Button variant="contained" loading={create.isPending} disabled={!deviceType} onClick={() => create.mutate()}>
             {t("devices.add.create_key")}
+          </Button>
+        ) : null}
+        {simulate ? null : (
+          <Button
+            variant={configSaved ? "outlined" : "contained"}
+            loading={download.isPending}
+            disabled={!deviceType}
+            onClick={() => download.mutate()}
+          >
+            {configSaved ? t("devices.add.download_again") : t("devices.add.download_config")}
           </Button>
         )}
       </DialogActions>

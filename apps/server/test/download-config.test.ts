@@ -1,0 +1,117 @@
+import { type BalenaSDK, getSdk } from "balena-sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestApp, type TestApp } from "./harness.ts";
+
+/** `POST /download-config` through the real balena-sdk `os.getConfig`, and the agent's use of the answer. */
+let t: TestApp;
+let owner: BalenaSDK;
+let fleet: { id: number; slug: string };
+let otherFleet: { id: number; slug: string };
+
+async function sdkFor(email: string, password: string) {
+  const sdk = getSdk({ apiUrl: t.url, dataDirectory: false });
+  await sdk.auth.login({ email, password });
+  return sdk;
+}
+
+beforeAll(async () => {
+  t = await createTestApp();
+  const me = await t.factories.user({ email: "owner@example.com", password: "owner-password" });
+  const stranger = await t.factories.user();
+  const org = await t.factories.organization({ name: "Acme", admins: [me.user] });
+  fleet = await t.factories.fleet(org, { name: "sensors" });
+  const otherOrg = await t.factories.organization({ name: "Globex", admins: [stranger.user] });
+  otherFleet = await t.factories.fleet(otherOrg, { name: "secret" });
+  owner = await sdkFor("owner@example.com", "owner-password");
+});
+afterAll(() => t.close());
+
+describe("os.getConfig", () => {
+  it("answers a configuration with a new provisioning key of the requested name and expiry, which registers a device", async () => {
+    const expiry = new Date(Date.now() + 7 * 86_400_000).toISOString();
+    const config = (await owner.models.os.getConfig(fleet.slug, {
+      version: "6.1.0",
+      developmentMode: true,
+      provisioningKeyName: "onboarding key",
+      provisioningKeyExpiryDate: expiry,
+      appUpdatePollInterval: 5,
+    })) as Record<string, unknown>;
+    expect(config).toMatchObject({
+      applicationId: fleet.id,
+      fleetSlug: fleet.slug,
+      apiEndpoint: t.ctx.config.apiUrl,
+      deviceType: expect.any(String),
+      developmentMode: true,
+      appUpdatePollInterval: 300_000,
+      provisioningKeyName: "onboarding key",
+      provisioningKeyExpiryDate: expiry,
+      version: "6.1.0",
+      network: "ethernet",
+    });
+    expect(config.apiKey).toMatch(/^[A-Za-z0-9]{32}$/);
+    const keys = await owner.models.apiKey.getProvisioningApiKeysByApplication(fleet.id);
+    const key = keys.find((k) => k.name === "onboarding key");
+    expect(key?.expiry_date && new Date(key.expiry_date).toISOString()).toBe(expiry);
+
+    // The key is a real provisioning key of the fleet: a device registers with it.
+    const uuid = "0123456789abcdef0123456789abcdef";
+    const registered = await fetch(`${t.url}/device/register`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${config.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        user: config.userId,
+        application: config.applicationId,
+        device_type: config.deviceType,
+        uuid,
+        api_key: "device-key-of-at-least-16-chars",
+      }),
+    });
+    expect(registered.status).toBe(201);
+  });
+
+  it("refuses another organization's fleet as not found, and an observer with a named reason", async () => {
+    await expect(owner.models.os.getConfig(otherFleet.id, { version: "6.1.0" })).rejects.toMatchObject({
+      code: "BalenaApplicationNotFound",
+    });
+    const direct = await fetch(`${t.url}/download-config`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${await owner.auth.getToken()}`, "content-type": "application/json" },
+      body: JSON.stringify({ appId: otherFleet.id, version: "6.1.0" }),
+    });
+    expect(direct.status).toBe(404);
+
+    const observer = await t.factories.user({ email: "observer@example.com", password: "observer-password" });
+    await t.factories.fleetMember(observer.user, fleet, "observer");
+    const observerSdk = await sdkFor("observer@example.com", "observer-password");
+    await expect(observerSdk.models.os.getConfig(fleet.id, { version: "6.1.0" })).rejects.toMatchObject({
+      statusCode: 403,
+      message: expect.stringContaining("not allowed to create provisioning keys"),
+    });
+  });
+
+  it("answers bad input with 400 naming the field, and no session with 401", async () => {
+    const token = await owner.auth.getToken();
+    const post = (body: unknown, auth = true) =>
+      fetch(`${t.url}/download-config`, {
+        method: "POST",
+        headers: { ...(auth ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const cases: [unknown, string][] = [
+      [{ version: "6.1.0" }, "appId"],
+      [{ appId: fleet.id }, "version"],
+      [{ appId: fleet.id, version: "6.1.0", provisioningKeyExpiryDate: "2001-01-01T00:00:00Z" }, "in the future"],
+      [{ appId: fleet.id, version: "6.1.0", provisioningKeyExpiryDate: "soon" }, "provisioningKeyExpiryDate"],
+      [{ appId: fleet.id, version: "6.1.0", network: "carrier-pigeon" }, "network"],
+      [{ appId: fleet.id, version: "6.1.0", deviceType: "toaster" }, "unknown device type"],
+      [{ appId: fleet.id, version: "6.1.0", deviceType: "intel-nuc" }, "another CPU architecture"],
+      ["not an object", "expected object"],
+    ];
+    for (const [body, words] of cases) {
+      const answer = await post(body);
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+      expect(await answer.text()).toContain(words);
+    }
+    expect((await post({ appId: fleet.id, version: "6.1.0" }, false)).status).toBe(401);
+  });
+});
