@@ -94,9 +94,11 @@ async function runningRelease(commit: string) {
       const report = host.currentState();
       const app = report.apps?.[appUuid];
       const services = Object.values(app?.releases[commit]?.services ?? {});
-      return app?.release_uuid === commit && services.length === 2 && services.every((s) => s.status === "Running")
-        ? report
-        : null;
+      // Running containers come a moment before an update ends (old images are removed first);
+      // an agent that found nothing to change stays idle.
+      const running = services.length === 2 && services.every((s) => s.status === "Running");
+      const settled = report.update_status === "done" || report.update_status === "idle" || !report.update_status;
+      return app?.release_uuid === commit && running && settled ? report : null;
     },
     30_000,
     200,
