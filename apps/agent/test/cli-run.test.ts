@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import WebSocket from "ws";
 import { main } from "../src/cli.ts";
 import { LABEL } from "../src/real/engine/service.ts";
-import { engine, freePort, TEST_IMAGE, testAppUuid } from "./containers.ts";
+import { engine, freePort, removeTestApp, TEST_IMAGE, testAppUuid } from "./containers.ts";
 import { apiWithFleet, eventually, type TestApp } from "./support.ts";
 
 /**
@@ -53,15 +53,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t.close();
-  const left = await docker.listContainers({ all: true, filters: { label: [`${LABEL.appUuid}=${appUuid}`] } });
-  for (const container of left) await docker.getContainer(container.Id).remove({ force: true });
-  await docker
-    .getImage(image)
-    .remove()
-    .catch(() => {});
-  for (const network of await docker.listNetworks()) {
-    if (network.Name.startsWith(appUuid)) await docker.getNetwork(network.Id).remove();
-  }
+  await removeTestApp(docker, appUuid, [image]);
   fs.rmSync(dir, { recursive: true, force: true });
 });
 

@@ -33,7 +33,8 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20
   }
 }
 
-function freePort(): Promise<number> {
+/** A port nothing listens on now (the registry's, a container port published on 127.0.0.1). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once("error", reject);

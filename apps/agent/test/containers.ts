@@ -1,11 +1,11 @@
 import crypto from "node:crypto";
-import net from "node:net";
 import Docker from "dockerode";
 import { inject } from "vitest";
 import type { DeviceRuntime } from "../src/device.ts";
 import type { TargetService, TargetState } from "../src/protocol/target-state.ts";
+import { LABEL } from "../src/real/engine/service.ts";
 
-export { TEST_IMAGE } from "./containers-setup.ts";
+export { freePort, TEST_IMAGE } from "./containers-setup.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -24,16 +24,18 @@ export const engine = () => new Docker({ socketPath: inject("dockerSocket") });
 export const testAppUuid = () => `${inject("testAppPrefix")}${crypto.randomBytes(10).toString("hex")}`;
 export const randomCommit = () => crypto.randomBytes(16).toString("hex");
 
-/** A port nothing listens on now (for publishing a container port on 127.0.0.1). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
+/** Removes what a test fleet left on the engine: its containers, these images and its networks. */
+export async function removeTestApp(docker: Docker, appUuid: string, images: string[]) {
+  const left = await docker.listContainers({ all: true, filters: { label: [`${LABEL.appUuid}=${appUuid}`] } });
+  for (const container of left) await docker.getContainer(container.Id).remove({ force: true });
+  for (const image of images)
+    await docker
+      .getImage(image)
+      .remove()
+      .catch(() => {});
+  for (const network of await docker.listNetworks()) {
+    if (network.Name.startsWith(appUuid)) await docker.getNetwork(network.Id).remove();
+  }
 }
 
 /** A target state of one app and release, as the API sends it. */

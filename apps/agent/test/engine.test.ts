@@ -12,6 +12,7 @@ import {
   freePort,
   randomCommit,
   recordingRuntime,
+  removeTestApp,
   TEST_IMAGE,
   targetState,
   testAppUuid,
@@ -126,17 +127,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   host.runner?.close();
-  for (const container of Object.values(await containers())) {
-    await docker.getContainer(container.Id).remove({ force: true });
-  }
-  for (const image of [...Object.values(images), `${inject("registry")}/flotilla-test/busybox:base`])
-    await docker
-      .getImage(image)
-      .remove()
-      .catch(() => {});
-  for (const network of await docker.listNetworks()) {
-    if (network.Name.startsWith(appUuid)) await docker.getNetwork(network.Id).remove();
-  }
+  await removeTestApp(docker, appUuid, [...Object.values(images), `${inject("registry")}/flotilla-test/busybox:base`]);
   await docker
     .getVolume(`${appUuid}_data`)
     .remove()
