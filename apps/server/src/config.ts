@@ -81,6 +81,30 @@ const fetchAllow = z
 const flag = z.enum(["0", "1"], { error: "must be 0 or 1" });
 
 /**
+ * The image builder: a Docker Engine API (podman's `system service`, Docker, balena-engine) as a
+ * unix socket (`unix:///run/podman/podman.sock` or a bare absolute path) or `tcp://`/`http://` host:port.
+ */
+const BUILDER_ERROR = "must be a Docker Engine API address: unix:///path/to/socket, /path/to/socket or tcp://host:port";
+const builderAddress = z.string().transform((value, context) => {
+  const socket = value.startsWith("unix://")
+    ? value.slice("unix://".length)
+    : value.startsWith("/")
+      ? value
+      : undefined;
+  if (socket !== undefined) {
+    if (socket.startsWith("/")) return { socketPath: socket };
+  } else {
+    try {
+      const url = new URL(value.replace(/^tcp:/, "http:"));
+      if ((url.protocol === "http:" || url.protocol === "https:") && url.hostname && /^\/?$/.test(url.pathname))
+        return { url: `${url.protocol}//${url.host}` };
+    } catch {}
+  }
+  context.addIssue({ code: "custom", message: BUILDER_ERROR });
+  return z.NEVER;
+});
+
+/**
  * The image registry as devices and the CLI reach it: `host[:port]` (HTTPS, as docker and podman
  * assume) or an http(s) URL without a path. Image names start with its host (`host:port/v2/…`).
  */
@@ -194,6 +218,8 @@ const schema = z.object({
   FLOTILLA_REGISTRY_URL: registryUrl.optional(),
   FLOTILLA_REGISTRY_KEY: z.string().min(1).optional(),
   FLOTILLA_REGISTRY_CERT: z.string().min(1).optional(),
+  FLOTILLA_REGISTRY_MIRROR: flag.optional(),
+  FLOTILLA_BUILDER: builderAddress.optional(),
   FLOTILLA_RATE_LIMIT: z.coerce.number({ error: "must be a number" }).int().min(1).default(1000),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
@@ -258,6 +284,11 @@ export type Config = {
    * undefined to generate them into the data directory. Undefined: no registry.
    */
   registry: { url: string; host: string; keyFile: string | undefined; certFile: string | undefined } | undefined;
+  /**
+   * The Docker Engine API that builds `build:` services and pushes images to the registry
+   * (FLOTILLA_BUILDER); `mirror` also copies `image:` services into the registry. Undefined: no builds.
+   */
+  builder: { engine: { socketPath: string } | { url: string }; mirror: boolean } | undefined;
   /** Variable name rules (spec 2 §5 "Variables"): the domain's defaults unless configured. */
   variableRules: VariableRules;
   logLevel: string;
@@ -294,6 +325,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (Boolean(e.FLOTILLA_REGISTRY_KEY) !== Boolean(e.FLOTILLA_REGISTRY_CERT)) {
     const missing = e.FLOTILLA_REGISTRY_KEY ? "FLOTILLA_REGISTRY_CERT" : "FLOTILLA_REGISTRY_KEY";
     throw new ConfigError(`Invalid ${missing}: FLOTILLA_REGISTRY_KEY and FLOTILLA_REGISTRY_CERT are set together`);
+  }
+  if (e.FLOTILLA_BUILDER && !e.FLOTILLA_REGISTRY_URL) {
+    throw new ConfigError(
+      "Invalid FLOTILLA_REGISTRY_URL: must be set when FLOTILLA_BUILDER is set (built images go there)",
+    );
+  }
+  if (e.FLOTILLA_REGISTRY_MIRROR === "1" && !e.FLOTILLA_BUILDER) {
+    throw new ConfigError(
+      "Invalid FLOTILLA_BUILDER: must be set when FLOTILLA_REGISTRY_MIRROR=1 (it copies the images)",
+    );
   }
   if (e.FLOTILLA_REGISTRY_KEY && !e.FLOTILLA_REGISTRY_URL) {
     throw new ConfigError("Invalid FLOTILLA_REGISTRY_URL: must be set when FLOTILLA_REGISTRY_KEY is set");
@@ -346,6 +387,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keyFile: e.FLOTILLA_REGISTRY_KEY && path.resolve(e.FLOTILLA_REGISTRY_KEY),
       certFile: e.FLOTILLA_REGISTRY_CERT && path.resolve(e.FLOTILLA_REGISTRY_CERT),
     },
+    builder: e.FLOTILLA_BUILDER && { engine: e.FLOTILLA_BUILDER, mirror: e.FLOTILLA_REGISTRY_MIRROR === "1" },
     variableRules: {
       reservedNames: e.FLOTILLA_VARIABLE_RESERVED_NAMES ?? DEFAULT_VARIABLE_RULES.reservedNames,
       reservedNamespaces: e.FLOTILLA_VARIABLE_RESERVED_NAMESPACES ?? DEFAULT_VARIABLE_RULES.reservedNamespaces,

@@ -112,9 +112,7 @@ beforeAll(async () => {
   const certificatePem = await (await fetch(`${t.url}/auth/v1/registry-cert`)).text();
   registry = await startRegistry({
     port,
-    realm: `${t.url}/auth/v1/token`,
-    issuer: REGISTRY_TOKEN_ISSUER,
-    certificatePem,
+    token: { realm: `${t.url}/auth/v1/token`, issuer: REGISTRY_TOKEN_ISSUER, certificatePem },
   });
 
   const ownerUser = await t.factories.user();

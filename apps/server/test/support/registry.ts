@@ -26,7 +26,7 @@ export const CONTAINERS_CONF = path.join(ROOT, ".cache/containers/containers.con
  * The CNCF distribution registry and podman: scripts/ensure-containers.sh installs them (as root)
  * and writes CONTAINERS_CONF, or fails with the command to run. Never a silent skip.
  */
-function ensureContainerTools(): string {
+export function ensureContainerTools(): string {
   const find = () =>
     [
       "/usr/bin/docker-registry",
@@ -54,19 +54,19 @@ function ensureContainerTools(): string {
 export type TestRegistry = { host: string; url: string; stop(): Promise<void> };
 
 /**
- * A real registry with token auth on 127.0.0.1:`port` (plain HTTP), trusting `certificatePem`,
- * its storage in a temporary directory removed by `stop`.
+ * A real registry on 127.0.0.1:`port` (plain HTTP), with token auth trusting `token.certificatePem`
+ * (or open to all without `token`: an upstream registry), its storage in a temporary directory
+ * removed by `stop`.
  */
 export async function startRegistry(options: {
   port: number;
-  realm: string;
-  issuer: string;
-  certificatePem: string;
+  token?: { realm: string; issuer: string; certificatePem: string };
 }): Promise<TestRegistry> {
   const binary = ensureContainerTools();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-registry-"));
   const host = `127.0.0.1:${options.port}`;
-  fs.writeFileSync(path.join(dir, "root.crt"), options.certificatePem);
+  const token = options.token;
+  if (token) fs.writeFileSync(path.join(dir, "root.crt"), token.certificatePem);
   fs.writeFileSync(
     path.join(dir, "config.yml"),
     [
@@ -78,12 +78,16 @@ export async function startRegistry(options: {
       `    rootdirectory: ${dir}/storage`,
       "http:",
       `  addr: ${host}`,
-      "auth:",
-      "  token:",
-      `    realm: ${options.realm}`,
-      `    service: ${host}`,
-      `    issuer: ${options.issuer}`,
-      `    rootcertbundle: ${dir}/root.crt`,
+      ...(token
+        ? [
+            "auth:",
+            "  token:",
+            `    realm: ${token.realm}`,
+            `    service: ${host}`,
+            `    issuer: ${token.issuer}`,
+            `    rootcertbundle: ${dir}/root.crt`,
+          ]
+        : []),
       "",
     ].join("\n"),
   );
@@ -109,12 +113,12 @@ export async function startRegistry(options: {
       await stop();
       throw new Error(`docker-registry exited (${child.exitCode}): ${errors}`);
     }
-    // With token auth on, /v2/ answers 401 once the registry listens.
+    // With token auth on, /v2/ answers 401 once the registry listens (200 when open).
     const status = await fetch(`${url}/v2/`).then(
       (response) => response.status,
       () => 0,
     );
-    if (status === 401) break;
+    if (status === (token ? 401 : 200)) break;
     if (Date.now() > end) {
       await stop();
       throw new Error(`docker-registry did not answer on ${host}: ${errors}`);

@@ -115,12 +115,16 @@ export async function releaseFacts(db: Db, release: number) {
 }
 
 /**
- * A release's services with their image, labels (service then image), the image's environment,
+ * A release's services with their image (by digest once pushed), labels (service then image), the image's environment,
  * the fleet's service variables and the device's own service variables, each as a JSON object.
  */
 export async function releaseServices(db: Db, release: number, device: number): Promise<ReleaseService[]> {
   const { rows } = await db.query<ReleaseService>(
-    `SELECT s.id AS service_id, s.service_name, i.id AS image_id, i.is_stored_at__image_location AS image,
+    `SELECT s.id AS service_id, s.service_name, i.id AS image_id,
+            -- A pushed image is named by its digest: the device runs exactly what was built.
+            CASE WHEN i.content_hash ~ '^sha256:[0-9a-f]{64}$' AND position('@' IN i.is_stored_at__image_location) = 0
+                 THEN i.is_stored_at__image_location || '@' || i.content_hash
+                 ELSE i.is_stored_at__image_location END AS image,
             (SELECT jsonb_object_agg(l.k, l.v) FROM (
                SELECT label_name AS k, value AS v FROM "service_label" WHERE service = s.id
                UNION ALL SELECT label_name, value FROM "image_label" WHERE release_image = ri.id) l) AS labels,

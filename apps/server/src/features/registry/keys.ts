@@ -7,6 +7,7 @@ import type { Config } from "../../config.ts";
 /** The key that signs registry tokens, and its self-signed certificate (the registry's `rootcertbundle`). */
 export type RegistryKeys = {
   privateKey: crypto.KeyObject;
+  publicKey: crypto.KeyObject;
   certificatePem: string;
   /** The certificate as the JWT `x5c` header carries it: base64 DER. */
   certificateDer: string;
@@ -56,7 +57,12 @@ function readKeys(keyFile: string, certFile: string): RegistryKeys {
   const certificate = new crypto.X509Certificate(certificatePem);
   if (!certificate.checkPrivateKey(privateKey))
     throw new Error(`The certificate in ${certFile} is not of the key in ${keyFile}`);
-  return { privateKey, certificatePem, certificateDer: certificate.raw.toString("base64") };
+  return {
+    privateKey,
+    publicKey: crypto.createPublicKey(privateKey),
+    certificatePem,
+    certificateDer: certificate.raw.toString("base64"),
+  };
 }
 
 /** A self-signed CA certificate of the key: the registry trusts it as its root and finds it in each token's x5c. */

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { SignJWT } from "jose";
+import { jwtVerify, SignJWT } from "jose";
 import type { RegistryKeys } from "./keys.ts";
 import type { Access } from "./scopes.ts";
 
@@ -34,4 +34,44 @@ export async function signRegistryToken(
     .setJti(crypto.randomUUID())
     .sign(keys.privateKey);
   return { token, access_token: token, expires_in: REGISTRY_TOKEN_SECONDS, issued_at: now.toISOString() };
+}
+
+/** The registry username under which the builder pushes; its password is a builder credential. */
+export const BUILDER_USERNAME = "flotilla-builder";
+/** The audience of builder credentials: never a registry's service name, so no registry takes one as a token. */
+const BUILDER_AUDIENCE = "flotilla-builder";
+/** A build's pushes happen within minutes of its start. */
+const BUILDER_CREDENTIAL_SECONDS = 3600;
+
+/**
+ * The password the builder's engine sends to the token realm to push one image: signed like a
+ * registry token, naming the repository it may push. Any instance that holds the registry key
+ * accepts it, so pushes work whichever instance the realm request reaches.
+ */
+export async function signBuilderCredential(keys: RegistryKeys, repository: string, now = new Date()): Promise<string> {
+  const issuedAt = Math.floor(now.getTime() / 1000);
+  return new SignJWT({ access: [{ type: "repository", name: repository, actions: ["pull", "push"] }] })
+    .setProtectedHeader({ alg: "RS256", typ: "JWT" })
+    .setIssuer(REGISTRY_TOKEN_ISSUER)
+    .setSubject(BUILDER_USERNAME)
+    .setAudience(BUILDER_AUDIENCE)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt + BUILDER_CREDENTIAL_SECONDS)
+    .sign(keys.privateKey);
+}
+
+/** What a builder credential allows, or undefined when it is not one this server signed (or expired). */
+export async function builderAccess(keys: RegistryKeys, password: string): Promise<Access[] | undefined> {
+  try {
+    const { payload } = await jwtVerify(password, keys.publicKey, {
+      issuer: REGISTRY_TOKEN_ISSUER,
+      audience: BUILDER_AUDIENCE,
+      subject: BUILDER_USERNAME,
+      algorithms: ["RS256"],
+    });
+    const access = payload.access;
+    return Array.isArray(access) ? (access as Access[]) : undefined;
+  } catch {
+    return undefined;
+  }
 }

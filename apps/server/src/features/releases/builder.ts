@@ -1,8 +1,14 @@
 import crypto from "node:crypto";
+import path from "node:path";
 import { RELEASE_TEXTS } from "@flotilla/domain";
 import type { FastifyBaseLogger } from "fastify";
 import type { Queryable } from "../../db/index.ts";
-import { type Project, ProjectError, type ProjectFiles, parseProject } from "./project.ts";
+import { newImageLocation } from "../registry/access.ts";
+import type { RegistryKeys } from "../registry/keys.ts";
+import { BUILDER_USERNAME, signBuilderCredential } from "../registry/tokens.ts";
+import { contextTar, type ProjectArchive } from "./archive.ts";
+import type { ImageEngine } from "./image-engine.ts";
+import { type Project, ProjectError, type ProjectFiles, parseProject, type ServiceSpec } from "./project.ts";
 import {
   appendReleaseLog,
   createRelease,
@@ -15,9 +21,14 @@ import {
 /**
  * The release builder (docs/releases.md): turns a pushed project into a release, one service
  * and image per composition service, with a build log that the pusher sees as it is written.
- * Prebuilt images (`image:`) are recorded as they are; services that need `docker build` fail
- * with "no builder configured", since this server has no Docker engine to build with.
+ * With an image builder (FLOTILLA_BUILDER), `build:` services are built on its engine and pushed
+ * to the registry, and so are `image:` services when mirroring; the release records each image's
+ * registry location, digest and size. Without one, prebuilt images are recorded as they are and
+ * `build:` services fail with "no builder configured".
  */
+
+/** The engine that builds, and what pushing to the registry needs. */
+export type Builder = { engine: ImageEngine; registryHost: string; keys: RegistryKeys; mirror: boolean };
 
 export type BuildEvent =
   | { type: "release"; id: number; commit: string }
@@ -30,9 +41,14 @@ export type BuildInput = {
   files: ProjectFiles;
   draft: boolean;
   note: string | undefined;
+  /** The archive on disk, for build contexts. */
+  archive?: ProjectArchive;
+  builder?: Builder;
   /** Set when the pusher went away: the build stops as cancelled. */
   signal?: AbortSignal;
 };
+
+type Write = (message: string, service?: { name: string; image: number }) => Promise<void>;
 
 type Db = Pick<Queryable, "query">;
 
@@ -69,12 +85,7 @@ export async function runBuild(
   return status;
 }
 
-async function build(
-  db: Db,
-  input: BuildInput,
-  release: number,
-  write: (message: string, service?: { name: string; image: number }) => Promise<void>,
-): Promise<ReleaseOutcome> {
+async function build(db: Db, input: BuildInput, release: number, write: Write): Promise<ReleaseOutcome> {
   const final = !input.draft;
   let project: Project;
   try {
@@ -92,21 +103,33 @@ async function build(
   for (const service of project.services) {
     if (input.signal?.aborted) return cancelled(write, composition, version);
     const dockerfile = project.dockerfiles.get(service.name);
-    const location = service.image ?? `flotilla.local/${input.fleet}/${service.name}:${release}`;
+    const builder = input.builder;
+    const inRegistry = builder && (service.build || builder.mirror);
+    const location = inRegistry
+      ? newImageLocation(builder.registryHost)
+      : (service.image ?? `flotilla.local/${input.fleet}/${service.name}:${release}`);
     const image = await createReleaseImage(db, { fleet: input.fleet, release, service, location, dockerfile });
     const at = { name: service.name, image };
-    if (service.image) {
+    if (service.image && !inRegistry) {
       await write(`Using prebuilt image ${service.image}`, at);
       await finishImage(db, image, { status: "success" });
       continue;
     }
-    failed = true;
     const problem =
-      dockerfile === undefined
-        ? `Dockerfile not found: ${service.build?.dockerfile}`
-        : "no builder configured: this server cannot run docker build; use prebuilt images (image:)";
-    await write(`error: ${problem}`, at);
-    await finishImage(db, image, { status: "failed", error: problem });
+      service.build && dockerfile === undefined
+        ? `Dockerfile not found: ${service.build.dockerfile}`
+        : !builder
+          ? "no builder configured: this server cannot run docker build; use prebuilt images (image:)"
+          : undefined;
+    const outcome = problem
+      ? { status: "failed" as const, error: problem }
+      : await buildImage(builder as Builder, input, service, location, (line) => write(line, at));
+    if (outcome.status === "failed") {
+      failed = true;
+      await write(`error: ${outcome.error}`, at);
+    }
+    await finishImage(db, image, outcome);
+    if (outcome.status === "cancelled") return cancelled(write, composition, version);
   }
   if (input.signal?.aborted) return cancelled(write, composition, version);
   if (failed) {
@@ -124,4 +147,84 @@ async function cancelled(
 ): Promise<ReleaseOutcome> {
   await write(RELEASE_TEXTS.build_cancelled);
   return { status: "cancelled", composition, version, final: false };
+}
+
+/**
+ * Builds (or, for a mirrored `image:` service, pulls) one service's image on the builder's engine
+ * and pushes it to its registry repository; the engine's lines go to the build log as they come.
+ */
+async function buildImage(
+  builder: Builder,
+  input: BuildInput,
+  service: ServiceSpec,
+  location: string,
+  log: (line: string) => Promise<void>,
+): Promise<{ status: "success" | "failed" | "cancelled"; error?: string; size?: number; contentHash?: string }> {
+  const { engine } = builder;
+  const tagged = `${location}:latest`;
+  // Engine lines arrive faster than the log is written: keep their order.
+  let written = Promise.resolve();
+  const queue = (line: string) => {
+    written = written.then(() => log(line));
+  };
+  try {
+    if (service.build) {
+      const context = service.build.context;
+      const dockerfile = path.posix.relative(context === "." ? "" : context, service.build.dockerfile);
+      if (dockerfile.startsWith("../")) {
+        return {
+          status: "failed",
+          error: `the Dockerfile ${service.build.dockerfile} is outside the build context ${context}`,
+        };
+      }
+      if (!input.archive) throw new Error("a build needs the project archive");
+      await log("Building image");
+      await engine.build(
+        contextTar(input.archive, context),
+        { tag: tagged, dockerfile, buildargs: service.build.args },
+        queue,
+        input.signal,
+      );
+    } else {
+      const source = service.image as string;
+      await log(`Copying image ${source} to the registry`);
+      await engine.pull(source, queue);
+      await engine.tag(source, location, "latest");
+    }
+    await written;
+    if (input.signal?.aborted) return { status: "cancelled" };
+    await log("Pushing image to the registry");
+    const repository = location.slice(builder.registryHost.length + 1);
+    const password = await signBuilderCredential(builder.keys, repository);
+    const contentHash = await engine.push(location, "latest", {
+      username: BUILDER_USERNAME,
+      password,
+      serveraddress: builder.registryHost,
+    });
+    const size = await engine.size(tagged);
+    await log(`Image ${contentHash} pushed (${formatSize(size)})`);
+    return { status: "success", size, contentHash };
+  } catch (error) {
+    await written.catch(() => undefined);
+    if (input.signal?.aborted) return { status: "cancelled" };
+    return { status: "failed", error: engineMessage(error) };
+  } finally {
+    await engine.untag(tagged);
+  }
+}
+
+/** The engine's own words for a failure (dockerode puts its JSON body's message in `json`). */
+function engineMessage(error: unknown): string {
+  const json = (error as { json?: { message?: unknown } }).json;
+  if (json && typeof json.message === "string") return json.message.trim();
+  const message = error instanceof Error ? error.message : String(error);
+  if ((error as NodeJS.ErrnoException).code === "ECONNREFUSED" || (error as NodeJS.ErrnoException).code === "ENOENT") {
+    return `the image builder cannot be reached (FLOTILLA_BUILDER): ${message}`;
+  }
+  return message;
+}
+
+function formatSize(bytes: number): string {
+  const mib = bytes / 1024 / 1024;
+  return mib >= 1 ? `${mib.toFixed(1)} MiB` : `${Math.ceil(bytes / 1024)} KiB`;
 }

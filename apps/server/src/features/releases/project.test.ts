@@ -15,15 +15,16 @@ describe("reading a pushed project", () => {
       "balena.yml": "version: 1.0.0",
     });
     for (const bytes of [archive, gzipSync(archive)]) {
-      const files = await readProject(Readable.from([bytes]));
+      const { files } = await readProject(Readable.from([bytes]));
       expect([...files.keys()].sort()).toEqual(["api/Dockerfile", "balena.yml", "docker-compose.yml"]);
     }
   });
 
   it("flattens a single top directory (repository tarballs)", async () => {
     const archive = gzipSync(await tarOf({ "repo-main/docker-compose.yml": "services: {}", "repo-main/x.txt": "" }));
-    const files = await readProject(Readable.from([archive]), { flatten: true });
+    const { files, stripTop } = await readProject(Readable.from([archive]), { flatten: true });
     expect([...files.keys()]).toEqual(["docker-compose.yml"]);
+    expect(stripTop).toBe(true);
   });
 
   it("stops a gzip bomb at the unpacked bound with 413, however small the archive", async () => {
@@ -37,7 +38,7 @@ describe("reading a pushed project", () => {
       statusCode: 413,
     });
     // Within the bound it reads as before.
-    const files = await readProject(Readable.from([bomb]), { maxUnpackedBytes: 4 * 1024 * 1024 });
+    const { files } = await readProject(Readable.from([bomb]), { maxUnpackedBytes: 4 * 1024 * 1024 });
     expect([...files.keys()]).toEqual(["docker-compose.yml"]);
   });
 
@@ -61,7 +62,7 @@ describe("the composition of a project", () => {
           "    labels: ['io.balena.features.dbus=1', 'plain']",
           "    environment: { MODE: eco, PORT: 80 }",
           "  api:",
-          "    build: { context: ./api, dockerfile: Dockerfile.prod }",
+          "    build: { context: ./api, dockerfile: Dockerfile.prod, args: [VERSION=2] }",
           "    environment: ['DEBUG=0']",
           "volumes: { data: {} }",
         ].join("\n"),
@@ -79,7 +80,7 @@ describe("the composition of a project", () => {
       {
         name: "api",
         image: undefined,
-        build: { context: "api", dockerfile: "api/Dockerfile.prod" },
+        build: { context: "api", dockerfile: "api/Dockerfile.prod", args: { VERSION: "2" } },
         labels: {},
         environment: { DEBUG: "0" },
       },

@@ -21,10 +21,13 @@ const COMPOSE_FILES = ["docker-compose.yml", "docker-compose.yaml"];
 
 export type ProjectFiles = Map<string, string>;
 
+/** A pushed archive as read: its text files, and whether its single top directory was stripped. */
+export type ReadProject = { files: ProjectFiles; stripTop: boolean };
+
 export class ProjectError extends Error {}
 
 /** `./a//b/` → `a/b`; refuses paths that climb out of the project. */
-function normalise(name: string): string | undefined {
+export function normalise(name: string): string | undefined {
   const parts = name.split("/").filter((part) => part !== "" && part !== ".");
   if (parts.includes("..")) return undefined;
   return parts.join("/");
@@ -43,7 +46,7 @@ const isWanted = (name: string) =>
 export async function readProject(
   source: Readable,
   { flatten = false, maxUnpackedBytes = PROJECT_MAX_UNPACKED_BYTES } = {},
-): Promise<ProjectFiles> {
+): Promise<ReadProject> {
   const head = await peek(source, 2);
   const gzipped = head.bytes[0] === 0x1f && head.bytes[1] === 0x8b;
   const extract = tar.extract();
@@ -78,12 +81,12 @@ export async function readProject(
     if (error instanceof ProjectError || error instanceof FlotillaError) throw error;
     throw new ProjectError(error instanceof Error ? error.message : String(error));
   }
-  if (!flatten || tops.size !== 1) return files;
+  if (!flatten || tops.size !== 1) return { files, stripTop: false };
   // Only a single top directory is flattened (balena's shouldFlatten).
-  return new Map([...files].map(([name, text]) => [stripTop(name), text]));
+  return { files: new Map([...files].map(([name, text]) => [stripTop(name), text])), stripTop: true };
 }
 
-const stripTop = (name: string) => name.split("/").slice(1).join("/");
+export const stripTop = (name: string) => name.split("/").slice(1).join("/");
 
 /** The first bytes of a stream, and a stream that still yields them. */
 async function peek(source: Readable, count: number): Promise<{ bytes: Buffer; stream: Readable }> {
@@ -110,8 +113,8 @@ export type ServiceSpec = {
   name: string;
   /** Prebuilt image reference, or undefined when the service is built. */
   image: string | undefined;
-  /** Build context and Dockerfile path (relative to the project) when the service is built. */
-  build: { context: string; dockerfile: string } | undefined;
+  /** Build context, Dockerfile path (both relative to the project) and build args when the service is built. */
+  build: { context: string; dockerfile: string; args: Record<string, string> } | undefined;
   labels: Record<string, string>;
   environment: Record<string, string>;
 };
@@ -171,7 +174,7 @@ export function parseProject(files: ProjectFiles): Project {
         {
           name: "main",
           image: undefined,
-          build: { context: ".", dockerfile: "Dockerfile" },
+          build: { context: ".", dockerfile: "Dockerfile", args: {} },
           labels: {},
           environment: {},
         },
@@ -214,11 +217,19 @@ export function parseProject(files: ProjectFiles): Project {
       if (spec === null || typeof spec !== "object" || Array.isArray(spec)) {
         throw new ProjectError(`service "${name}": build must be a path or a map`);
       }
-      const { context = ".", dockerfile = "Dockerfile" } = spec as { context?: unknown; dockerfile?: unknown };
+      const {
+        context = ".",
+        dockerfile = "Dockerfile",
+        args,
+      } = spec as { context?: unknown; dockerfile?: unknown; args?: unknown };
       if (typeof context !== "string" || typeof dockerfile !== "string") {
         throw new ProjectError(`service "${name}": build context and dockerfile must be paths`);
       }
-      build = { context: joinPath(context) || ".", dockerfile: joinPath(context, dockerfile) };
+      build = {
+        context: joinPath(context) || ".",
+        dockerfile: joinPath(context, dockerfile),
+        args: keyValues(args, "build args", name),
+      };
       const text = files.get(build.dockerfile);
       if (text !== undefined) dockerfiles.set(name, text);
     }

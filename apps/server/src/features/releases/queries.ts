@@ -94,13 +94,13 @@ export async function createReleaseImage(
 export async function finishImage(
   db: Db,
   image: number,
-  values: { status: "success" | "failed" | "cancelled"; error?: string; size?: number },
+  values: { status: "success" | "failed" | "cancelled"; error?: string; size?: number; contentHash?: string },
 ) {
   await db.query(
     `UPDATE "image" SET status = $2, error_message = $3, image_size = COALESCE($4, image_size), end_timestamp = now(),
-            push_timestamp = CASE WHEN $2 = 'success' THEN now() END
+            content_hash = COALESCE($5, content_hash), push_timestamp = CASE WHEN $2 = 'success' THEN now() END
       WHERE id = $1`,
-    [image, values.status, values.error ?? null, values.size ?? null],
+    [image, values.status, values.error ?? null, values.size ?? null, values.contentHash ?? null],
   );
 }
 

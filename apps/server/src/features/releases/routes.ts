@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { Readable, Transform } from "node:stream";
 import { APP_VERSION } from "@flotilla/domain";
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -8,8 +9,11 @@ import { requireUser } from "../../lib/authenticate.ts";
 import { fetchAllowList, OutboundFetchError, outboundFetch } from "../../lib/outbound-fetch.ts";
 import { mayDo } from "../data-api/actions.ts";
 import { odataAs } from "../data-api/routes.ts";
+import { loadRegistryKeys } from "../registry/keys.ts";
+import { type ProjectArchive, removeArchive, spoolArchive } from "./archive.ts";
 import { readAsset } from "./assets.ts";
-import { type BuildEvent, runBuild } from "./builder.ts";
+import { type BuildEvent, type Builder, runBuild } from "./builder.ts";
+import { connectEngine } from "./image-engine.ts";
 import { PROJECT_MAX_BYTES, ProjectError, type ProjectFiles, readProject } from "./project.ts";
 import { closeStalledBuilds, findFleet } from "./queries.ts";
 import { rollOut } from "./rollout.ts";
@@ -61,6 +65,16 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
   sweeper.unref();
   app.addHook("onClose", () => clearInterval(sweeper));
   const fetchAllow = fetchAllowList(ctx.config.fetchAllow);
+  const { builder: builderConfig, registry } = ctx.config;
+  const builder: Builder | undefined =
+    builderConfig && registry
+      ? {
+          engine: connectEngine(builderConfig.engine),
+          registryHost: registry.host,
+          keys: loadRegistryKeys(ctx.config),
+          mirror: builderConfig.mirror,
+        }
+      : undefined;
   // The archive reaches the handler as a stream (bounded there), never buffered by Fastify.
   app.addContentTypeParser(ARCHIVE_TYPES, (_request, payload, done) => done(null, payload));
 
@@ -82,10 +96,20 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
     return { fleet, user, query: parsed.data };
   }
 
-  async function projectOf(source: Readable, flatten: boolean): Promise<ProjectFiles> {
+  /**
+   * Keeps the archive on disk for the build contexts and reads its project; the caller removes
+   * the archive after the build (here when it cannot be read).
+   */
+  async function projectOf(
+    source: Readable,
+    flatten: boolean,
+  ): Promise<{ files: ProjectFiles; archive: ProjectArchive }> {
+    const file = await spoolArchive(source.pipe(bounded(PROJECT_MAX_BYTES)), ctx.config.dataDir);
     try {
-      return await readProject(source.pipe(bounded(PROJECT_MAX_BYTES)), { flatten });
+      const { files, stripTop } = await readProject(fs.createReadStream(file), { flatten });
+      return { files, archive: { file, stripTop } };
     } catch (error) {
+      removeArchive(file);
       if (error instanceof FlotillaError) throw error;
       if (error instanceof ProjectError) {
         throw new FlotillaError("build_upload_invalid", undefined, { params: { message: error.message } });
@@ -104,7 +128,7 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
     if (!(request.body instanceof Readable)) {
       throw new FlotillaError("unsupported_media_type", "Send the project as application/x-tar (gzip allowed)");
     }
-    const files = await projectOf(request.body, false).catch((error: unknown) => {
+    const { files, archive } = await projectOf(request.body, false).catch((error: unknown) => {
       // Refused mid-upload (too large, not a project): close the connection so the client stops sending.
       reply.header("connection", "close");
       throw error;
@@ -130,6 +154,8 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
           fleet: fleet.id,
           user: user.id,
           files,
+          archive,
+          ...(builder ? { builder } : {}),
           draft: query.draft === "true",
           note: query.message,
           signal: aborted.signal,
@@ -138,6 +164,7 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
       );
       await releaseBuilt(fleet.id, status);
     } finally {
+      removeArchive(archive.file);
       reply.raw.end();
     }
   });
@@ -147,7 +174,7 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
     const parsed = urlBody.safeParse(request.body ?? {});
     const url = parsed.success ? safeUrl(parsed.data.url) : undefined;
     if (!parsed.success || !url) throw new FlotillaError("build_url_invalid");
-    let files: ProjectFiles;
+    let project: { files: ProjectFiles; archive: ProjectArchive };
     // A download that fails mid-body reaches the project reader as a stream error: remember it.
     let bodyFailure: OutboundFetchError | undefined;
     try {
@@ -164,7 +191,7 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
       response.body.on("error", (error) => {
         if (error instanceof OutboundFetchError) bodyFailure = error;
       });
-      files = await projectOf(response.body, parsed.data.shouldFlatten ?? true);
+      project = await projectOf(response.body, parsed.data.shouldFlatten ?? true);
     } catch (error) {
       const cause = error instanceof OutboundFetchError ? error : (bodyFailure ?? error);
       if (cause instanceof OutboundFetchError) {
@@ -180,11 +207,19 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
       runBuild(
         ctx.db,
         request.log,
-        { fleet: fleet.id, user: user.id, files, draft: query.draft === "true", note: query.message },
+        {
+          fleet: fleet.id,
+          user: user.id,
+          ...project,
+          ...(builder ? { builder } : {}),
+          draft: query.draft === "true",
+          note: query.message,
+        },
         (event) => event.type === "release" && resolve(event.id),
       )
         .then((status) => releaseBuilt(fleet.id, status))
-        .catch((error) => request.log.error({ err: error }, "build from URL failed"));
+        .catch((error) => request.log.error({ err: error }, "build from URL failed"))
+        .finally(() => removeArchive(project.archive.file));
     });
     return { started: true, releaseId: await started };
   });
