@@ -1,7 +1,7 @@
 import path from "node:path";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { APP_VERSION } from "@flotilla/domain";
-import { readConfigFile } from "./config-file.ts";
+import { isRegistryHost, readConfigFile } from "./config-file.ts";
 import { DeviceRuntime } from "./device.ts";
 import { ApiError, createHttp, describe } from "./protocol/http.ts";
 import { registerDevice } from "./protocol/register.ts";
@@ -17,12 +17,15 @@ export const USAGE = `Usage: flotilla-agent <command> [options]
 Commands:
   register   register this device with a fleet's provisioning key
                --config FILE             a device configuration downloaded from the dashboard
-                                         (config.json): gives --api, --provisioning-key, --fleet
-                                         and --device-type, which override it when given
+                                         (config.json): gives --api, --provisioning-key, --fleet,
+                                         --device-type and --registry, which override it when given
                --api URL                 the Flotilla API, e.g. http://localhost:3000 (required)
                --provisioning-key KEY    a provisioning key of the fleet (required)
                --fleet ID                the fleet's numeric id (required)
                --device-type SLUG        default raspberrypi4-64
+               --registry HOST[:PORT]    the fleet's image registry, kept in the identity: the only
+                                         registry the device's credentials are sent to (none: no
+                                         registry gets them)
                --state FILE              where the identity is kept (default ./${DEFAULT_STATE_FILE}, mode 0600)
   run        keep this device connected: target state, state reports, logs, cloudlink
                --state FILE              the identity written by register (default ./${DEFAULT_STATE_FILE})
@@ -34,6 +37,8 @@ Commands:
                                          \`podman system service --time=0 unix:///run/podman/podman.sock\`
                --lock-root DIR           where the services' update lock directories live, each
                                          mounted at /tmp/balena in its container (default ${DEFAULT_LOCK_ROOT})
+               --registry HOST[:PORT]    pull with the device's credentials from this registry only
+                                         (default the one register kept; other registries get none)
   simulate   run N simulated devices in this process
                --api URL --provisioning-key KEY --fleet ID   as for register (required)
                --count N                 number of devices, 1-10000 (required)
@@ -85,6 +90,15 @@ function apiUrl(value: string): string {
   return url.toString().replace(/\/$/, "");
 }
 
+/** `--registry`: `host[:port]` as image names start with it, compared with theirs. */
+function registryOption(value: string | boolean | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || !isRegistryHost(value)) {
+    throw new UsageError(`--registry must be host[:port] without a scheme, e.g. registry.example.com, got "${value}"`);
+  }
+  return value;
+}
+
 function integer(value: string | boolean | undefined, name: string, min: number, max: number, fallback?: number) {
   if (value === undefined && fallback !== undefined) return fallback;
   const number = Number(value);
@@ -102,21 +116,30 @@ const fleetOptions = {
 } as const;
 
 async function register(args: string[], io: Out) {
-  const values = parse(args, { ...fleetOptions, state: { type: "string" }, config: { type: "string" } });
-  // A downloaded configuration file gives the API, key, fleet and device type; flags override it.
+  const values = parse(args, {
+    ...fleetOptions,
+    registry: { type: "string" },
+    state: { type: "string" },
+    config: { type: "string" },
+  });
+  // A downloaded configuration file gives the API, key, fleet, device type and registry; flags override it.
   const config = typeof values.config === "string" ? readConfigFile(path.resolve(values.config)) : undefined;
   if (config) {
     values.api ??= config.apiEndpoint;
     values["provisioning-key"] ??= config.apiKey;
     values.fleet ??= String(config.applicationId);
     if (config.deviceType) values["device-type"] ??= config.deviceType;
+    if (config.registryEndpoint) values.registry ??= config.registryEndpoint;
   }
+  const registryHost = registryOption(values.registry);
   const url = apiUrl(required(values, "api"));
   const provisioningKey = required(values, "provisioning-key");
   const fleetId = integer(required(values, "fleet"), "fleet", 1, 2 ** 31 - 1);
   const stateFile = path.resolve((values.state as string | undefined) ?? DEFAULT_STATE_FILE);
   const deviceType = (values["device-type"] as string | undefined) ?? "raspberrypi4-64";
   const previous = readIdentity(stateFile);
+  // Registering again without one keeps the registry the state file names.
+  const registryEndpoint = registryHost ?? previous?.registryEndpoint;
   if (previous && (previous.apiUrl !== url || previous.fleetId !== fleetId)) {
     throw new UsageError(
       `${stateFile} holds a device of fleet ${previous.fleetId} at ${previous.apiUrl}; use another --state file`,
@@ -136,7 +159,7 @@ async function register(args: string[], io: Out) {
       ...(readOsVersion() ? { osVersion: readOsVersion() as string } : {}),
       ...(network.mac_address ? { macAddress: network.mac_address } : {}),
     });
-    writeIdentity(stateFile, identity);
+    writeIdentity(stateFile, { ...identity, ...(registryEndpoint ? { registryEndpoint } : {}) });
     io.out(
       `registered device ${identity.uuid} (id ${identity.deviceId}) in fleet ${fleetId}; identity in ${stateFile}`,
     );
@@ -166,10 +189,14 @@ async function run(args: string[], io: Out) {
     "report-interval-ms": { type: "string" },
     "docker-socket": { type: "string" },
     "lock-root": { type: "string" },
+    registry: { type: "string" },
   });
+  const registryHost = registryOption(values.registry);
   const stateFile = path.resolve((values.state as string | undefined) ?? DEFAULT_STATE_FILE);
   const identity = readIdentity(stateFile);
   if (!identity) throw new UsageError(`no device identity in ${stateFile}: run flotilla-agent register first`);
+  // The device key goes to the fleet's registry only: another registry an image names gets nothing.
+  const registryEndpoint = registryHost ?? identity.registryEndpoint;
   const interval = integer(values["report-interval-ms"], "report-interval-ms", 1000, 3_600_000, 10_000);
   const address = (values["docker-socket"] as string | undefined) || defaultEngineAddress();
   // A device without a reachable engine cannot run its release: say so at start, not on the first update.
@@ -183,7 +210,9 @@ async function run(args: string[], io: Out) {
     engine: {
       docker: engine.docker,
       deviceUuid: identity.uuid,
-      registryAuth: { username: `d_${identity.uuid}`, password: identity.deviceKey },
+      ...(registryEndpoint
+        ? { registryAuth: { registry: registryEndpoint, username: `d_${identity.uuid}`, password: identity.deviceKey } }
+        : {}),
       lockRoot: path.resolve((values["lock-root"] as string | undefined) ?? DEFAULT_LOCK_ROOT),
     },
   });
@@ -206,7 +235,8 @@ async function run(args: string[], io: Out) {
   device.log({ message: `flotilla-agent ${APP_VERSION} started`, isSystem: true });
   io.out(
     `flotilla-agent ${APP_VERSION}: device ${identity.uuid} running against ${identity.apiUrl} with ${engine.version} at ${address} (reports every ${interval / 1000} s` +
-      `${values["allow-reboot"] ? ", reboot allowed" : ""}; update lock file ${DEFAULT_UPDATE_LOCK})`,
+      `${values["allow-reboot"] ? ", reboot allowed" : ""}; update lock file ${DEFAULT_UPDATE_LOCK}; ` +
+      `${registryEndpoint ? `registry credentials for ${registryEndpoint} only` : "no registry credentials"})`,
   );
   const signal = await waitForSignal();
   io.out(`${signal}: stopping`);

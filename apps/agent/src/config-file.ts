@@ -10,7 +10,16 @@ export type DeviceConfigFile = {
   apiKey: string;
   applicationId: number;
   deviceType: string | undefined;
+  /** The image registry's `host[:port]`, the only one the device's credentials go to. */
+  registryEndpoint: string | undefined;
 };
+
+/** A registry as image names start with it: `host[:port]`, no scheme or path. */
+const REGISTRY_HOST = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/i;
+
+export function isRegistryHost(value: string): boolean {
+  return REGISTRY_HOST.test(value);
+}
 
 export function readConfigFile(file: string): DeviceConfigFile {
   let text: string;
@@ -44,10 +53,15 @@ export function readConfigFile(file: string): DeviceConfigFile {
     throw new UsageError(`--config ${file} has no "applicationId" (the fleet's id)`);
   }
   const deviceType = config.deviceType;
+  const registryEndpoint = config.registryEndpoint;
+  if (registryEndpoint !== undefined && (typeof registryEndpoint !== "string" || !isRegistryHost(registryEndpoint))) {
+    throw new UsageError(`--config ${file} has a "registryEndpoint" that is not host[:port]`);
+  }
   return {
     apiEndpoint: text_("apiEndpoint"),
     apiKey: text_("apiKey"),
     applicationId,
     deviceType: typeof deviceType === "string" && deviceType !== "" ? deviceType : undefined,
+    registryEndpoint,
   };
 }

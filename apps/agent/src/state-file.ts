@@ -25,7 +25,8 @@ function isIdentity(value: unknown): value is Identity {
     typeof v.deviceKey === "string" &&
     typeof v.deviceId === "number" &&
     typeof v.apiUrl === "string" &&
-    typeof v.fleetId === "number"
+    typeof v.fleetId === "number" &&
+    (v.registryEndpoint === undefined || typeof v.registryEndpoint === "string")
   );
 }
 

@@ -42,8 +42,8 @@ const newHost = () =>
       deviceUuid: "d".repeat(32),
       lockRoot,
       lockPollMs: 100,
-      // Sent with pulls from a registry host, as a device's key (the test registry asks for none).
-      registryAuth: { username: `d_${"d".repeat(32)}`, password: "device-key" },
+      // Sent with pulls from the device's registry, as a device's key (the test registry asks for none).
+      registryAuth: { registry: inject("registry"), username: `d_${"d".repeat(32)}`, password: "device-key" },
     },
   });
 let host = newHost();

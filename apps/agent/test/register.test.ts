@@ -141,7 +141,7 @@ describe("flotilla-agent register", () => {
     expect(JSON.parse(fs.readFileSync(state, "utf8"))).toEqual({ ...identity, deviceKey: expect.any(String) });
   });
 
-  it("registers from a downloaded configuration file (--config): API, key, fleet and device type", async () => {
+  it("registers from a downloaded configuration file (--config): API, key, fleet, device type and registry", async () => {
     const answer = await fetch(`${t.url}/download-config`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${ownerToken}` },
@@ -157,14 +157,29 @@ describe("flotilla-agent register", () => {
     const downloaded = (await answer.json()) as Record<string, unknown>;
     // The harness listens on a free port, not on the configured API URL the file names.
     expect(downloaded.apiEndpoint).toBe(t.ctx.config.apiUrl);
-    fs.writeFileSync(config, JSON.stringify({ ...downloaded, apiEndpoint: t.url }));
+    // The harness has no FLOTILLA_REGISTRY_URL: the file names the registry a deployment would.
+    expect(downloaded).not.toHaveProperty("registryEndpoint");
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ ...downloaded, apiEndpoint: t.url, registryEndpoint: "registry.example.com" }),
+    );
     const state = path.join(dir, "from-config.json");
     expect(await cli("register", "--config", config, "--state", state)).toMatchObject({ code: 0, err: "" });
     expect(JSON.parse(fs.readFileSync(state, "utf8"))).toMatchObject({
       apiUrl: t.url,
       fleetId: fleet.id,
       deviceType: "generic-aarch64",
+      registryEndpoint: "registry.example.com",
     });
+    // --registry overrides the file's; registering again without either keeps the state file's.
+    expect(await cli("register", "--config", config, "--registry", "127.0.0.1:5055", "--state", state)).toMatchObject({
+      code: 0,
+      err: "",
+    });
+    expect(JSON.parse(fs.readFileSync(state, "utf8")).registryEndpoint).toBe("127.0.0.1:5055");
+    const flags = ["--api", t.url, "--provisioning-key", String(downloaded.apiKey), "--fleet", String(fleet.id)];
+    expect(await cli("register", ...flags, "--state", state)).toMatchObject({ code: 0, err: "" });
+    expect(JSON.parse(fs.readFileSync(state, "utf8")).registryEndpoint).toBe("127.0.0.1:5055");
 
     // A broken configuration file is named, with what is wrong in it.
     const broken = path.join(dir, "broken.json");
@@ -198,6 +213,14 @@ describe("flotilla-agent register", () => {
       err: expect.stringContaining('--fleet must be a whole number from 1 to 2147483647, got "abc"'),
     });
     expect(await cli("register", "--bogus")).toMatchObject({ code: 2, err: expect.stringContaining("--bogus") });
+    for (const command of ["register", "run"]) {
+      expect(await cli(command, "--registry", "https://registry.example.com")).toMatchObject({
+        code: 2,
+        err: expect.stringContaining(
+          '--registry must be host[:port] without a scheme, e.g. registry.example.com, got "https://',
+        ),
+      });
+    }
     expect(await cli("fly")).toMatchObject({ code: 2, err: expect.stringContaining('unknown command "fly"') });
     const refused = await cli(
       "register",

@@ -49,6 +49,8 @@ describe("os.getConfig", () => {
       network: "ethernet",
     });
     expect(config.apiKey).toMatch(/^[A-Za-z0-9]{32}$/);
+    // No FLOTILLA_REGISTRY_URL: no registry the device would send its credentials to.
+    expect(config).not.toHaveProperty("registryEndpoint");
     const keys = await owner.models.apiKey.getProvisioningApiKeysByApplication(fleet.id);
     const key = keys.find((k) => k.name === "onboarding key");
     expect(key?.expiry_date && new Date(key.expiry_date).toISOString()).toBe(expiry);
@@ -67,6 +69,24 @@ describe("os.getConfig", () => {
       }),
     });
     expect(registered.status).toBe(201);
+  });
+
+  it("names the image registry's host[:port] as registryEndpoint when FLOTILLA_REGISTRY_URL is set", async () => {
+    const withRegistry = await createTestApp({ FLOTILLA_REGISTRY_URL: "http://127.0.0.1:5055" });
+    try {
+      const me = await withRegistry.factories.user();
+      const org = await withRegistry.factories.organization({ name: "Initech", admins: [me.user] });
+      const ownFleet = await withRegistry.factories.fleet(org, { name: "printers" });
+      const answer = await fetch(`${withRegistry.url}/download-config`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${me.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ appId: ownFleet.id, version: "6.1.0" }),
+      });
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toMatchObject({ applicationId: ownFleet.id, registryEndpoint: "127.0.0.1:5055" });
+    } finally {
+      await withRegistry.close();
+    }
   });
 
   it("refuses another organization's fleet as not found, and an observer with a named reason", async () => {

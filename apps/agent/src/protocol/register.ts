@@ -9,6 +9,8 @@ export type Identity = {
   apiUrl: string;
   fleetId: number;
   deviceType: string;
+  /** The image registry (`host[:port]`) that gets the device's credentials; none: no registry does. */
+  registryEndpoint?: string;
 };
 
 export type RegisterOptions = {

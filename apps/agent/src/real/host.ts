@@ -9,7 +9,7 @@ import { type CurrentState, SUPERVISOR_VERSION } from "../protocol/state-report.
 import { type TargetState, targetRelease } from "../protocol/target-state.ts";
 import { type Shell, type ShellEvents, ShellRefused, type ShellRequest } from "../terminal.ts";
 import { realProbe } from "./diagnostics.ts";
-import { AppRunner, type EngineLog } from "./engine/apply.ts";
+import { AppRunner, type EngineLog, type RegistryAuth } from "./engine/apply.ts";
 import { execShell } from "./engine/exec.ts";
 import { HostMetrics, readNetwork } from "./metrics.ts";
 import { openHostShell } from "./shell.ts";
@@ -33,7 +33,7 @@ export type RealHostOptions = {
     deviceUuid: string;
     lockRoot?: string;
     lockPollMs?: number;
-    registryAuth?: { username: string; password: string };
+    registryAuth?: RegistryAuth;
   };
 };
 

@@ -20,15 +20,18 @@ export type AppRunnerOptions = {
   /** Something reportable changed (progress, status): report soon. */
   changed: () => void;
   /**
-   * Credentials for the registries the images come from: balena's supervisor logs in as
-   * `d_{uuid}` with its device key, and the registry's token service decides what it may pull.
+   * The device's registry and its credentials there: balena's supervisor logs in as `d_{uuid}`
+   * with its device key, and the registry's token service decides what it may pull.
    */
-  registryAuth?: { username: string; password: string };
+  registryAuth?: RegistryAuth;
   /** How often a held update lock is looked at again (default 2 s). */
   lockPollMs?: number;
   /** After the engine refused, the release is tried again this much later (default 30 s). */
   retryMs?: number;
 };
+
+/** The credentials for one registry (`host[:port]`, as image names start). */
+export type RegistryAuth = { registry: string; username: string; password: string };
 
 type Container = Docker.ContainerInfo;
 
@@ -36,6 +39,16 @@ type Container = Docker.ContainerInfo;
 export function registryOf(image: string): string | null {
   const first = image.split("/")[0] ?? "";
   return image.includes("/") && (first.includes(".") || first.includes(":") || first === "localhost") ? first : null;
+}
+
+/**
+ * What to pull `image` with: the credentials only when the image names their registry (same
+ * host:port, any case), so the device key never goes to Docker Hub or another registry.
+ */
+export function credentialsFor(image: string, auth: RegistryAuth | undefined): Docker.AuthConfig | undefined {
+  const registry = registryOf(image);
+  if (!auth || registry === null || registry.toLowerCase() !== auth.registry.toLowerCase()) return undefined;
+  return { username: auth.username, password: auth.password, serveraddress: registry };
 }
 
 /** balena's service status words for the engine's container states. */
@@ -346,9 +359,6 @@ export class AppRunner {
     if (pulls.length === 0) return;
     this.setStatus("Downloading", "downloading");
     for (const spec of pulls) {
-      const registry = registryOf(spec.image);
-      const auth =
-        registry && this.options.registryAuth ? { ...this.options.registryAuth, serveraddress: registry } : undefined;
       await pullImage(
         this.options.docker,
         spec.image,
@@ -359,7 +369,7 @@ export class AppRunner {
           this.progress.set(spec.name, percent);
           this.options.changed();
         },
-        auth,
+        credentialsFor(spec.image, this.options.registryAuth),
       );
     }
   }

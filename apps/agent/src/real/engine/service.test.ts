@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { registryOf } from "./apply.ts";
+import { credentialsFor, registryOf } from "./apply.ts";
 import { serviceSpec, splitCommand, startOrder } from "./service.ts";
 
 const context = {
@@ -78,5 +78,26 @@ describe("a service as a container", () => {
     expect(registryOf("127.0.0.1:5000/a")).toBe("127.0.0.1:5000");
     expect(registryOf("library/busybox")).toBeNull();
     expect(registryOf("busybox")).toBeNull();
+  });
+
+  it("sends the device's registry credentials only with images of that registry (host:port, any case)", () => {
+    const auth = { registry: "registry.example.com", username: "d_1", password: "device-key" };
+    const sent = { username: "d_1", password: "device-key", serveraddress: "Registry.Example.com" };
+    expect(credentialsFor("Registry.Example.com/v2/abc@sha256:1", auth)).toEqual(sent);
+    for (const image of [
+      "busybox",
+      "library/busybox:1",
+      "docker.io/library/busybox",
+      "ghcr.io/acme/app:1",
+      "registry.example.com:5000/a",
+      "registry.example.com.evil.io/a",
+    ]) {
+      expect(credentialsFor(image, auth), image).toBeUndefined();
+    }
+    const local = { ...auth, registry: "127.0.0.1:5055" };
+    expect(credentialsFor("127.0.0.1:5055/a", local)).toMatchObject({ serveraddress: "127.0.0.1:5055" });
+    expect(credentialsFor("127.0.0.1/a", local)).toBeUndefined();
+    // No registry known: nobody gets them.
+    expect(credentialsFor("registry.example.com/a", undefined)).toBeUndefined();
   });
 });

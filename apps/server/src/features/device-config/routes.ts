@@ -33,6 +33,7 @@ export async function deviceConfigRoutes(app: FastifyInstance, ctx: AppContext) 
   app.post("/download-config", async (request) => {
     const caller = requireAuth(request);
     const body = parseInput(configBody, request.body);
-    return buildDeviceConfig(ctx.db, caller, ctx.config.apiUrl, body);
+    const endpoints = { apiUrl: ctx.config.apiUrl, registryHost: ctx.config.registry?.host };
+    return buildDeviceConfig(ctx.db, caller, endpoints, body);
   });
 }

@@ -6,8 +6,8 @@ import { canCreateKeysFor, createApiKey } from "../api-keys/service.ts";
 /**
  * The device configuration `POST /download-config` answers: the fields of balena's config.json
  * that mean the same here (`applicationId`, `deviceType`, `apiEndpoint`, `apiKey` as the fleet's
- * provisioning key, `appUpdatePollInterval` in ms, …), plus `fleetSlug`. `flotilla-agent register
- * --config` reads it.
+ * provisioning key, `appUpdatePollInterval` in ms, `registryEndpoint` when there is an image registry, …), plus
+ * `fleetSlug`. `flotilla-agent register --config` reads it.
  */
 export type DeviceConfig = {
   applicationId: number;
@@ -17,6 +17,8 @@ export type DeviceConfig = {
   userId: number | null;
   username: string | null;
   apiEndpoint: string;
+  /** The image registry's `host[:port]`: the only registry the device sends its credentials to. */
+  registryEndpoint?: string;
   apiKey: string;
   provisioningKeyName: string | null;
   provisioningKeyExpiryDate: string | null;
@@ -47,7 +49,7 @@ const DEFAULT_POLL_INTERVAL_MS = 600_000;
 export async function buildDeviceConfig(
   db: Pick<Database, "query" | "orm">,
   caller: { actor: number; user: { id: number; username: string } | undefined },
-  apiUrl: string,
+  endpoints: { apiUrl: string; registryHost: string | undefined },
   input: ConfigRequest,
 ): Promise<DeviceConfig> {
   const { rows } = await db.query<{
@@ -106,7 +108,8 @@ export async function buildDeviceConfig(
     deviceType,
     userId: caller.user?.id ?? null,
     username: caller.user?.username ?? null,
-    apiEndpoint: apiUrl,
+    apiEndpoint: endpoints.apiUrl,
+    ...(endpoints.registryHost ? { registryEndpoint: endpoints.registryHost } : {}),
     apiKey,
     provisioningKeyName: input.provisioningKeyName ?? null,
     provisioningKeyExpiryDate: input.provisioningKeyExpiryDate?.toISOString() ?? null,
