@@ -21,11 +21,14 @@ export function cliWorkspace(prefix: string) {
         (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );
     });
-  /** A project folder with these files. */
+  /** A project folder with these files (paths may name sub-folders). */
   const project = (name: string, files: Record<string, string>) => {
     const dir = path.join(work, name);
     fs.mkdirSync(dir, { recursive: true });
-    for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, file), text);
+    for (const [file, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+      fs.writeFileSync(path.join(dir, file), text);
+    }
     return dir;
   };
   const remove = () => fs.rmSync(work, { recursive: true, force: true });

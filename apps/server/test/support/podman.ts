@@ -16,18 +16,24 @@ export type TestPodman = {
 
 /**
  * podman's Docker Engine API service on a socket of its own, trusting the given test registries
- * over plain HTTP (real ones speak HTTPS). Images live in podman's usual storage.
+ * over plain HTTP (real ones speak HTTPS). Images live in podman's usual storage, or with
+ * `ownStorage` in a storage of this engine alone (a device's engine), removed with all its
+ * containers by `stop`.
  */
-export async function startPodman(insecureRegistries: string[]): Promise<TestPodman> {
+export async function startPodman(
+  insecureRegistries: string[],
+  { ownStorage = false }: { ownStorage?: boolean } = {},
+): Promise<TestPodman> {
   ensureContainerTools();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-podman-"));
+  const storage = ownStorage ? ["--root", path.join(dir, "storage"), "--runroot", path.join(dir, "run")] : [];
   fs.writeFileSync(
     path.join(dir, "registries.conf"),
     insecureRegistries.map((host) => `[[registry]]\nlocation = "${host}"\ninsecure = true\n`).join("\n"),
   );
   const env = { ...process.env, CONTAINERS_CONF, CONTAINERS_REGISTRIES_CONF: path.join(dir, "registries.conf") };
   const socket = path.join(dir, "podman.sock");
-  const child: ChildProcess = spawn("podman", ["system", "service", "--time=0", `unix://${socket}`], {
+  const child: ChildProcess = spawn("podman", [...storage, "system", "service", "--time=0", `unix://${socket}`], {
     env,
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -35,11 +41,31 @@ export async function startPodman(insecureRegistries: string[]): Promise<TestPod
   child.stderr?.on("data", (chunk) => {
     errors = (errors + chunk).slice(-4000);
   });
+  const podman = async (...args: string[]) =>
+    (await promisify(execFile)("podman", [...storage, ...args], { env })).stdout;
   const stop = async () => {
+    // A device's storage goes with its containers, volumes and images (their mounts would
+    // outlive the directory); networks are the engine's, shared: the test removes its own.
+    if (ownStorage) {
+      for (const args of [
+        ["rm", "-af", "-t", "0"],
+        ["volume", "rm", "-af"],
+        ["rmi", "-af"],
+      ])
+        await podman(...args).catch(() => undefined);
+    }
     if (child.exitCode === null) {
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill();
       await exited;
+    }
+    if (ownStorage) {
+      const mounts = fs
+        .readFileSync("/proc/mounts", "utf8")
+        .split("\n")
+        .map((line) => line.split(" ")[1] ?? "");
+      for (const mount of mounts.filter((m) => m.startsWith(dir)).reverse())
+        await promisify(execFile)("umount", ["-l", mount]).catch(() => undefined);
     }
     fs.rmSync(dir, { recursive: true, force: true });
   };
@@ -57,6 +83,5 @@ export async function startPodman(insecureRegistries: string[]): Promise<TestPod
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const podman = async (...args: string[]) => (await promisify(execFile)("podman", args, { env })).stdout;
   return { socket, podman, stop };
 }

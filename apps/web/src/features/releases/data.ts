@@ -43,6 +43,8 @@ export interface ReleaseImage {
   status: string;
   dockerfile: string | null;
   is_stored_at__image_location: string;
+  /** The manifest digest in the registry (`sha256:…`) once the builder pushed the image. */
+  content_hash: string | null;
   start_timestamp: string | null;
   end_timestamp: string | null;
   push_timestamp: string | null;
@@ -167,6 +169,7 @@ export function releaseQuery(sdk: Sdk, fleetId: number, releaseId: number) {
                     "status",
                     "dockerfile",
                     "is_stored_at__image_location",
+                    "content_hash",
                     "start_timestamp",
                     "end_timestamp",
                     "push_timestamp",

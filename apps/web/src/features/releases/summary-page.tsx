@@ -197,6 +197,17 @@ function ServicesCard({ release, abilities }: { release: Release; abilities: Rel
                   >
                     {image.is_stored_at__image_location}
                   </Box>
+                  {image.content_hash ? (
+                    <Typography
+                      variant="caption"
+                      color="text.secondary"
+                      title={image.content_hash}
+                      aria-label={t("releases.services.digest", { digest: image.content_hash })}
+                      sx={{ display: "block", fontFamily: MONO_FONT_STACK }}
+                    >
+                      {image.content_hash.slice(0, 19)}…
+                    </Typography>
+                  ) : null}
                   {image.error_message ? (
                     <Typography variant="caption" color="error.main" sx={{ display: "block" }}>
                       {image.error_message}
