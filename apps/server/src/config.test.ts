@@ -202,6 +202,32 @@ describe("configuration", () => {
     );
   });
 
+  it("reads the image builder as a Docker Engine API address; it needs a registry, and mirroring needs it", () => {
+    const registry = { FLOTILLA_REGISTRY_URL: "127.0.0.1:5055" };
+    expect(loadConfig(registry).builder).toBeUndefined();
+    expect(loadConfig({ ...registry, FLOTILLA_BUILDER: "unix:///run/podman/podman.sock" }).builder).toEqual({
+      engine: { socketPath: "/run/podman/podman.sock" },
+      mirror: false,
+    });
+    expect(loadConfig({ ...registry, FLOTILLA_BUILDER: "/var/run/docker.sock" }).builder?.engine).toEqual({
+      socketPath: "/var/run/docker.sock",
+    });
+    expect(
+      loadConfig({ ...registry, FLOTILLA_BUILDER: "tcp://10.0.0.5:2375", FLOTILLA_REGISTRY_MIRROR: "1" }).builder,
+    ).toEqual({ engine: { url: "http://10.0.0.5:2375" }, mirror: true });
+    for (const bad of ["podman.sock", "unix://relative.sock", "ftp://host:21", "tcp://host:2375/v1.41"]) {
+      expect(() => loadConfig({ ...registry, FLOTILLA_BUILDER: bad })).toThrow(
+        /^Invalid FLOTILLA_BUILDER=.*: must be a Docker Engine API address/,
+      );
+    }
+    expect(() => loadConfig({ FLOTILLA_BUILDER: "/run/podman.sock" })).toThrow(
+      "Invalid FLOTILLA_REGISTRY_URL: must be set when FLOTILLA_BUILDER is set (built images go there)",
+    );
+    expect(() => loadConfig({ ...registry, FLOTILLA_REGISTRY_MIRROR: "1" })).toThrow(
+      "Invalid FLOTILLA_BUILDER: must be set when FLOTILLA_REGISTRY_MIRROR=1 (it copies the images)",
+    );
+  });
+
   it("treats an empty variable as unset", () => {
     expect(loadConfig({ FLOTILLA_API_PORT: "" }).apiPort).toBe(8081);
   });
