@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import path from "node:path";
-import { RELEASE_TEXTS } from "@flotilla/domain";
+import { BUILD_TIMEOUT_MS, RELEASE_TEXTS } from "@flotilla/domain";
 import type { FastifyBaseLogger } from "fastify";
 import type { Queryable } from "../../db/index.ts";
 import { newImageLocation } from "../registry/access.ts";
@@ -16,6 +16,7 @@ import {
   finishImage,
   finishRelease,
   type ReleaseOutcome,
+  touchRelease,
 } from "./queries.ts";
 
 /**
@@ -73,11 +74,15 @@ export async function runBuild(
     emit({ type: "log", message: line, ...(service ? { service: service.name } : {}) });
   };
   let outcome: ReleaseOutcome = { status: "error", composition: undefined, version: undefined, final: false };
+  // A build step may print nothing for minutes: only a build whose server died goes stale.
+  const alive = setInterval(() => touchRelease(db, release).catch(() => undefined), BUILD_TIMEOUT_MS / 4);
   try {
     outcome = await build(db, input, release, write);
   } catch (error) {
     log.error({ err: error, release }, "release build failed unexpectedly");
     await write(`error: ${RELEASE_TEXTS.build_failed} (internal error)`).catch(() => undefined);
+  } finally {
+    clearInterval(alive);
   }
   const { raw_version } = await finishRelease(db, release, outcome);
   const status = { type: "status" as const, status: outcome.status, id: release, commit, raw_version };

@@ -42,6 +42,11 @@ export async function appendReleaseLog(db: Db, release: number, text: string, im
   }
 }
 
+/** Marks a running build as alive (a long, silent build step is progress too). */
+export async function touchRelease(db: Db, release: number) {
+  await db.query(`UPDATE "release" SET update_timestamp = now() WHERE id = $1 AND status = 'running'`, [release]);
+}
+
 /**
  * Ends builds that made no progress for BUILD_TIMEOUT_MS (a server that died mid-build, a client
  * that created a running release and went away): status timeout, with the reason in the log.
