@@ -6,14 +6,15 @@ import { screenshot, signIn } from "./web-helpers.ts";
 
 /**
  * The error page (spec 1 §2.2; FND-004..006) on a real failure, no mocks: the server runs with a
- * rate limit of one API request per minute (FLOTILLA_RATE_LIMIT=1). Signing in (its own limit) and
- * the first page's session check use up the budget; reloading makes that check answer 429 with a
- * Retry-After of about a minute, longer than the dashboard waits out, so the page fails.
+ * rate limit of two API requests per minute (FLOTILLA_RATE_LIMIT=2). Signing in has its own
+ * limit; the first page's session check and fleet list use up the budget (with a budget of one,
+ * the list itself failed whenever the limiter's minute was young); reloading makes the session
+ * check answer 429 with a Retry-After longer than the dashboard waits out, so the page fails.
  */
 describe("error page", () => {
   let flotilla: RunningFlotilla;
   let page: Page;
-  useDashboard({ FLOTILLA_RATE_LIMIT: "1" }, (ui) => {
+  useDashboard({ FLOTILLA_RATE_LIMIT: "2" }, (ui) => {
     ({ flotilla, page } = ui);
   });
 
@@ -22,8 +23,8 @@ describe("error page", () => {
     await signIn(page);
     await page.waitForURL(`${flotilla.dashboardUrl}/fleets`);
     await page.getByRole("heading", { name: "Fleets", level: 1 }).waitFor();
-    // The session check (the user's row, which also gives the header its user name) is the one
-    // API request of the minute.
+    // The session check (the user's row, which also gives the header its user name) and the
+    // fleet list are the two API requests of the minute.
     await page.getByRole("button", { name: "Account menu" }).getByText("demo").waitFor();
 
     const rateLimited = page.waitForResponse((response) => /\/v7\/user\(\d+\)/.test(response.url()));
