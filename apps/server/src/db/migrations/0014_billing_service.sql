@@ -59,4 +59,5 @@ ALTER TABLE "billing_account" ADD CONSTRAINT "billing_account_organization_organ
 ALTER TABLE "invoice" ADD CONSTRAINT "invoice_organization_organization_id_fk" FOREIGN KEY ("organization") REFERENCES "public"."organization"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "payment_method" ADD CONSTRAINT "payment_method_organization_organization_id_fk" FOREIGN KEY ("organization") REFERENCES "public"."organization"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "setup_intent" ADD CONSTRAINT "setup_intent_organization_organization_id_fk" FOREIGN KEY ("organization") REFERENCES "public"."organization"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-CREATE INDEX "invoice_organization_idx" ON "invoice" USING btree ("organization","created_at");
+CREATE INDEX "invoice_organization_idx" ON "invoice" USING btree ("organization","created_at");--> statement-breakpoint
+CREATE UNIQUE INDEX "invoice_period_key" ON "invoice" USING btree ("organization","period_start");

@@ -315,6 +315,8 @@ export const invoice = pgTable(
   },
   (t) => [
     index("invoice_organization_idx").on(t.organization, t.created_at),
+    // A billing period is invoiced once, however many instances run the billing job.
+    uniqueIndex("invoice_period_key").on(t.organization, t.period_start),
     check(
       "invoice_state_check",
       sql`${t.state} IN ('draft', 'open', 'pending', 'processing', 'paid', 'failed', 'past_due', 'closed', 'voided', 'void', 'uncollectible')`,

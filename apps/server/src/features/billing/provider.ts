@@ -31,8 +31,13 @@ export interface PaymentProvider {
   createSetupIntent(db: Db, organization: number): Promise<{ id: string; client_secret: string }>;
   /** The payment method a confirmed setup intent of this organization set up; it can be used once. */
   takeSetupIntent(db: Db, organization: number, id: string): Promise<PaymentMethodDetails>;
-  charge(organization: number, amountInCents: number, description: string): Promise<Charge>;
+  /** Charges the organization's payment method (its provider reference). */
+  charge(paymentMethod: string, amountInCents: number, description: string): Promise<Charge>;
 }
+
+/** A card that is accepted as a payment method but whose every charge is declined. */
+export const DECLINING_TEST_CARD = "4000000000000341";
+const DECLINING = "pm_declining_";
 
 export type CardInput = { number: string; exp_month: string; exp_year: string; cvc: string; name: string };
 export type BankAccountInput = {
@@ -46,7 +51,9 @@ export type BankAccountInput = {
  * The built-in provider (the embedded default): setup intents live in the database and are
  * confirmed by the dashboard's own card or bank-debit form, which this server validates (Luhn,
  * expiry, CVC; a routing number and an accepted debit mandate). Nothing leaves the server and
- * no money moves: charges always succeed, and the dashboard says these are test payments.
+ * no money moves: charges succeed — except with DECLINING_TEST_CARD, which attaches but whose
+ * charges fail (as Stripe's test card 4000 0000 0000 0341) — and the dashboard says these are
+ * test payments.
  */
 export const builtInProvider: PaymentProvider & {
   confirm(
@@ -97,8 +104,10 @@ export const builtInProvider: PaymentProvider & {
     return details;
   },
 
-  async charge() {
-    return { status: "paid", reference: `ch_${crypto.randomBytes(12).toString("hex")}` };
+  async charge(paymentMethod) {
+    const reference = `ch_${crypto.randomBytes(12).toString("hex")}`;
+    if (paymentMethod.startsWith(DECLINING)) return { status: "failed", reference, error: "Your card was declined." };
+    return { status: "paid", reference };
   },
 };
 
@@ -114,7 +123,7 @@ function cardDetails(card: CardInput): PaymentMethodDetails {
   if (problems.length > 0) throw new FlotillaError("bad_request", problems.join("; "));
   const year = card.exp_year.length === 2 ? `20${card.exp_year}` : card.exp_year;
   return {
-    reference: `pm_${crypto.randomBytes(12).toString("hex")}`,
+    reference: `${number === DECLINING_TEST_CARD ? DECLINING : "pm_"}${crypto.randomBytes(12).toString("hex")}`,
     type: "card",
     card_type: brand,
     first_one: number.slice(0, 1),

@@ -224,12 +224,12 @@ export type InvoiceRow = {
 const INVOICE_COLUMNS = `uuid, invoice_number, state, currency, subtotal_in_cents, total_in_cents, lines, period_start,
   period_end, created_at, due_on, closed_at`;
 
-/** A new invoice, numbered `INV-000042` from its id. */
+/** A new invoice, numbered `INV-000042` from its id; undefined when its period was already invoiced. */
 export async function createInvoice(
   db: Db,
   organization: number,
   values: { state: string; lines: InvoiceLine[]; periodStart: Date; periodEnd: Date; dueOn: Date },
-): Promise<InvoiceRow> {
+): Promise<InvoiceRow | undefined> {
   const total = values.lines.reduce((sum, line) => sum + line.amount_in_cents, 0);
   const { rows } = await db.query<InvoiceRow>(
     `WITH n AS (SELECT nextval(pg_get_serial_sequence('"invoice"', 'id')) AS id)
@@ -238,6 +238,7 @@ export async function createInvoice(
      SELECT n.id, gen_random_uuid()::text, $1, 'INV-' || lpad(n.id::text, 6, '0'), $2, $3, $3, $4::jsonb, $5, $6, $7,
             CASE WHEN $2 = 'paid' THEN now() END
        FROM n
+     ON CONFLICT (organization, period_start) DO NOTHING
      RETURNING ${INVOICE_COLUMNS}`,
     [
       organization,
@@ -249,7 +250,62 @@ export async function createInvoice(
       values.dueOn,
     ],
   );
-  return rows[0] as InvoiceRow;
+  return rows[0];
+}
+
+/** Invoices not paid when charged (past due since their due date). */
+export async function unpaidInvoices(db: Db, organization: number): Promise<InvoiceRow[]> {
+  const { rows } = await db.query<InvoiceRow>(
+    `SELECT ${INVOICE_COLUMNS} FROM "invoice" WHERE organization = $1 AND state IN ('past_due', 'failed') ORDER BY due_on`,
+    [organization],
+  );
+  return rows;
+}
+
+export async function markInvoicePaid(db: Db, organization: number, number: string) {
+  await db.query(
+    `UPDATE "invoice" SET state = 'paid', closed_at = now() WHERE organization = $1 AND invoice_number = $2`,
+    [organization, number],
+  );
+}
+
+/** Paid subscriptions open now, with the end of the last period invoiced since they started. */
+export async function paidSubscriptions(db: Db) {
+  const { rows } = await db.query<{
+    organization: number;
+    starts_on: Date;
+    billing_cycle: string;
+    invoiced_until: Date | null;
+    title: string;
+    monthly_price: number;
+    annual_price: number;
+  }>(
+    `SELECT s.is_for__organization AS organization, s.starts_on__date AS starts_on, s.billing_cycle,
+            (SELECT max(i.period_end) FROM "invoice" i
+              WHERE i.organization = s.is_for__organization AND i.period_start >= s.starts_on__date) AS invoiced_until,
+            p.title, p.monthly_price, p.annual_price
+       FROM "subscription" s JOIN "plan" p ON p.id = s.is_for__plan
+      WHERE s.ends_on__date IS NULL AND p.billing_code <> 'free'`,
+  );
+  return rows;
+}
+
+/**
+ * Past due since the oldest unpaid invoice's due date (none: not past due); frozen from
+ * `freezeDays` after it (spec 3 §4 "Past due and frozen"), unfrozen once nothing is unpaid.
+ */
+export async function updatePastDue(db: Db, now: Date, freezeDays: number, organization?: number) {
+  await db.query(
+    `UPDATE "organization" o SET has_past_due_invoice_since__date = due.since,
+            is_frozen = due.since IS NOT NULL AND due.since <= $1::timestamptz - make_interval(days => $2)
+       FROM (SELECT o2.id, (SELECT min(i.due_on) FROM "invoice" i
+                             WHERE i.organization = o2.id AND i.state IN ('past_due', 'failed')) AS since
+               FROM "organization" o2 WHERE $3::int IS NULL OR o2.id = $3) due
+      WHERE o.id = due.id
+        AND (o.has_past_due_invoice_since__date IS DISTINCT FROM due.since
+             OR o.is_frozen IS DISTINCT FROM (due.since IS NOT NULL AND due.since <= $1::timestamptz - make_interval(days => $2)))`,
+    [now, freezeDays, organization ?? null],
+  );
 }
 
 export async function invoicesOf(db: Db, organization: number): Promise<InvoiceRow[]> {

@@ -20,7 +20,10 @@ import {
   savePaymentMethod,
   usageOf,
 } from "./queries.ts";
-import { canAccessSupport, changePlan, invoiceInfo, planInfo } from "./service.ts";
+import { canAccessSupport, changePlan, invoiceInfo, planInfo, retryUnpaidInvoices, runBillingJob } from "./service.ts";
+
+/** How often each instance runs the billing job (one at a time across instances). */
+const BILLING_JOB_INTERVAL_MS = 60_000;
 
 const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
 
@@ -89,6 +92,11 @@ const confirmBody = z.object({
  */
 export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
   const provider: PaymentProvider = builtInProvider;
+  const job = setInterval(() => {
+    runBillingJob(ctx.db, provider).catch((error) => app.log.warn({ err: error }, "the billing job failed"));
+  }, BILLING_JOB_INTERVAL_MS);
+  job.unref();
+  app.addHook("onClose", () => clearInterval(job));
 
   /** The organization of the route, for a user who may see its billing: 404 when not a member, 403 otherwise. */
   async function billingOrganization(request: FastifyRequest): Promise<{ id: number; name: string; user: number }> {
@@ -190,6 +198,7 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     await ctx.db.transaction(async (tx) => {
       const method = await provider.takeSetupIntent(tx, id, body.token_id);
       await savePaymentMethod(tx, id, provider.name, method);
+      await retryUnpaidInvoices(tx, provider, id);
     });
     return { ok: true };
   });

@@ -1,5 +1,5 @@
-import { FREE_PLAN_DEVICE_ALLOWANCE, planChangeType, tierOf } from "@flotilla/domain";
-import type { Queryable } from "../../db/index.ts";
+import { FREE_PLAN_DEVICE_ALLOWANCE, FREEZE_DAYS, planChangeType, tierOf } from "@flotilla/domain";
+import type { Database, Queryable } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import type { PaymentProvider } from "./provider.ts";
 import {
@@ -7,12 +7,16 @@ import {
   currentSubscription,
   type InvoiceLine,
   type InvoiceRow,
+  markInvoicePaid,
+  paidSubscriptions,
   paymentMethodOf,
   planAddonPrices,
   planByCode,
   planIncludes,
   type Subscription,
   switchPlan,
+  unpaidInvoices,
+  updatePastDue,
   usageOf,
 } from "./queries.ts";
 
@@ -117,7 +121,8 @@ export async function changePlan(
     throw new FlotillaError("bad_request", "This plan change needs our sales team: contact sales to change it.");
   }
   const paid = target.billing_code !== "free";
-  if (paid && !(await paymentMethodOf(db, organization))) {
+  const method = await paymentMethodOf(db, organization);
+  if (paid && !method) {
     throw new FlotillaError("bad_request", "Add a payment method before moving to a paid plan.");
   }
   if (!paid) {
@@ -130,24 +135,90 @@ export async function changePlan(
     }
   }
   await switchPlan(db, organization, target.id, change.cycle, change.planChangeReason);
-  if (!paid) return undefined;
+  if (!paid || !method) return undefined;
   const price = change.cycle === "annual" ? target.annual_price : target.monthly_price;
-  const end = periodEnd({ starts_on: now, cycle: change.cycle }, now);
+  return issueInvoice(db, provider, organization, method.reference, {
+    title: target.title,
+    cycle: change.cycle,
+    price,
+    start: now,
+  });
+}
+
+/**
+ * Invoices one billing period of a plan and charges it: paid, or past due from the period's
+ * start when the charge fails. Undefined when the period was invoiced already.
+ */
+async function issueInvoice(
+  db: Db,
+  provider: PaymentProvider,
+  organization: number,
+  paymentMethod: string,
+  period: { title: string; cycle: "monthly" | "annual"; price: number; start: Date },
+): Promise<InvoiceRow | undefined> {
+  const end = periodEnd({ starts_on: period.start, cycle: period.cycle }, period.start);
+  const description = `${period.title} plan, ${period.cycle} (${isoDay(period.start)} – ${isoDay(end)})`;
   const lines: InvoiceLine[] = [
-    {
-      description: `${target.title} plan, ${change.cycle === "annual" ? "annual" : "monthly"} (${now.toISOString().slice(0, 10)} – ${end.toISOString().slice(0, 10)})`,
-      quantity: 1,
-      unit_cost_in_cents: price,
-      amount_in_cents: price,
-    },
+    { description, quantity: 1, unit_cost_in_cents: period.price, amount_in_cents: period.price },
   ];
-  const charge = await provider.charge(organization, price, lines[0]?.description ?? "");
+  const charge = await provider.charge(paymentMethod, period.price, description);
   return createInvoice(db, organization, {
-    state: charge.status === "paid" ? "paid" : "failed",
+    state: charge.status === "paid" ? "paid" : "past_due",
     lines,
-    periodStart: now,
+    periodStart: period.start,
     periodEnd: end,
-    dueOn: now,
+    dueOn: period.start,
+  });
+}
+
+const isoDay = (date: Date) => date.toISOString().slice(0, 10);
+
+/** After a new payment method: charges the unpaid invoices again, and unfreezes what is paid up. */
+export async function retryUnpaidInvoices(db: Db, provider: PaymentProvider, organization: number, now = new Date()) {
+  const method = await paymentMethodOf(db, organization);
+  if (!method) return;
+  for (const invoice of await unpaidInvoices(db, organization)) {
+    const charge = await provider.charge(method.reference, invoice.total_in_cents, `Invoice ${invoice.invoice_number}`);
+    if (charge.status === "paid") await markInvoicePaid(db, organization, invoice.invoice_number);
+  }
+  await updatePastDue(db, now, FREEZE_DAYS, organization);
+}
+
+/** Any instance may run the billing job; this lock lets one at a time do it. */
+const BILLING_JOB_LOCK = 0x62696c6c; // "bill"
+
+/**
+ * The billing job (every minute on every instance, one at a time): invoices each paid
+ * subscription's periods as they begin, charging the payment method, then marks organizations
+ * past due and frozen by their oldest unpaid invoice. Invoices are unique per period, so a job
+ * that runs twice issues nothing twice. `now` is a parameter: tests move this clock.
+ */
+export async function runBillingJob(db: Database, provider: PaymentProvider, now = new Date()) {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS locked", [
+      BILLING_JOB_LOCK,
+    ]);
+    if (!rows[0]?.locked) return { ran: false, invoiced: 0 };
+    let invoiced = 0;
+    for (const subscription of await paidSubscriptions(tx)) {
+      const method = await paymentMethodOf(tx, subscription.organization);
+      if (!method) continue;
+      const cycle = subscription.billing_cycle === "annual" ? "annual" : "monthly";
+      let start = new Date(subscription.invoiced_until ?? subscription.starts_on);
+      // Catch up on missed periods, a bounded number at a time.
+      for (let periods = 0; start <= now && periods < 24; periods += 1) {
+        const invoice = await issueInvoice(tx, provider, subscription.organization, method.reference, {
+          title: subscription.title,
+          cycle,
+          price: Number(cycle === "annual" ? subscription.annual_price : subscription.monthly_price),
+          start,
+        });
+        if (invoice) invoiced += 1;
+        start = periodEnd({ starts_on: start, cycle }, start);
+      }
+    }
+    await updatePastDue(tx, now, FREEZE_DAYS);
+    return { ran: true, invoiced };
   });
 }
 
