@@ -79,8 +79,15 @@ describe("balena-sdk models.billing", () => {
     expect((await sdk.models.billing.getAccount(org.id)).tax_id).toBeNull();
   });
 
-  it("getPlan is the free plan until a change; a paid plan needs a payment method", async () => {
+  it("getPlan is the free plan until a change; a paid plan needs a payment method, and so do credits", async () => {
     const sdk = await sdkAs(admin.token);
+    const [feature] = await sdk.pine.get({
+      resource: "feature",
+      options: { $select: "id", $filter: { slug: "device:microservices" } },
+    });
+    await expect(sdk.models.creditBundle.create(org.id, Number(feature?.id), 10)).rejects.toThrow(
+      "Credits are only available for pilot, production and enterprise plans.",
+    );
     expect(await sdk.models.billing.getPlan(org.id)).toMatchObject({
       code: "free",
       tier: "free",
@@ -152,6 +159,34 @@ describe("balena-sdk models.billing", () => {
     );
     // The payment method stays while the plan is paid.
     await expect(sdk.models.billing.removeBillingInfo(org.id)).rejects.toThrow("only be removed on the free plan");
+  });
+
+  it("creditBundle.create buys credits on a pilot plan with the payment method; a member cannot", async () => {
+    const sdk = await sdkAs(admin.token);
+    const [feature] = await sdk.pine.get({
+      resource: "feature",
+      options: { $select: "id", $filter: { slug: "device:microservices" } },
+    });
+    const bundle = (await sdk.models.creditBundle.create(org.id, Number(feature?.id), 100)) as unknown as Record<
+      string,
+      unknown
+    >;
+    expect(bundle).toMatchObject({
+      payment_status: "paid",
+      original_quantity: 100,
+      total_balance: 100,
+      unit_cost: 200,
+      total_cost: 20000,
+    });
+    const listed = await sdk.models.creditBundle.getAllByOrg(org.id, {
+      $select: ["original_quantity", "payment_status"],
+    });
+    expect(listed).toEqual([expect.objectContaining({ original_quantity: 100, payment_status: "paid" })]);
+    await expect(sdk.models.creditBundle.create(org.id, Number(feature?.id), 0)).rejects.toThrow(
+      "original_quantity: must be a whole number from 1 to 1500000",
+    );
+    const memberSdk = await sdkAs(member.token);
+    await expect(memberSdk.models.creditBundle.create(org.id, Number(feature?.id), 5)).rejects.toThrow();
   });
 
   it("usage and can-access-support answer for the administrator", async () => {
