@@ -228,6 +228,23 @@ describe("configuration", () => {
     );
   });
 
+  it("reads Stripe's keys (the payment provider), and checks their form", () => {
+    expect(loadConfig({}).stripe).toBeUndefined();
+    expect(
+      loadConfig({
+        STRIPE_SECRET_KEY: "sk_test_abc123",
+        STRIPE_WEBHOOK_SECRET: "whsec_xyz",
+        STRIPE_API_URL: "http://localhost:12111",
+      }).stripe,
+    ).toEqual({ secretKey: "sk_test_abc123", webhookSecret: "whsec_xyz", apiUrl: "http://localhost:12111" });
+    expect(() => loadConfig({ STRIPE_SECRET_KEY: "pk_test_abc" })).toThrow(
+      /^Invalid STRIPE_SECRET_KEY=.*: must be a Stripe secret key/,
+    );
+    expect(() => loadConfig({ STRIPE_WEBHOOK_SECRET: "secret" })).toThrow(
+      /^Invalid STRIPE_WEBHOOK_SECRET=.*: must be a Stripe webhook signing secret/,
+    );
+  });
+
   it("treats an empty variable as unset", () => {
     expect(loadConfig({ FLOTILLA_API_PORT: "" }).apiPort).toBe(8081);
   });

@@ -219,6 +219,15 @@ const schema = z.object({
   FLOTILLA_REGISTRY_KEY: z.string().min(1).optional(),
   FLOTILLA_REGISTRY_CERT: z.string().min(1).optional(),
   FLOTILLA_REGISTRY_MIRROR: flag.optional(),
+  STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_(test|live)_\w+$/, "must be a Stripe secret key (sk_test_…, sk_live_…)")
+    .optional(),
+  STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_\w+$/, "must be a Stripe webhook signing secret (whsec_…)")
+    .optional(),
+  STRIPE_API_URL: httpUrl.optional(),
   FLOTILLA_BUILDER: builderAddress.optional(),
   FLOTILLA_RATE_LIMIT: z.coerce.number({ error: "must be a number" }).int().min(1).default(1000),
   LOG_LEVEL: z
@@ -289,6 +298,8 @@ export type Config = {
    * (FLOTILLA_BUILDER); `mirror` also copies `image:` services into the registry. Undefined: no builds.
    */
   builder: { engine: { socketPath: string } | { url: string }; mirror: boolean } | undefined;
+  /** Stripe as the payment provider (STRIPE_SECRET_KEY); undefined: the built-in test provider. */
+  stripe: { secretKey: string; webhookSecret: string | undefined; apiUrl: string | undefined } | undefined;
   /** Variable name rules (spec 2 §5 "Variables"): the domain's defaults unless configured. */
   variableRules: VariableRules;
   logLevel: string;
@@ -388,6 +399,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       certFile: e.FLOTILLA_REGISTRY_CERT && path.resolve(e.FLOTILLA_REGISTRY_CERT),
     },
     builder: e.FLOTILLA_BUILDER && { engine: e.FLOTILLA_BUILDER, mirror: e.FLOTILLA_REGISTRY_MIRROR === "1" },
+    stripe: e.STRIPE_SECRET_KEY
+      ? { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiUrl: e.STRIPE_API_URL }
+      : undefined,
     variableRules: {
       reservedNames: e.FLOTILLA_VARIABLE_RESERVED_NAMES ?? DEFAULT_VARIABLE_RULES.reservedNames,
       reservedNamespaces: e.FLOTILLA_VARIABLE_RESERVED_NAMESPACES ?? DEFAULT_VARIABLE_RULES.reservedNamespaces,

@@ -5,6 +5,7 @@ CREATE TABLE "billing_account" (
 	"address" jsonb DEFAULT '{}'::jsonb NOT NULL,
 	"tax_id" jsonb,
 	"account_state" text DEFAULT 'active' NOT NULL,
+	"provider_customer" text,
 	"modified_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
@@ -20,6 +21,7 @@ CREATE TABLE "invoice" (
 	"lines" jsonb DEFAULT '[]'::jsonb NOT NULL,
 	"period_start" timestamp with time zone,
 	"period_end" timestamp with time zone,
+	"payment_reference" text,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"due_on" timestamp with time zone,
 	"closed_at" timestamp with time zone,

@@ -256,6 +256,8 @@ export const billing_account = pgTable("billing_account", {
   tax_id: jsonb(),
   /** "active" enables billing info and invoices (spec 3 §3). */
   account_state: text().notNull().default("active"),
+  /** The payment provider's customer (Stripe `cus_…`), created with the first setup intent. */
+  provider_customer: text(),
   modified_at: modifiedAt(),
 });
 
@@ -309,6 +311,8 @@ export const invoice = pgTable(
     lines: jsonb().notNull().default([]),
     period_start: date(),
     period_end: date(),
+    /** The provider's payment of it (a Stripe PaymentIntent), to match its webhooks. */
+    payment_reference: text(),
     created_at: createdAt(),
     due_on: date(),
     closed_at: date(),

@@ -45,14 +45,14 @@ export function creditBundleHooks(provider: PaymentProvider): ResourceHooks {
       if (creditPurchaseNeedsContactSales(totalCost)) {
         throw new FlotillaError("bad_request", "A purchase this large goes through our sales team: contact sales.");
       }
-      const charge = await provider.charge(method.reference, totalCost, `${quantity} credits`);
+      const charge = await provider.charge(tx, organization, method.reference, totalCost, `${quantity} credits`);
       const { rows: users } = await tx.query<{ id: number }>(`SELECT id FROM "user" WHERE actor = $1`, [actorId]);
       Object.assign(body, {
         is_created_by__user: users[0]?.id ?? null,
         total_balance: quantity,
         unit_cost: unitCost,
         total_cost: totalCost,
-        payment_status: charge.status === "paid" ? "paid" : "failed",
+        payment_status: charge.status,
         error_message: charge.error ?? null,
         expires_on__date: creditExpiry(new Date()),
         is_associated_with__invoice_id: charge.reference,

@@ -1,7 +1,9 @@
 import crypto from "node:crypto";
 import { cardTypeOf, isValidCardNumber, isValidCvc, isValidExpiry } from "@flotilla/domain";
+import type { Config } from "../../config.ts";
 import type { Queryable } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
+import { stripeProvider } from "./stripe-provider.ts";
 
 type Db = Pick<Queryable, "query">;
 
@@ -18,7 +20,8 @@ export type PaymentMethodDetails = {
   full_name: string;
 };
 
-export type Charge = { status: "paid" | "failed"; reference: string; error?: string };
+/** A charge's outcome: `processing` when the money arrives later (a bank debit; a webhook ends it). */
+export type Charge = { status: "paid" | "failed" | "processing"; reference: string; error?: string };
 
 /**
  * The payment provider behind the billing service (docs/billing.md): it sets up payment methods
@@ -32,7 +35,13 @@ export interface PaymentProvider {
   /** The payment method a confirmed setup intent of this organization set up; it can be used once. */
   takeSetupIntent(db: Db, organization: number, id: string): Promise<PaymentMethodDetails>;
   /** Charges the organization's payment method (its provider reference). */
-  charge(paymentMethod: string, amountInCents: number, description: string): Promise<Charge>;
+  charge(
+    db: Db,
+    organization: number,
+    paymentMethod: string,
+    amountInCents: number,
+    description: string,
+  ): Promise<Charge>;
 }
 
 /** A card that is accepted as a payment method but whose every charge is declined. */
@@ -104,12 +113,24 @@ export const builtInProvider: PaymentProvider & {
     return details;
   },
 
-  async charge(paymentMethod) {
+  async charge(_db, _organization, paymentMethod) {
     const reference = `ch_${crypto.randomBytes(12).toString("hex")}`;
     if (paymentMethod.startsWith(DECLINING)) return { status: "failed", reference, error: "Your card was declined." };
     return { status: "paid", reference };
   },
 };
+
+const providers = new WeakMap<Config, PaymentProvider>();
+
+/** The deployment's payment provider: Stripe when STRIPE_SECRET_KEY is set, else the built-in one (one per configuration). */
+export function paymentProviderFor(config: Config): PaymentProvider {
+  let provider = providers.get(config);
+  if (!provider) {
+    provider = config.stripe ? stripeProvider(config.stripe) : builtInProvider;
+    providers.set(config, provider);
+  }
+  return provider;
+}
 
 function cardDetails(card: CardInput): PaymentMethodDetails {
   const number = card.number.replace(/[\s-]/g, "");

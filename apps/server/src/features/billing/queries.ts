@@ -228,15 +228,22 @@ const INVOICE_COLUMNS = `uuid, invoice_number, state, currency, subtotal_in_cent
 export async function createInvoice(
   db: Db,
   organization: number,
-  values: { state: string; lines: InvoiceLine[]; periodStart: Date; periodEnd: Date; dueOn: Date },
+  values: {
+    state: string;
+    lines: InvoiceLine[];
+    periodStart: Date;
+    periodEnd: Date;
+    dueOn: Date;
+    paymentReference?: string;
+  },
 ): Promise<InvoiceRow | undefined> {
   const total = values.lines.reduce((sum, line) => sum + line.amount_in_cents, 0);
   const { rows } = await db.query<InvoiceRow>(
     `WITH n AS (SELECT nextval(pg_get_serial_sequence('"invoice"', 'id')) AS id)
      INSERT INTO "invoice" (id, uuid, organization, invoice_number, state, subtotal_in_cents, total_in_cents, lines,
-                            period_start, period_end, due_on, closed_at)
+                            period_start, period_end, due_on, closed_at, payment_reference)
      SELECT n.id, gen_random_uuid()::text, $1, 'INV-' || lpad(n.id::text, 6, '0'), $2, $3, $3, $4::jsonb, $5, $6, $7,
-            CASE WHEN $2 = 'paid' THEN now() END
+            CASE WHEN $2 = 'paid' THEN now() END, $8
        FROM n
      ON CONFLICT (organization, period_start) DO NOTHING
      RETURNING ${INVOICE_COLUMNS}`,
@@ -248,6 +255,7 @@ export async function createInvoice(
       values.periodStart,
       values.periodEnd,
       values.dueOn,
+      values.paymentReference ?? null,
     ],
   );
   return rows[0];

@@ -8,7 +8,7 @@ import { parseInput } from "../../lib/validation.ts";
 import { verifyCaptcha } from "../captcha/verify.ts";
 import { mayDo } from "../data-api/actions.ts";
 import { invoicePdf } from "./invoice-pdf.ts";
-import { builtInProvider, type PaymentProvider } from "./provider.ts";
+import { builtInProvider, type PaymentProvider, paymentProviderFor } from "./provider.ts";
 import {
   accountOf,
   currentSubscription,
@@ -20,7 +20,16 @@ import {
   savePaymentMethod,
   usageOf,
 } from "./queries.ts";
-import { canAccessSupport, changePlan, invoiceInfo, planInfo, retryUnpaidInvoices, runBillingJob } from "./service.ts";
+import {
+  canAccessSupport,
+  changePlan,
+  invoiceInfo,
+  planInfo,
+  retryUnpaidInvoices,
+  runBillingJob,
+  settlePayment,
+} from "./service.ts";
+import { outcomeOfEvent, type stripeProvider } from "./stripe-provider.ts";
 
 /** How often each instance runs the billing job (one at a time across instances). */
 const BILLING_JOB_INTERVAL_MS = 60_000;
@@ -91,7 +100,7 @@ const confirmBody = z.object({
  * invoices with their PDF, usage and support access. Payments go through `provider`.
  */
 export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
-  const provider: PaymentProvider = builtInProvider;
+  const provider: PaymentProvider = paymentProviderFor(ctx.config);
   const job = setInterval(() => {
     runBillingJob(ctx.db, provider).catch((error) => app.log.warn({ err: error }, "the billing job failed"));
   }, BILLING_JOB_INTERVAL_MS);
@@ -242,11 +251,35 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
 
   // The built-in provider's confirmation (what Stripe.js does against Stripe): the dashboard's
   // card or bank-debit form, checked here; the setup intent's client secret proves the caller started it.
-  app.post("/billing/v1/test-payments/setup-intents/:id/confirm", async (request) => {
-    requireUser(request);
-    const body = parseInput(confirmBody, request.body);
-    const intent = (request.params as { id: string }).id;
-    const method = await builtInProvider.confirm(ctx.db, intent, body.client_secret, body);
-    return { id: intent, status: "succeeded", payment_method: { type: method.type, last_four: method.last_four } };
-  });
+  if (provider === builtInProvider) {
+    app.post("/billing/v1/test-payments/setup-intents/:id/confirm", async (request) => {
+      requireUser(request);
+      const body = parseInput(confirmBody, request.body);
+      const intent = (request.params as { id: string }).id;
+      const method = await builtInProvider.confirm(ctx.db, intent, body.client_secret, body);
+      return { id: intent, status: "succeeded", payment_method: { type: method.type, last_four: method.last_four } };
+    });
+  }
+
+  const stripe = ctx.config.stripe;
+  if (stripe?.webhookSecret && "client" in provider) {
+    const { client } = provider as ReturnType<typeof stripeProvider>;
+    const secret = stripe.webhookSecret;
+    // Stripe signs the raw body: this route reads it as bytes.
+    await app.register(async (scope) => {
+      scope.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => done(null, body));
+      scope.post("/billing/v1/stripe/webhook", { config: { public: true } }, async (request) => {
+        let event: ReturnType<typeof client.webhooks.constructEvent>;
+        try {
+          const signature = String(request.headers["stripe-signature"] ?? "");
+          event = client.webhooks.constructEvent(request.body as Buffer, signature, secret);
+        } catch {
+          throw new FlotillaError("bad_request", "The Stripe-Signature header does not sign this body.");
+        }
+        const outcome = outcomeOfEvent(event);
+        if (outcome) await ctx.db.transaction((tx) => settlePayment(tx, outcome.reference, outcome.state));
+        return { received: true };
+      });
+    });
+  }
 }

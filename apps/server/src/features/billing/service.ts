@@ -161,9 +161,10 @@ async function issueInvoice(
   const lines: InvoiceLine[] = [
     { description, quantity: 1, unit_cost_in_cents: period.price, amount_in_cents: period.price },
   ];
-  const charge = await provider.charge(paymentMethod, period.price, description);
+  const charge = await provider.charge(db, organization, paymentMethod, period.price, description);
   return createInvoice(db, organization, {
-    state: charge.status === "paid" ? "paid" : "past_due",
+    state: charge.status === "failed" ? "past_due" : charge.status,
+    paymentReference: charge.reference,
     lines,
     periodStart: period.start,
     periodEnd: end,
@@ -178,10 +179,33 @@ export async function retryUnpaidInvoices(db: Db, provider: PaymentProvider, org
   const method = await paymentMethodOf(db, organization);
   if (!method) return;
   for (const invoice of await unpaidInvoices(db, organization)) {
-    const charge = await provider.charge(method.reference, invoice.total_in_cents, `Invoice ${invoice.invoice_number}`);
+    const charge = await provider.charge(
+      db,
+      organization,
+      method.reference,
+      invoice.total_in_cents,
+      `Invoice ${invoice.invoice_number}`,
+    );
     if (charge.status === "paid") await markInvoicePaid(db, organization, invoice.invoice_number);
   }
   await updatePastDue(db, now, FREEZE_DAYS, organization);
+}
+
+/**
+ * A payment that ended later (a Stripe webhook): its invoice is paid or past due, its credit
+ * bundle paid or failed, and the organization's past-due state follows.
+ */
+export async function settlePayment(db: Db, reference: string, state: "paid" | "past_due", now = new Date()) {
+  const { rows } = await db.query<{ organization: number }>(
+    `UPDATE "invoice" SET state = $2, closed_at = CASE WHEN $2 = 'paid' THEN now() END
+      WHERE payment_reference = $1 AND state IN ('processing', 'past_due', 'failed', 'open') RETURNING organization`,
+    [reference, state],
+  );
+  await db.query(
+    `UPDATE "credit_bundle" SET payment_status = $2 WHERE is_associated_with__invoice_id = $1 AND payment_status = 'processing'`,
+    [reference, state === "paid" ? "paid" : "failed"],
+  );
+  for (const row of rows) await updatePastDue(db, now, FREEZE_DAYS, Number(row.organization));
 }
 
 /** Any instance may run the billing job; this lock lets one at a time do it. */

@@ -3,7 +3,7 @@ import { model } from "../../model/index.ts";
 import type { Hooks, ResourceHooks } from "../../odata/index.ts";
 import { userHooks } from "../account/deletion.ts";
 import { creditBundleHooks } from "../billing/credits.ts";
-import { builtInProvider } from "../billing/provider.ts";
+import { paymentProviderFor } from "../billing/provider.ts";
 import { withTargetStateInvalidation } from "../devices/invalidation.ts";
 import { deviceConfigVariableHooks, deviceSettingsHooks, frozenDeviceChildHooks } from "../devices/settings-hooks.ts";
 import { applicationHooks, deviceHooks } from "../fleets/hooks.ts";
@@ -54,7 +54,7 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     release: releaseHooks(ctx.devices, ctx.config.dataDir),
     user__has__public_key: sshKeyHooks,
     user: userHooks,
-    credit_bundle: creditBundleHooks(builtInProvider),
+    credit_bundle: creditBundleHooks(paymentProviderFor(ctx.config)),
   };
   // Variables' name and value rules (spec 2 §5), after the resource's own checks (a frozen device).
   for (const name of Object.keys(VARIABLE_RESOURCES)) {
