@@ -243,6 +243,9 @@ describe("configuration", () => {
     expect(() => loadConfig({ STRIPE_WEBHOOK_SECRET: "secret" })).toThrow(
       /^Invalid STRIPE_WEBHOOK_SECRET=.*: must be a Stripe webhook signing secret/,
     );
+    expect(() => loadConfig({ STRIPE_WEBHOOK_SECRET: "whsec_xyz" })).toThrow(
+      "Invalid STRIPE_SECRET_KEY: Missing billing provider configuration parameters",
+    );
   });
 
   it("treats an empty variable as unset", () => {

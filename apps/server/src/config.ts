@@ -347,6 +347,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       "Invalid FLOTILLA_BUILDER: must be set when FLOTILLA_REGISTRY_MIRROR=1 (it copies the images)",
     );
   }
+  if ((e.STRIPE_WEBHOOK_SECRET || e.STRIPE_API_URL) && !e.STRIPE_SECRET_KEY) {
+    // The spec's text for an incomplete billing provider (spec 1 §8).
+    throw new ConfigError("Invalid STRIPE_SECRET_KEY: Missing billing provider configuration parameters");
+  }
   if (e.FLOTILLA_REGISTRY_KEY && !e.FLOTILLA_REGISTRY_URL) {
     throw new ConfigError("Invalid FLOTILLA_REGISTRY_URL: must be set when FLOTILLA_REGISTRY_KEY is set");
   }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtInProvider, DECLINING_TEST_CARD } from "../src/features/billing/provider.ts";
 import { runBillingJob } from "../src/features/billing/service.ts";
+import { grantGlobalRole } from "../src/features/users/service.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 import { call } from "./support/devices.ts";
 
@@ -87,5 +88,30 @@ describe("the billing job", () => {
     await addCard("4242424242424242");
     expect((await invoices()).map((i) => i.state)).toEqual(["paid", "paid", "paid"]);
     expect(await organization()).toMatchObject({ is_frozen: false, since: null });
+  });
+
+  it("the test clock: a platform administrator advances billing time and the job runs; nobody else may", async () => {
+    const other = await t.factories.user();
+    const otherOrg = (await t.factories.organization({ admins: [other.user] })).id;
+    const refused = await call(t, "POST", "/billing/v1/test-clock/advance", other.token, { days: 65 });
+    expect(refused.status).toBe(403);
+    expect(refused.json.message).toBe("Only platform administrators move the billing test clock.");
+
+    // An organization on pilot with a declining card: moved 65 days, it is frozen.
+    org = otherOrg;
+    admin = other;
+    await addCard(DECLINING_TEST_CARD);
+    expect((await call(t, "PATCH", `/billing/v1/account/${org}/plan`, admin.token, { tier: "pilot-v2" })).status).toBe(
+      200,
+    );
+    const staff = await t.factories.user();
+    await grantGlobalRole(t.db.orm, staff.user.id, "balena_admin");
+    // Global roles are read when the session starts.
+    const staffToken = await t.ctx.tokens.start(staff.user);
+    const moved = await call(t, "POST", "/billing/v1/test-clock/advance", staffToken, { days: 65 });
+    expect(moved.status).toBe(200);
+    expect(Date.parse(String(moved.json.now)) - Date.now()).toBeGreaterThan(64 * DAY);
+    expect((await organization())?.is_frozen).toBe(true);
+    expect((await call(t, "POST", "/billing/v1/test-clock/advance", staffToken, { days: 0 })).status).toBe(400);
   });
 });

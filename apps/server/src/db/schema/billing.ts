@@ -327,3 +327,13 @@ export const invoice = pgTable(
     ),
   ],
 );
+
+/**
+ * The built-in provider's test clock (as Stripe's test clocks): how far a platform administrator
+ * moved billing time ahead, to try renewals, past due and freezing without waiting. One row.
+ */
+export const billing_test_clock = pgTable("billing_test_clock", {
+  id: integer().primaryKey().default(1),
+  advanced_by_seconds: integer().notNull().default(0),
+  modified_at: modifiedAt(),
+});

@@ -21,6 +21,8 @@ import {
   usageOf,
 } from "./queries.ts";
 import {
+  advanceTestClock,
+  billingNow,
   canAccessSupport,
   changePlan,
   invoiceInfo,
@@ -102,7 +104,9 @@ const confirmBody = z.object({
 export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
   const provider: PaymentProvider = paymentProviderFor(ctx.config);
   const job = setInterval(() => {
-    runBillingJob(ctx.db, provider).catch((error) => app.log.warn({ err: error }, "the billing job failed"));
+    billingNow(ctx.db, provider)
+      .then((now) => runBillingJob(ctx.db, provider, now))
+      .catch((error) => app.log.warn({ err: error }, "the billing job failed"));
   }, BILLING_JOB_INTERVAL_MS);
   job.unref();
   app.addHook("onClose", () => clearInterval(job));
@@ -252,6 +256,20 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
   // The built-in provider's confirmation (what Stripe.js does against Stripe): the dashboard's
   // card or bank-debit form, checked here; the setup intent's client secret proves the caller started it.
   if (provider === builtInProvider) {
+    // The test clock (docs/billing.md): platform administrators move billing time ahead and the
+    // billing job runs at once, to try renewals, past due and freezing.
+    app.post("/billing/v1/test-clock/advance", async (request) => {
+      const user = requireUser(request);
+      if (!user.caller.globalRoles.includes("balena_admin")) {
+        throw new FlotillaError("forbidden", "Only platform administrators move the billing test clock.");
+      }
+      const { days } = parseInput(z.object({ days: z.number().int().min(1).max(3660) }), request.body);
+      await advanceTestClock(ctx.db, days);
+      const now = await billingNow(ctx.db, provider);
+      const job = await runBillingJob(ctx.db, provider, now);
+      return { now: now.toISOString(), invoiced: job.invoiced };
+    });
+
     app.post("/billing/v1/test-payments/setup-intents/:id/confirm", async (request) => {
       requireUser(request);
       const body = parseInput(confirmBody, request.body);

@@ -208,6 +208,23 @@ export async function settlePayment(db: Db, reference: string, state: "paid" | "
   for (const row of rows) await updatePastDue(db, now, FREEZE_DAYS, Number(row.organization));
 }
 
+/** Billing time: the wall clock, plus what the test clock was advanced by (built-in provider only). */
+export async function billingNow(db: Db, provider: PaymentProvider): Promise<Date> {
+  if (!provider.isTest || provider.name !== "built-in") return new Date();
+  const { rows } = await db.query<{ seconds: number }>(
+    `SELECT advanced_by_seconds AS seconds FROM "billing_test_clock" WHERE id = 1`,
+  );
+  return new Date(Date.now() + Number(rows[0]?.seconds ?? 0) * 1000);
+}
+
+export async function advanceTestClock(db: Db, days: number) {
+  await db.query(
+    `INSERT INTO "billing_test_clock" (id, advanced_by_seconds) VALUES (1, $1)
+     ON CONFLICT (id) DO UPDATE SET advanced_by_seconds = "billing_test_clock".advanced_by_seconds + $1, modified_at = now()`,
+    [Math.round(days * 86_400)],
+  );
+}
+
 /** Any instance may run the billing job; this lock lets one at a time do it. */
 const BILLING_JOB_LOCK = 0x62696c6c; // "bill"
 
