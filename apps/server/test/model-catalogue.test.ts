@@ -31,12 +31,12 @@ afterAll(() => drop());
 
 type Row = Record<string, unknown>;
 
-/** One data API request as `as` (a user, with the permissions every user holds). */
-async function request(as: User, method: string, url: string, body?: unknown) {
+/** One data API request as `as` (a user, with the permissions every user holds, and those of its global roles). */
+async function request(as: User, method: string, url: string, body?: unknown, globalRoles: string[] = []) {
   return handleODataRequest({
     db,
     model,
-    permissions: createPermissions({ model, permissions: permissionsForUser(), actorId: as.actor }),
+    permissions: createPermissions({ model, permissions: permissionsForUser(globalRoles), actorId: as.actor }),
     actorId: as.actor,
     method,
     url,
@@ -56,6 +56,19 @@ const planId = async (code: string) => {
 };
 
 describe("the seeded plan catalogue", () => {
+  it("is edited by platform administrators, and only read by everyone else", async () => {
+    const someone = await make.user();
+    const pilot = await planId("pilot-v2");
+    await expect(request(someone, "PATCH", `/plan(${pilot})`, { monthly_price: 1 })).rejects.toMatchObject({
+      statusCode: 401,
+    });
+    const staff = await make.user();
+    const patched = await request(staff, "PATCH", `/plan(${pilot})`, { title: "Pilot+" }, ["balena_admin"]);
+    expect(patched.status).toBe(200);
+    expect((await get(someone, `/plan(${pilot})?$select=title`))[0]?.title).toBe("Pilot+");
+    await request(staff, "PATCH", `/plan(${pilot})`, { title: "Pilot" }, ["balena_admin"]);
+  });
+
   it("has the free plan with a 10-device allowance and community support only", async () => {
     const someone = await make.user();
     const [free] = await get(

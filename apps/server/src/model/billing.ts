@@ -1,9 +1,9 @@
 import { computed, createdAt, editable, field, id, many, modifiedAt, ref, resource, synonym } from "./dsl.ts";
 
-const planFeaturePlan = ref("plan", "plan");
-const planFeatureFeature = ref("feature", "feature");
-const planAddonPlan = ref("plan", "plan");
-const planAddonFeature = ref("feature", "feature");
+const planFeaturePlan = ref("plan", "plan", { writable: true, required: true });
+const planFeatureFeature = ref("feature", "feature", { writable: true, required: true });
+const planAddonPlan = ref("plan", "plan", { writable: true, required: true });
+const planAddonFeature = ref("feature", "feature", { writable: true, required: true });
 const prepaidAddon = ref("is_for__plan_addon", "plan__offers__feature");
 const discountedAddon = ref("discounts__plan_addon", "plan__offers__feature");
 const creditNotificationFeature = ref("owns_credit_notification_for__feature", "feature", {
@@ -42,14 +42,15 @@ export const billingResources = [
     fields: [
       id,
       createdAt,
-      field("title", "Text"),
-      field("billing_code", "Text"),
-      field("monthly_price", "Integer"),
-      field("annual_price", "Integer"),
-      field("can_self_serve", "Boolean"),
-      field("is_legacy", "Boolean"),
-      field("is_valid_from__date", "Date Time"),
-      field("is_valid_until__date", "Date Time"),
+      // The catalogue is data a platform administrator edits (permissions.ts); others only read it.
+      editable("title", "Text", true),
+      editable("billing_code", "Text", true),
+      editable("monthly_price", "Integer", true),
+      editable("annual_price", "Integer", true),
+      editable("can_self_serve", "Boolean"),
+      editable("is_legacy", "Boolean"),
+      editable("is_valid_from__date", "Date Time"),
+      editable("is_valid_until__date", "Date Time"),
     ],
     navigations: [
       ...many(["plan__has__discount_code"], "plan__has__discount_code", "plan"),
@@ -81,7 +82,7 @@ export const billingResources = [
       planFeaturePlan,
       planFeatureFeature,
       synonym("provides__feature", planFeatureFeature),
-      field("quantity", "Integer"),
+      editable("quantity", "Integer"),
     ],
   }),
   resource({
@@ -96,9 +97,9 @@ export const billingResources = [
       synonym("is_offered_by__plan", planAddonPlan),
       planAddonFeature,
       synonym("offers__feature", planAddonFeature),
-      field("base_price", "Integer"),
-      field("can_self_serve", "Boolean"),
-      field("bills_dynamically", "Boolean"),
+      editable("base_price", "Integer", true),
+      editable("can_self_serve", "Boolean"),
+      editable("bills_dynamically", "Boolean"),
     ],
     navigations: many(
       [

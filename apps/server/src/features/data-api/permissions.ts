@@ -187,6 +187,10 @@ export function permissionsForUser(globalRoles: readonly string[] = []): string[
       // spec 2 §6 "Fleet membership": developer and balena_admin can remove.
       "resin.user_application_membership.read",
       "resin.user_application_membership.delete",
+      // The plan catalogue is edited by platform administrators (spec 3 §3 plans as data).
+      "resin.plan.all",
+      "resin.plan_feature.all",
+      "resin.plan_addon.all",
     );
   }
   return strings;
