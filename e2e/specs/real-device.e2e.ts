@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startPodman, type TestPodman } from "../../apps/server/test/support/podman.ts";
+import { publishBusybox, startPodman, type TestPodman } from "../../apps/server/test/support/podman.ts";
 import { freePort, startRegistry, type TestRegistry } from "../../apps/server/test/support/registry.ts";
 import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
@@ -120,17 +120,7 @@ describe("a real device runs what flotilla push built", () => {
     upstream = await startRegistry({ port: await freePort() });
     builder = await startPodman([registryHost, upstream.host]);
     engine = await startPodman([registryHost], { ownStorage: true });
-    // The upstream holds busybox, as Docker Hub holds public images.
-    const context = fs.mkdtempSync("/tmp/flotilla-e2e-upstream-");
-    fs.copyFileSync("/bin/busybox", `${context}/busybox`);
-    fs.writeFileSync(
-      `${context}/Dockerfile`,
-      'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", "/bin"]\n',
-    );
-    await builder.podman("build", "-q", "-t", `${upstream.host}/${UPSTREAM_IMAGE}`, context);
-    await builder.podman("push", "-q", `${upstream.host}/${UPSTREAM_IMAGE}`);
-    await builder.podman("rmi", `${upstream.host}/${UPSTREAM_IMAGE}`);
-    fs.rmSync(context, { recursive: true, force: true });
+    await publishBusybox(builder, `${upstream.host}/${UPSTREAM_IMAGE}`);
 
     flotilla = await startFlotilla({
       FLOTILLA_REGISTRY_URL: `http://${registryHost}`,

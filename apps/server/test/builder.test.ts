@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REGISTRY_TOKEN_ISSUER } from "../src/features/registry/tokens.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 import { call, provisioningKeyFor, registerDevice, type TestDevice } from "./support/devices.ts";
-import { startPodman, type TestPodman } from "./support/podman.ts";
+import { publishBusybox, startPodman, type TestPodman } from "./support/podman.ts";
 import { freePort, registryClient, startRegistry, type TestRegistry } from "./support/registry.ts";
 
 /**
@@ -91,14 +91,7 @@ beforeAll(async () => {
     port: registryPort,
     token: { realm: `${t.url}/auth/v1/token`, issuer: REGISTRY_TOKEN_ISSUER, certificatePem },
   });
-  // The upstream holds a busybox image, as Docker Hub would hold a public one.
-  const context = fs.mkdtempSync("/tmp/flotilla-upstream-");
-  fs.copyFileSync("/bin/busybox", `${context}/busybox`);
-  fs.writeFileSync(`${context}/Dockerfile`, BUSYBOX_DOCKERFILE);
-  await engine.podman("build", "-q", "-t", `${upstream.host}/${UPSTREAM_IMAGE}`, context);
-  await engine.podman("push", "-q", `${upstream.host}/${UPSTREAM_IMAGE}`);
-  await engine.podman("rmi", `${upstream.host}/${UPSTREAM_IMAGE}`);
-  fs.rmSync(context, { recursive: true, force: true });
+  await publishBusybox(engine, `${upstream.host}/${UPSTREAM_IMAGE}`, BUSYBOX_DOCKERFILE);
 
   const owner = await t.factories.user();
   token = owner.token;

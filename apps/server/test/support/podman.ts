@@ -85,3 +85,24 @@ export async function startPodman(
   }
   return { socket, podman, stop };
 }
+
+/** The Dockerfile of a busybox image FROM scratch (the only kind these machines can build). */
+export const BUSYBOX_BASE =
+  'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", "/bin"]\n';
+
+/**
+ * Builds a busybox image from `dockerfile` and pushes it as `reference` to an upstream registry
+ * (as Docker Hub holds public images); the engine keeps no copy, so using it means pulling it.
+ */
+export async function publishBusybox(engine: TestPodman, reference: string, dockerfile = BUSYBOX_BASE) {
+  const context = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-upstream-"));
+  try {
+    fs.copyFileSync("/bin/busybox", path.join(context, "busybox"));
+    fs.writeFileSync(path.join(context, "Dockerfile"), dockerfile);
+    await engine.podman("build", "-q", "-t", reference, context);
+    await engine.podman("push", "-q", reference);
+    await engine.podman("rmi", reference);
+  } finally {
+    fs.rmSync(context, { recursive: true, force: true });
+  }
+}
