@@ -114,4 +114,36 @@ describe("the billing job", () => {
     expect((await organization())?.is_frozen).toBe(true);
     expect((await call(t, "POST", "/billing/v1/test-clock/advance", staffToken, { days: 0 })).status).toBe(400);
   });
+
+  it("bills usage beyond the plan on each new period: seats of paid roles beyond those included", async () => {
+    const first = await t.factories.user();
+    const second = await t.factories.user();
+    org = (await t.factories.organization({ admins: [first.user, second.user] })).id;
+    admin = first;
+    await addCard("4242424242424242");
+    // Prototype includes one administrator seat; the second costs $49 a month.
+    expect(
+      (await call(t, "PATCH", `/billing/v1/account/${org}/plan`, admin.token, { tier: "prototype-v2" })).status,
+    ).toBe(200);
+    const plan = await call(t, "GET", `/billing/v1/account/${org}/plan`, admin.token);
+    expect(plan.json.billing).toMatchObject({
+      totalCostCents: "14800",
+      charges: [
+        expect.objectContaining({ itemType: "plan", unitCostCents: "9900" }),
+        expect.objectContaining({
+          itemType: "addon",
+          code: "member:administrator",
+          quantity: "1",
+          unitCostCents: "4900",
+        }),
+      ],
+    });
+    await runBillingJob(t.db, builtInProvider, new Date(Date.now() + 32 * DAY));
+    const { rows } = await t.db.query<{
+      total_in_cents: number;
+      lines: Array<{ code?: string; amount_in_cents: number }>;
+    }>(`SELECT total_in_cents, lines FROM "invoice" WHERE organization = $1 ORDER BY period_start DESC LIMIT 1`, [org]);
+    expect(rows[0]?.total_in_cents).toBe(14800);
+    expect(rows[0]?.lines.map((line) => line.code ?? "plan")).toEqual(["plan", "member:administrator"]);
+  });
 });

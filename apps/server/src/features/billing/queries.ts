@@ -204,6 +204,8 @@ export type InvoiceLine = {
   quantity: number;
   unit_cost_in_cents: number;
   amount_in_cents: number;
+  /** The billing item (`device:microservices`, `member:developer`) of a usage line. */
+  code?: string;
 };
 
 export type InvoiceRow = {
@@ -284,11 +286,12 @@ export async function paidSubscriptions(db: Db) {
     starts_on: Date;
     billing_cycle: string;
     invoiced_until: Date | null;
+    plan: number;
     title: string;
     monthly_price: number;
     annual_price: number;
   }>(
-    `SELECT s.is_for__organization AS organization, s.starts_on__date AS starts_on, s.billing_cycle,
+    `SELECT s.is_for__organization AS organization, p.id AS plan, s.starts_on__date AS starts_on, s.billing_cycle,
             (SELECT max(i.period_end) FROM "invoice" i
               WHERE i.organization = s.is_for__organization AND i.period_start >= s.starts_on__date) AS invoiced_until,
             p.title, p.monthly_price, p.annual_price

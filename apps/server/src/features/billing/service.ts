@@ -35,17 +35,11 @@ export function periodEnd(subscription: Pick<Subscription, "starts_on" | "cycle"
 
 /**
  * The plan as balena-sdk's `billing.getPlan` answers it: the plan, its cycle, the current
- * period's end, and the charges (the plan's price, and devices beyond those it includes at the
- * add-on's price, per month).
+ * period's end, and the charges (the plan's price, and this month's usage beyond the plan).
  */
 export async function planInfo(db: Db, organization: number, now = new Date()) {
   const subscription = await currentSubscription(db, organization);
   const { plan } = subscription;
-  const [includes, prices, usage] = await Promise.all([
-    planIncludes(db, plan.id),
-    planAddonPrices(db, plan.id),
-    usageOf(db, organization),
-  ]);
   const charges = [
     {
       itemType: "plan",
@@ -54,18 +48,14 @@ export async function planInfo(db: Db, organization: number, now = new Date()) {
       unitCostCents: String(priceOf(subscription)),
       quantity: "1",
     },
-  ];
-  const extraDevices = Math.max(0, (usage["device:microservices"] ?? 0) - (includes.get("device:microservices") ?? 0));
-  const devicePrice = prices.get("device:microservices");
-  if (extraDevices > 0 && devicePrice !== undefined) {
-    charges.push({
+    ...(await usageLines(db, organization, plan.id, 1)).map((line) => ({
       itemType: "addon",
-      name: "Additional devices",
-      code: "device:microservices",
-      unitCostCents: String(devicePrice),
-      quantity: String(extraDevices),
-    });
-  }
+      name: line.description,
+      code: line.code ?? "",
+      unitCostCents: String(line.unit_cost_in_cents),
+      quantity: String(line.quantity),
+    })),
+  ];
   const total = charges.reduce((sum, charge) => sum + Number(charge.unitCostCents) * Number(charge.quantity), 0);
   const support = await supportOf(db, plan.id);
   return {
@@ -154,14 +144,16 @@ async function issueInvoice(
   provider: PaymentProvider,
   organization: number,
   paymentMethod: string,
-  period: { title: string; cycle: "monthly" | "annual"; price: number; start: Date },
+  period: { title: string; cycle: "monthly" | "annual"; price: number; start: Date; usage?: InvoiceLine[] },
 ): Promise<InvoiceRow | undefined> {
   const end = periodEnd({ starts_on: period.start, cycle: period.cycle }, period.start);
   const description = `${period.title} plan, ${period.cycle} (${isoDay(period.start)} – ${isoDay(end)})`;
   const lines: InvoiceLine[] = [
     { description, quantity: 1, unit_cost_in_cents: period.price, amount_in_cents: period.price },
+    ...(period.usage ?? []),
   ];
-  const charge = await provider.charge(db, organization, paymentMethod, period.price, description);
+  const total = lines.reduce((sum, line) => sum + line.amount_in_cents, 0);
+  const charge = await provider.charge(db, organization, paymentMethod, total, description);
   return createInvoice(db, organization, {
     state: charge.status === "failed" ? "past_due" : charge.status,
     paymentReference: charge.reference,
@@ -173,6 +165,35 @@ async function issueInvoice(
 }
 
 const isoDay = (date: Date) => date.toISOString().slice(0, 10);
+
+/**
+ * What the organization uses beyond its plan, as invoice lines for a period of `months`: devices
+ * beyond those included, and member seats of each paid role beyond those included, at the plan's
+ * add-on prices per month.
+ */
+export async function usageLines(db: Db, organization: number, plan: number, months: number): Promise<InvoiceLine[]> {
+  const [includes, prices, usage] = await Promise.all([
+    planIncludes(db, plan),
+    planAddonPrices(db, plan),
+    usageOf(db, organization),
+  ]);
+  const lines: InvoiceLine[] = [];
+  for (const [item, used] of Object.entries(usage)) {
+    const price = prices.get(item);
+    const extra = used - (includes.get(item) ?? 0);
+    if (!price || extra <= 0) continue;
+    const what =
+      item === "device:microservices" ? "Additional devices" : `Additional ${item.slice("member:".length)} seats`;
+    lines.push({
+      code: item,
+      description: `${what}, ${months === 1 ? "1 month" : `${months} months`}`,
+      quantity: extra,
+      unit_cost_in_cents: price * months,
+      amount_in_cents: extra * price * months,
+    });
+  }
+  return lines;
+}
 
 /** After a new payment method: charges the unpaid invoices again, and unfreezes what is paid up. */
 export async function retryUnpaidInvoices(db: Db, provider: PaymentProvider, organization: number, now = new Date()) {
@@ -253,6 +274,12 @@ export async function runBillingJob(db: Database, provider: PaymentProvider, now
           cycle,
           price: Number(cycle === "annual" ? subscription.annual_price : subscription.monthly_price),
           start,
+          usage: await usageLines(
+            tx,
+            subscription.organization,
+            Number(subscription.plan),
+            cycle === "annual" ? 12 : 1,
+          ),
         });
         if (invoice) invoiced += 1;
         start = periodEnd({ starts_on: start, cycle }, start);
