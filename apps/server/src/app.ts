@@ -31,6 +31,7 @@ import { createMailer } from "./features/mail/mailer.ts";
 import { organizationLogoRoutes } from "./features/organizations/logo.ts";
 import { osUpdateRoutes } from "./features/os-updates/routes.ts";
 import { registryRoutes } from "./features/registry/routes.ts";
+import { billingRoutes } from "./features/billing/routes.ts";
 import { releaseRoutes } from "./features/releases/routes.ts";
 import { terminalRoutes } from "./features/terminal/routes.ts";
 import { variableRoutes } from "./features/variables/routes.ts";
@@ -126,6 +127,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(variableRoutes, ctx);
   await app.register(releaseRoutes, ctx);
   await app.register(registryRoutes, ctx);
+  await app.register(billingRoutes, ctx);
   return app;
 }
 

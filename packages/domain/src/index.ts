@@ -1,4 +1,5 @@
 export * from "./accounts.ts";
+export * from "./billing.ts";
 export * from "./cloudlink.ts";
 export * from "./constants.ts";
 export * from "./diagnostics.ts";
@@ -10,6 +11,7 @@ export * from "./permissions.ts";
 export * from "./proof-of-work.ts";
 export * from "./releases.ts";
 export * from "./ssh-keys.ts";
+export * from "./tax-ids.ts";
 export * from "./terminal.ts";
 export * from "./user-actions.ts";
 export * from "./variables.ts";

@@ -1,5 +1,16 @@
 import { sql } from "drizzle-orm";
-import { boolean, check, index, integer, pgTable, real, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  real,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
 import { user } from "./accounts.ts";
 import { createdAt, date, id, modifiedAt, optional, ownedBy, requires, shortText } from "./columns.ts";
 import { organization } from "./organizations.ts";
@@ -101,6 +112,8 @@ export const subscription = pgTable(
     ends_on__date: date(),
     discount_percentage: real().notNull().default(0),
     origin: text().notNull().default("self-serve"),
+    /** Why the organization moved away from this plan, when it said (downgrade feedback). */
+    change_reason: text(),
   },
   (t) => [
     index("subscription_organization_idx").on(t.is_for__organization),
@@ -225,3 +238,88 @@ export const support_feature = pgTable("support_feature", {
   feature: ownedBy(() => feature.id).unique(),
   support_tier: requires(() => support_tier.id),
 });
+
+// The billing service's own records (balena-sdk `models.billing`): an organization's account
+// details, its payment method, setup intents of the payment provider, and invoices. Written by
+// features/billing only; never exposed through the data API.
+
+/** Company info and tax ID (spec 3 §3 "Billing account info"); one row per organization that set them. */
+export const billing_account = pgTable("billing_account", {
+  organization: integer()
+    .primaryKey()
+    .references(() => organization.id, { onDelete: "cascade" }),
+  email: text(),
+  company_name: text(),
+  /** address1, address2, city, state, zip, country, phone */
+  address: jsonb().notNull().default({}),
+  /** {type, value, country?} or null */
+  tax_id: jsonb(),
+  /** "active" enables billing info and invoices (spec 3 §3). */
+  account_state: text().notNull().default("active"),
+  modified_at: modifiedAt(),
+});
+
+/** The organization's payment method, as the provider confirmed it (card details are never stored whole). */
+export const payment_method = pgTable("payment_method", {
+  organization: integer()
+    .primaryKey()
+    .references(() => organization.id, { onDelete: "cascade" }),
+  provider: text().notNull(),
+  provider_reference: text().notNull(),
+  type: text().notNull(),
+  card_type: text(),
+  first_one: text(),
+  last_four: text(),
+  month: text(),
+  year: text(),
+  routing_number: text(),
+  full_name: text(),
+  created_at: createdAt(),
+});
+
+/** A payment method being set up: the client confirms it with the provider, then hands its id back. */
+export const setup_intent = pgTable(
+  "setup_intent",
+  {
+    id: text().primaryKey(),
+    organization: ownedBy(() => organization.id),
+    provider: text().notNull(),
+    client_secret: text().notNull(),
+    status: text().notNull().default("requires_payment_method"),
+    /** What the confirmation gave (type, card_type, last_four, …), until it becomes the payment method. */
+    payment_method: jsonb(),
+    created_at: createdAt(),
+  },
+  (t) => [check("setup_intent_status_check", sql`${t.status} IN ('requires_payment_method', 'succeeded', 'used')`)],
+);
+
+/** An invoice (spec 3 §3, §4): lines and amounts in cents; `draft` ones cannot be downloaded. */
+export const invoice = pgTable(
+  "invoice",
+  {
+    id: id(),
+    uuid: text().notNull().unique(),
+    organization: ownedBy(() => organization.id),
+    invoice_number: text().notNull().unique(),
+    state: text().notNull().default("draft"),
+    currency: text().notNull().default("usd"),
+    subtotal_in_cents: integer().notNull(),
+    total_in_cents: integer().notNull(),
+    /** [{description, quantity, unit_cost_in_cents, amount_in_cents}] */
+    lines: jsonb().notNull().default([]),
+    period_start: date(),
+    period_end: date(),
+    created_at: createdAt(),
+    due_on: date(),
+    closed_at: date(),
+  },
+  (t) => [
+    index("invoice_organization_idx").on(t.organization, t.created_at),
+    // A billing period is invoiced once, however many instances run the billing job.
+    uniqueIndex("invoice_period_key").on(t.organization, t.period_start),
+    check(
+      "invoice_state_check",
+      sql`${t.state} IN ('draft', 'open', 'pending', 'processing', 'paid', 'failed', 'past_due', 'closed', 'voided', 'void', 'uncollectible')`,
+    ),
+  ],
+);

@@ -2,6 +2,8 @@ import type { AppContext } from "../../context.ts";
 import { model } from "../../model/index.ts";
 import type { Hooks, ResourceHooks } from "../../odata/index.ts";
 import { userHooks } from "../account/deletion.ts";
+import { creditBundleHooks } from "../billing/credits.ts";
+import { builtInProvider } from "../billing/provider.ts";
 import { withTargetStateInvalidation } from "../devices/invalidation.ts";
 import { deviceConfigVariableHooks, deviceSettingsHooks, frozenDeviceChildHooks } from "../devices/settings-hooks.ts";
 import { applicationHooks, deviceHooks } from "../fleets/hooks.ts";
@@ -52,6 +54,7 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     release: releaseHooks(ctx.devices, ctx.config.dataDir),
     user__has__public_key: sshKeyHooks,
     user: userHooks,
+    credit_bundle: creditBundleHooks(builtInProvider),
   };
   // Variables' name and value rules (spec 2 §5), after the resource's own checks (a frozen device).
   for (const name of Object.keys(VARIABLE_RESOURCES)) {

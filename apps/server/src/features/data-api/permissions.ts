@@ -150,6 +150,8 @@ function userPermissions(): string[] {
     `resin.subscription_prepaid_addon.read?is_for__subscription/any(s:s/is_for__organization/any(o:${adminOf("o/")}))`,
     `resin.subscription_addon_discount.read?subscription/any(s:s/is_for__organization/any(o:${adminOf("o/")}))`,
     `resin.credit_bundle.read?belongs_to__organization/any(o:${adminOf("o/")})`,
+    // Buying credits: the billing hook checks the plan and payment method, prices and charges it.
+    `resin.credit_bundle.create?belongs_to__organization/any(o:${adminOf("o/")})`,
     `resin.organization_credit_notification.all?organization/any(o:${adminOf("o/")})`,
     // Identity providers, managed by the administrators of the organizations they authorize. A
     // provider is created with its first organization by the server (the SAML plan feature is

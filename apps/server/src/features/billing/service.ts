@@ -1,0 +1,239 @@
+import { FREE_PLAN_DEVICE_ALLOWANCE, FREEZE_DAYS, planChangeType, tierOf } from "@flotilla/domain";
+import type { Database, Queryable } from "../../db/index.ts";
+import { FlotillaError } from "../../errors.ts";
+import type { PaymentProvider } from "./provider.ts";
+import {
+  createInvoice,
+  currentSubscription,
+  type InvoiceLine,
+  type InvoiceRow,
+  markInvoicePaid,
+  paidSubscriptions,
+  paymentMethodOf,
+  planAddonPrices,
+  planByCode,
+  planIncludes,
+  type Subscription,
+  switchPlan,
+  unpaidInvoices,
+  updatePastDue,
+  usageOf,
+} from "./queries.ts";
+
+type Db = Pick<Queryable, "query">;
+
+const priceOf = (subscription: Pick<Subscription, "plan" | "cycle">) =>
+  subscription.cycle === "annual" ? subscription.plan.annual_price : subscription.plan.monthly_price;
+
+/** The end of the subscription's current billing period: whole months or years from its start. */
+export function periodEnd(subscription: Pick<Subscription, "starts_on" | "cycle">, now = new Date()): Date {
+  const step = subscription.cycle === "annual" ? 12 : 1;
+  const end = new Date(subscription.starts_on);
+  while (end <= now) end.setUTCMonth(end.getUTCMonth() + step);
+  return end;
+}
+
+/**
+ * The plan as balena-sdk's `billing.getPlan` answers it: the plan, its cycle, the current
+ * period's end, and the charges (the plan's price, and devices beyond those it includes at the
+ * add-on's price, per month).
+ */
+export async function planInfo(db: Db, organization: number, now = new Date()) {
+  const subscription = await currentSubscription(db, organization);
+  const { plan } = subscription;
+  const [includes, prices, usage] = await Promise.all([
+    planIncludes(db, plan.id),
+    planAddonPrices(db, plan.id),
+    usageOf(db, organization),
+  ]);
+  const charges = [
+    {
+      itemType: "plan",
+      name: plan.title,
+      code: plan.billing_code,
+      unitCostCents: String(priceOf(subscription)),
+      quantity: "1",
+    },
+  ];
+  const extraDevices = Math.max(0, (usage["device:microservices"] ?? 0) - (includes.get("device:microservices") ?? 0));
+  const devicePrice = prices.get("device:microservices");
+  if (extraDevices > 0 && devicePrice !== undefined) {
+    charges.push({
+      itemType: "addon",
+      name: "Additional devices",
+      code: "device:microservices",
+      unitCostCents: String(devicePrice),
+      quantity: String(extraDevices),
+    });
+  }
+  const total = charges.reduce((sum, charge) => sum + Number(charge.unitCostCents) * Number(charge.quantity), 0);
+  const support = await supportOf(db, plan.id);
+  return {
+    name: plan.title,
+    title: plan.title,
+    code: plan.billing_code,
+    tier: tierOf(plan.billing_code),
+    intervalUnit: "month",
+    intervalLength: subscription.cycle === "annual" ? "12" : "1",
+    currentPeriodEndDate: periodEnd(subscription, now).toISOString(),
+    billing: { currency: "USD", totalCostCents: String(total), charges },
+    support: { name: support.slug, title: support.title },
+  };
+}
+
+async function supportOf(db: Db, plan: number) {
+  const { rows } = await db.query<{ slug: string; title: string; includes_private_support: boolean }>(
+    `SELECT t.slug, t.title, t.includes_private_support FROM "plan_feature" pf
+       JOIN "support_feature" sf ON sf.feature = pf.feature JOIN "support_tier" t ON t.id = sf.support_tier
+      WHERE pf.plan = $1 ORDER BY t.includes_private_support DESC LIMIT 1`,
+    [plan],
+  );
+  return rows[0] ?? { slug: "community", title: "Community", includes_private_support: false };
+}
+
+/** `GET /billing/v1/account/{org}/can-access-support`: the plan's support tier includes private support. */
+export async function canAccessSupport(db: Db, organization: number): Promise<boolean> {
+  const { plan } = await currentSubscription(db, organization);
+  return (await supportOf(db, plan.id)).includes_private_support;
+}
+
+export type PlanChange = { tier: string; cycle: "monthly" | "annual"; planChangeReason?: string | undefined };
+
+/**
+ * Changes the organization's plan (spec 3 §4 "Plan change"): to a self-serve plan only, a paid
+ * one only with a payment method, the free plan only within its device allowance. A paid plan is
+ * invoiced at once for its first period and charged with the provider; the invoice is returned.
+ */
+export async function changePlan(
+  db: Db,
+  provider: PaymentProvider,
+  organization: number,
+  change: PlanChange,
+  now = new Date(),
+): Promise<InvoiceRow | undefined> {
+  const current = await currentSubscription(db, organization);
+  const target = await planByCode(db, change.tier);
+  if (!target || target.is_legacy) throw new FlotillaError("bad_request", `tier: there is no plan "${change.tier}"`);
+  // Tiers rank by price (the catalogue's order): no list needed.
+  const type = planChangeType({ plan: current.plan, cycle: current.cycle }, { plan: target, cycle: change.cycle }, []);
+  if (type === "no_change") throw new FlotillaError("bad_request", "This is already the organization's plan.");
+  if (type === "contact_sales") {
+    throw new FlotillaError("bad_request", "This plan change needs our sales team: contact sales to change it.");
+  }
+  const paid = target.billing_code !== "free";
+  const method = await paymentMethodOf(db, organization);
+  if (paid && !method) {
+    throw new FlotillaError("bad_request", "Add a payment method before moving to a paid plan.");
+  }
+  if (!paid) {
+    const devices = (await usageOf(db, organization))["device:microservices"] ?? 0;
+    if (devices > FREE_PLAN_DEVICE_ALLOWANCE) {
+      throw new FlotillaError(
+        "bad_request",
+        `The free plan allows ${FREE_PLAN_DEVICE_ALLOWANCE} devices and this organization has ${devices}: remove devices or contact sales.`,
+      );
+    }
+  }
+  await switchPlan(db, organization, target.id, change.cycle, change.planChangeReason);
+  if (!paid || !method) return undefined;
+  const price = change.cycle === "annual" ? target.annual_price : target.monthly_price;
+  return issueInvoice(db, provider, organization, method.reference, {
+    title: target.title,
+    cycle: change.cycle,
+    price,
+    start: now,
+  });
+}
+
+/**
+ * Invoices one billing period of a plan and charges it: paid, or past due from the period's
+ * start when the charge fails. Undefined when the period was invoiced already.
+ */
+async function issueInvoice(
+  db: Db,
+  provider: PaymentProvider,
+  organization: number,
+  paymentMethod: string,
+  period: { title: string; cycle: "monthly" | "annual"; price: number; start: Date },
+): Promise<InvoiceRow | undefined> {
+  const end = periodEnd({ starts_on: period.start, cycle: period.cycle }, period.start);
+  const description = `${period.title} plan, ${period.cycle} (${isoDay(period.start)} – ${isoDay(end)})`;
+  const lines: InvoiceLine[] = [
+    { description, quantity: 1, unit_cost_in_cents: period.price, amount_in_cents: period.price },
+  ];
+  const charge = await provider.charge(paymentMethod, period.price, description);
+  return createInvoice(db, organization, {
+    state: charge.status === "paid" ? "paid" : "past_due",
+    lines,
+    periodStart: period.start,
+    periodEnd: end,
+    dueOn: period.start,
+  });
+}
+
+const isoDay = (date: Date) => date.toISOString().slice(0, 10);
+
+/** After a new payment method: charges the unpaid invoices again, and unfreezes what is paid up. */
+export async function retryUnpaidInvoices(db: Db, provider: PaymentProvider, organization: number, now = new Date()) {
+  const method = await paymentMethodOf(db, organization);
+  if (!method) return;
+  for (const invoice of await unpaidInvoices(db, organization)) {
+    const charge = await provider.charge(method.reference, invoice.total_in_cents, `Invoice ${invoice.invoice_number}`);
+    if (charge.status === "paid") await markInvoicePaid(db, organization, invoice.invoice_number);
+  }
+  await updatePastDue(db, now, FREEZE_DAYS, organization);
+}
+
+/** Any instance may run the billing job; this lock lets one at a time do it. */
+const BILLING_JOB_LOCK = 0x62696c6c; // "bill"
+
+/**
+ * The billing job (every minute on every instance, one at a time): invoices each paid
+ * subscription's periods as they begin, charging the payment method, then marks organizations
+ * past due and frozen by their oldest unpaid invoice. Invoices are unique per period, so a job
+ * that runs twice issues nothing twice. `now` is a parameter: tests move this clock.
+ */
+export async function runBillingJob(db: Database, provider: PaymentProvider, now = new Date()) {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS locked", [
+      BILLING_JOB_LOCK,
+    ]);
+    if (!rows[0]?.locked) return { ran: false, invoiced: 0 };
+    let invoiced = 0;
+    for (const subscription of await paidSubscriptions(tx)) {
+      const method = await paymentMethodOf(tx, subscription.organization);
+      if (!method) continue;
+      const cycle = subscription.billing_cycle === "annual" ? "annual" : "monthly";
+      let start = new Date(subscription.invoiced_until ?? subscription.starts_on);
+      // Catch up on missed periods, a bounded number at a time.
+      for (let periods = 0; start <= now && periods < 24; periods += 1) {
+        const invoice = await issueInvoice(tx, provider, subscription.organization, method.reference, {
+          title: subscription.title,
+          cycle,
+          price: Number(cycle === "annual" ? subscription.annual_price : subscription.monthly_price),
+          start,
+        });
+        if (invoice) invoiced += 1;
+        start = periodEnd({ starts_on: start, cycle }, start);
+      }
+    }
+    await updatePastDue(tx, now, FREEZE_DAYS);
+    return { ran: true, invoiced };
+  });
+}
+
+/** An invoice as balena-sdk's `billing.getInvoices` lists it. */
+export function invoiceInfo(invoice: InvoiceRow) {
+  const date = (value: Date | null) => (value ? new Date(value).toISOString() : "");
+  return {
+    uuid: invoice.uuid,
+    invoice_number: invoice.invoice_number,
+    state: invoice.state,
+    currency: invoice.currency.toUpperCase(),
+    subtotal_in_cents: String(invoice.subtotal_in_cents),
+    total_in_cents: String(invoice.total_in_cents),
+    created_at: date(invoice.created_at),
+    closed_at: date(invoice.closed_at),
+    due_on: date(invoice.due_on),
+  };
+}

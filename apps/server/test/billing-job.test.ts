@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtInProvider, DECLINING_TEST_CARD } from "../src/features/billing/provider.ts";
+import { runBillingJob } from "../src/features/billing/service.ts";
+import { createTestApp, type TestApp } from "./harness.ts";
+import { call } from "./support/devices.ts";
+
+/**
+ * The billing job with a moved clock (spec 3 §4): each paid period is invoiced once, however
+ * often and on however many instances the job runs; a declined charge makes the organization
+ * past due from the invoice's due date, frozen 60 days later, and a new card pays and unfreezes it.
+ */
+
+let t: TestApp;
+let admin: { token: string };
+let org: number;
+const DAY = 24 * 3600_000;
+
+async function addCard(number: string) {
+  const intent = await call(t, "POST", `/billing/v1/account/${org}/setup-intent`, admin.token, {});
+  const { id, client_secret } = intent.json as { id: string; client_secret: string };
+  const confirmed = await call(t, "POST", `/billing/v1/test-payments/setup-intents/${id}/confirm`, admin.token, {
+    client_secret,
+    card: { number, exp_month: "12", exp_year: String(new Date().getFullYear() + 3), cvc: "123", name: "Ada" },
+  });
+  expect(confirmed.status).toBe(200);
+  const saved = await call(t, "PATCH", `/billing/v1/account/${org}/info`, admin.token, { token_id: id });
+  expect(saved.status).toBe(200);
+}
+
+const invoices = async () =>
+  (await call(t, "GET", `/billing/v1/account/${org}/invoices`, admin.token)).json as unknown as Array<{
+    state: string;
+    due_on: string;
+    invoice_number: string;
+  }>;
+const organization = async () =>
+  (
+    await t.db.query<{ is_frozen: boolean; since: Date | null }>(
+      `SELECT is_frozen, has_past_due_invoice_since__date AS since FROM "organization" WHERE id = $1`,
+      [org],
+    )
+  ).rows[0];
+
+beforeAll(async () => {
+  t = await createTestApp();
+  const a = await t.factories.user();
+  admin = a;
+  org = (await t.factories.organization({ admins: [a.user] })).id;
+});
+afterAll(() => t.close());
+
+describe("the billing job", () => {
+  it("invoices each new period once; a declined card leaves it past due, frozen from 60 days; a new card pays and unfreezes", async () => {
+    await addCard(DECLINING_TEST_CARD);
+    const changed = await call(t, "PATCH", `/billing/v1/account/${org}/plan`, admin.token, {
+      tier: "pilot-v2",
+      annual: false,
+    });
+    expect(changed.status).toBe(200);
+    // The first period is invoiced with the change; its charge was declined.
+    expect((await invoices()).map((i) => i.state)).toEqual(["past_due"]);
+    const start = Date.now();
+
+    // Nothing new within the period, however often the job runs (two at once: one waits its turn or skips).
+    const [a, b] = await Promise.all([
+      runBillingJob(t.db, builtInProvider, new Date(start + DAY)),
+      runBillingJob(t.db, builtInProvider, new Date(start + DAY)),
+    ]);
+    expect((a?.invoiced ?? 0) + (b?.invoiced ?? 0)).toBe(0);
+    expect(await organization()).toMatchObject({ is_frozen: false, since: expect.any(Date) });
+
+    // 65 days on: two more monthly periods began, both invoiced once and declined; frozen.
+    await runBillingJob(t.db, builtInProvider, new Date(start + 65 * DAY));
+    await runBillingJob(t.db, builtInProvider, new Date(start + 65 * DAY));
+    const listed = await invoices();
+    expect(listed.map((i) => i.state)).toEqual(["past_due", "past_due", "past_due"]);
+    expect(new Set(listed.map((i) => i.invoice_number)).size).toBe(3);
+    expect((await organization())?.is_frozen).toBe(true);
+
+    // 59 days after the first due date is not yet frozen (the boundary), 60 is.
+    await runBillingJob(t.db, builtInProvider, new Date(start + 59 * DAY));
+    expect((await organization())?.is_frozen).toBe(false);
+    await runBillingJob(t.db, builtInProvider, new Date(start + 60 * DAY + 60_000));
+    expect((await organization())?.is_frozen).toBe(true);
+
+    // A working card pays every unpaid invoice and unfreezes the organization.
+    await addCard("4242424242424242");
+    expect((await invoices()).map((i) => i.state)).toEqual(["paid", "paid", "paid"]);
+    expect(await organization()).toMatchObject({ is_frozen: false, since: null });
+  });
+});
