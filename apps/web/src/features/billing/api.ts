@@ -1,7 +1,8 @@
+import type { BillingCycle, TaxId } from "@flotilla/domain";
 import { errorText, getStatusCode } from "../../lib/errors.ts";
 import type { Sdk } from "../../lib/sdk.ts";
 import { pineOf } from "../orgs/data.ts";
-import type { BillingCycle, CataloguePlan, TaxId } from "./model.ts";
+import type { CataloguePlan } from "./model.ts";
 
 /**
  * The billing service (spec 3 §7 "Billing service") under the API origin, through the SDK's

@@ -1,3 +1,20 @@
+import {
+  BILLING_PLAN_CACHE_MS,
+  type BillingCycle,
+  canDownloadInvoice,
+  cardTypeOf,
+  type BillingPlan as DomainPlan,
+  FREE_PLAN_CODE,
+  FREE_PLAN_DEVICE_ALLOWANCE,
+  freePlanBlocked,
+  INVOICES_SHOWN,
+  invoiceStateTone,
+  needsFeedback,
+  type PlanChoice,
+  planChangeType,
+  pricePerMonth,
+  selfServePlans,
+} from "@flotilla/domain";
 import AccountBalanceOutlined from "@mui/icons-material/AccountBalanceOutlined";
 import CreditCardOutlined from "@mui/icons-material/CreditCardOutlined";
 import DownloadOutlined from "@mui/icons-material/DownloadOutlined";
@@ -41,22 +58,12 @@ import {
 } from "./api.ts";
 import { CompanyDialog } from "./company-dialog.tsx";
 import {
-  type BillingCycle,
   type CataloguePlan,
-  canDownloadInvoice,
   cardExpiry,
-  cardTypeOf,
   cycleOfInterval,
-  FREE_DEVICE_ALLOWANCE,
-  FREE_PLAN_CODE,
   formatCents,
-  invoiceStateTone,
-  isDowngrade,
-  type PlanChoice,
-  planChangeType,
-  pricePerMonth,
-  selfServePlans,
-  taxIdTypeOf,
+  taxIdChoiceOf,
+  taxIdRowOf,
   usageRows,
   visibleInvoices,
 } from "./model.ts";
@@ -64,8 +71,6 @@ import { PaymentDialog } from "./payment-dialog.tsx";
 import { CONTACT_SALES_URL, PlanChangeDialog } from "./plan-dialog.tsx";
 import type { BillingSearch } from "./search.ts";
 
-/** The plan catalogue changes rarely: kept for an hour (spec 3 §9). */
-const CATALOGUE_STALE_MS = 60 * 60 * 1000;
 const DAY_FORMAT = "MMM d, yyyy";
 
 type Proposal = { code: string; cycle: BillingCycle };
@@ -158,7 +163,7 @@ export function BillingPage() {
   const catalogue = useQuery({
     queryKey: billingKeys.catalogue,
     queryFn: () => api.getCatalogue(),
-    staleTime: CATALOGUE_STALE_MS,
+    staleTime: BILLING_PLAN_CACHE_MS,
     ...quiet,
   });
   useFailureToast(account, t("billing.errors.error_loading_billing_api"));
@@ -182,18 +187,15 @@ export function BillingPage() {
   const freePlan = byCode(FREE_PLAN_CODE);
   const freeAllowance =
     freePlan?.plan_feature?.find((row) => row.feature[0]?.slug === "device:microservices")?.quantity ??
-    FREE_DEVICE_ALLOWANCE;
+    FREE_PLAN_DEVICE_ALLOWANCE;
   const deviceCount = usageRows(usage.data?.currentUsage, "device").reduce((sum, row) => sum + row.count, 0);
 
-  const choice = (code: string, cycle: BillingCycle): PlanChoice => {
-    const entry = byCode(code);
-    return {
-      code,
-      cycle,
-      monthlyPrice: entry?.monthly_price ?? 0,
-      selfServe: code === FREE_PLAN_CODE || Boolean(entry?.can_self_serve),
-    };
-  };
+  /** A plan and cycle for the domain's rules; a code the catalogue does not list is not self-serve. */
+  const choice = (code: string, cycle: BillingCycle): PlanChoice => ({
+    plan:
+      byCode(code) ?? ({ billing_code: code, can_self_serve: false, monthly_price: 0, annual_price: 0 } as DomainPlan),
+    cycle,
+  });
   const currentChoice = choice(currentCode, currentCycle);
 
   const invalidate = () => queryClient.invalidateQueries({ queryKey: billingKeys.all(orgId) });
@@ -310,7 +312,7 @@ export function BillingPage() {
   });
   const freeWarning =
     planError.warning ??
-    (proposal?.code === FREE_PLAN_CODE && deviceCount > freeAllowance
+    (proposal?.code === FREE_PLAN_CODE && freePlanBlocked({ deviceCount, freeAllowance, hasFrozenFreeDevices: false })
       ? t("billing.free_plan_warning", { allowance: freeAllowance, count: deviceCount })
       : undefined);
 
@@ -358,6 +360,7 @@ export function BillingPage() {
         <PlansCard
           catalogue={catalogue}
           current={currentChoice}
+          currentCode={currentCode}
           choice={choice}
           onChoose={(code, cycle) => propose({ code, cycle })}
         />
@@ -372,8 +375,8 @@ export function BillingPage() {
           key={`${proposal.code}-${proposal.cycle}`}
           current={side(currentCode, currentCycle, currentCatalogue, plan.data?.title)}
           target={side(proposal.code, proposal.cycle, proposalPlan)}
-          type={planChangeType(currentChoice, choice(proposal.code, proposal.cycle))}
-          downgrade={proposalPlan !== undefined && isDowngrade(currentCatalogue, proposalPlan)}
+          type={planChangeType(currentChoice, choice(proposal.code, proposal.cycle), plans)}
+          downgrade={needsFeedback(currentChoice, choice(proposal.code, proposal.cycle))}
           freeWarning={freeWarning}
           bankDebit={proposal.code !== FREE_PLAN_CODE && /bank|debit/.test(info.data?.type ?? "")}
           busy={changePlan.isPending}
@@ -641,13 +644,15 @@ function PaymentMethodCard(props: {
 function PlansCard(props: {
   catalogue: UseQueryResult<CataloguePlan[]>;
   current: PlanChoice;
+  currentCode: string;
   choice: (code: string, cycle: BillingCycle) => PlanChoice;
   onChoose: (code: string, cycle: BillingCycle) => void;
 }) {
   const { t } = useTranslation();
-  const plans = selfServePlans(props.catalogue.data ?? []);
+  const all = props.catalogue.data ?? [];
+  const plans = selfServePlans(all, new Date());
   const cell = (entry: CataloguePlan, cycle: BillingCycle) => {
-    const type = planChangeType(props.current, props.choice(entry.billing_code, cycle));
+    const type = planChangeType(props.current, props.choice(entry.billing_code, cycle), all);
     const price = pricePerMonth(entry, cycle);
     const label =
       type === "upgrade"
@@ -677,7 +682,7 @@ function PlansCard(props: {
             ) : null}
           </Box>
           <Box sx={{ width: 148, textAlign: "right" }}>
-            {type === "none" ? (
+            {type === "no_change" ? (
               <Chip color="success" label={t("billing.current_plan_marker")} />
             ) : type === "contact_sales" ? (
               <Button size="small" href={CONTACT_SALES_URL} target="_blank" rel="noopener noreferrer">
@@ -724,7 +729,7 @@ function PlansCard(props: {
             {plans.map((entry) => {
               const devices = entry.plan_feature?.find((row) => row.feature[0]?.slug === "device:microservices");
               const extra = entry.plan_addon?.find((row) => row.feature[0]?.slug === "device:microservices");
-              const current = props.current.code === entry.billing_code;
+              const current = props.currentCode === entry.billing_code;
               return (
                 <TableRow
                   key={entry.id}
@@ -799,7 +804,7 @@ function CompanyCard(props: { account: BillingAccount | undefined; onEdit: () =>
             </Box>
             <Typography component="span" variant="body2" color="text.secondary">
               {" "}
-              ({taxIdTypeOf(account.tax_id.type)?.label ?? account.tax_id.type})
+              ({taxIdRowOf(taxIdChoiceOf(account.tax_id))?.label ?? account.tax_id.type})
             </Typography>
           </>
         ) : (
@@ -880,7 +885,8 @@ function InvoicesCard(props: { invoices: UseQueryResult<Invoice[]>; onDownload: 
   const [showAll, setShowAll] = useState(false);
   const [downloading, setDownloading] = useState<string>();
   const list = props.invoices.data ?? [];
-  const { shown, more } = visibleInvoices(list, showAll);
+  const shown = visibleInvoices(list, showAll, INVOICES_SHOWN);
+  const more = list.length > INVOICES_SHOWN;
   return (
     <Card
       title={t("billing.invoices")}
@@ -922,7 +928,7 @@ function InvoicesCard(props: { invoices: UseQueryResult<Invoice[]>; onDownload: 
           <TableBody>
             {shown.map((invoice) => {
               const tone = invoiceStateTone(invoice.state);
-              const downloadable = canDownloadInvoice(invoice);
+              const downloadable = canDownloadInvoice(invoice.state);
               const label = t("billing.download_invoice", { number: invoice.invoice_number });
               return (
                 <TableRow key={invoice.uuid} hover>
@@ -932,7 +938,6 @@ function InvoicesCard(props: { invoices: UseQueryResult<Invoice[]>; onDownload: 
                     <Chip
                       size="small"
                       color={tone}
-                      variant={tone === "default" ? "outlined" : "filled"}
                       label={t(`billing.invoice_states.${invoice.state}` as "billing.invoice_states.paid", {
                         defaultValue: invoice.state,
                       })}

@@ -1,3 +1,4 @@
+import { TAX_ID_TYPES, validateTaxId } from "@flotilla/domain";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
@@ -12,7 +13,7 @@ import { type FormEvent, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { isValidEmail } from "../orgs/access.ts";
 import { type BillingAccount, type BillingAddress, billingErrorText, isInvalidTaxIdError } from "./api.ts";
-import { TAX_ID_TYPES, taxIdPayload, taxIdTypeOf, validateTaxId } from "./model.ts";
+import { taxIdChoiceKey, taxIdChoiceOf, taxIdPayload, taxIdRowOf } from "./model.ts";
 
 const ADDRESS_FIELDS = ["address1", "address2", "city", "state", "zip", "country", "phone"] as const;
 
@@ -24,7 +25,7 @@ function initialForm(account: BillingAccount | undefined) {
       (typeof ADDRESS_FIELDS)[number],
       string
     >,
-    taxType: account?.tax_id?.type ?? "",
+    taxType: taxIdChoiceOf(account?.tax_id),
     taxValue: account?.tax_id?.value ?? "",
   };
 }
@@ -59,11 +60,10 @@ export function CompanyDialog(props: {
       ? undefined
       : t("billing.invalid_email");
   const taxProblem =
-    serverTaxError ||
-    (form.taxType !== "" && form.taxValue.trim() !== "" && !validateTaxId(form.taxType, form.taxValue))
+    serverTaxError || validateTaxId(taxIdPayload(form.taxType, form.taxValue)) !== undefined
       ? t("billing.invalid_tax_id")
       : undefined;
-  const example = taxIdTypeOf(form.taxType)?.example;
+  const example = taxIdRowOf(form.taxType)?.description;
 
   const close = () => {
     if (busy) return;
@@ -158,7 +158,7 @@ export function CompanyDialog(props: {
             >
               <MenuItem value="">{t("billing.tax_id_none")}</MenuItem>
               {TAX_ID_TYPES.map((entry) => (
-                <MenuItem key={entry.type} value={entry.type}>
+                <MenuItem key={taxIdChoiceKey(entry)} value={taxIdChoiceKey(entry)}>
                   {entry.label}
                 </MenuItem>
               ))}

@@ -1,3 +1,4 @@
+import { cardTypeOfNumber, isValidCardNumber, isValidCvc, isValidExpiry } from "@flotilla/domain";
 import LockOutlined from "@mui/icons-material/LockOutlined";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
@@ -14,7 +15,7 @@ import { type FormEvent, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useCaptcha } from "../auth/captcha.tsx";
 import { type BillingApi, type BillingInfo, billingErrorText } from "./api.ts";
-import { groupCardNumber, isValidCardNumber, parseExpiry } from "./model.ts";
+import { groupCardNumber, parseExpiry } from "./model.ts";
 
 type Method = "card" | "bank";
 
@@ -59,10 +60,14 @@ export function PaymentDialog(props: {
             : isValidCardNumber(form.number)
               ? undefined
               : t("billing.invalid_card_number"),
-          expiry: !form.expiry.trim() ? t("billing.required") : expiry ? undefined : t("billing.invalid_expiry"),
+          expiry: !form.expiry.trim()
+            ? t("billing.required")
+            : expiry && isValidExpiry(expiry.month, expiry.year, new Date())
+              ? undefined
+              : t("billing.invalid_expiry"),
           cvc: !form.cvc.trim()
             ? t("billing.required")
-            : /^\d{3,4}$/.test(form.cvc.trim())
+            : isValidCvc(form.cvc, cardTypeOfNumber(form.number))
               ? undefined
               : t("billing.invalid_cvc"),
           name: form.name.trim() ? undefined : t("billing.required"),

@@ -1,3 +1,4 @@
+import { type BillingCycle, PLAN_CHANGE_DEBOUNCE_MS, type PlanChangeType } from "@flotilla/domain";
 import ArrowForward from "@mui/icons-material/ArrowForward";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
@@ -12,10 +13,7 @@ import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { type FormEvent, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { type BillingCycle, formatCents, type PlanChangeType } from "./model.ts";
-
-/** Clicks on the plan-change confirm button closer than this are one click (spec 3 §9). */
-export const CONFIRM_DEBOUNCE_MS = 500;
+import { formatCents } from "./model.ts";
 
 /** Where contact-sales buttons lead. */
 export const CONTACT_SALES_URL = "https://www.balena.io/contact-sales";
@@ -84,7 +82,7 @@ export function PlanChangeDialog(props: {
 
   const confirm = () => {
     const now = Date.now();
-    if (now - lastClick.current < CONFIRM_DEBOUNCE_MS) return;
+    if (now - lastClick.current < PLAN_CHANGE_DEBOUNCE_MS) return;
     lastClick.current = now;
     props.onConfirm(props.downgrade && reason.trim() ? reason.trim() : undefined);
   };

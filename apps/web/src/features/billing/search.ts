@@ -1,4 +1,4 @@
-import type { BillingCycle } from "./model.ts";
+import type { BillingCycle } from "@flotilla/domain";
 
 /**
  * The billing page's query (spec 3 §2 Billing): `plan` and `cycle` propose a plan change;
