@@ -87,7 +87,7 @@ export interface SetupIntent {
   is_test?: boolean;
 }
 
-export type CardDetails = { number: string; exp_month: number; exp_year: number; cvc: string; name: string };
+export type CardDetails = { number: string; exp_month: string; exp_year: string; cvc: string; name: string };
 export type BankDetails = { routing_number: string; account_number: string; name: string; mandate_accepted: true };
 
 /** The query keys of one organization's billing data. */

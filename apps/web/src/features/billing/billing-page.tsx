@@ -463,7 +463,7 @@ function CurrentPlanCard(props: {
         <>
           <Box sx={{ display: "flex", alignItems: "flex-start", gap: 2, flexWrap: "wrap" }}>
             <Box sx={{ flex: 1, minWidth: 200 }}>
-              <Typography variant="h5" component="p" sx={{ fontWeight: 600 }} data-testid="current-plan-title">
+              <Typography variant="h5" component="h3" sx={{ fontWeight: 600 }}>
                 {data.title}
               </Typography>
               <Box sx={{ display: "flex", gap: 1, mt: 0.75, flexWrap: "wrap" }}>

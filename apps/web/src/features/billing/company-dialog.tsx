@@ -104,9 +104,11 @@ export function CompanyDialog(props: {
       key={key}
       label={t(`billing.${key}`)}
       value={form.address[key]}
-      onChange={(event) =>
-        setForm((current) => ({ ...current, address: { ...current.address, [key]: event.target.value } }))
-      }
+      onChange={(event) => {
+        // The country is its two-letter code (ISO 3166-1), as the billing service keeps it.
+        const value = key === "country" ? event.target.value.toUpperCase().slice(0, 2) : event.target.value;
+        setForm((current) => ({ ...current, address: { ...current.address, [key]: value } }));
+      }}
       sx={span ? { gridColumn: "1 / -1" } : undefined}
     />
   );

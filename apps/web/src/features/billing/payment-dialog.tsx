@@ -110,8 +110,8 @@ export function PaymentDialog(props: {
         await props.api.confirmTestSetupIntent(secret, {
           card: {
             number: form.number.replace(/\s/g, ""),
-            exp_month: expiry.month,
-            exp_year: expiry.year,
+            exp_month: String(expiry.month),
+            exp_year: String(expiry.year),
             cvc: form.cvc.trim(),
             name: form.name.trim(),
           },
