@@ -8,10 +8,14 @@ import { DEMO } from "./web-helpers.ts";
 
 const SHOTS = "/tmp/shots-billing";
 
+/** The page scrolls inside the app's frame, so a full-page shot is a tall window's. */
 async function shot(page: Page, name: string) {
   mkdirSync(SHOTS, { recursive: true });
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 1280, height: 1900 });
   await page.waitForTimeout(400);
-  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+  await page.screenshot({ path: `${SHOTS}/${name}.png` });
+  if (size) await page.setViewportSize(size);
 }
 
 /**
@@ -110,6 +114,24 @@ describe("organization billing", () => {
     await page.goto(url(`/orgs/${orgId}/billing#payment-method`));
     await payment.getByText("Visa ending in 4242").waitFor();
     await expect.poll(() => payment.evaluate((element) => element.getBoundingClientRect().top)).toBeLessThan(200);
+
+    // Back to the free plan, with optional feedback; then the card can be removed, and a paid
+    // plan asks for a payment method first.
+    await current.getByRole("button", { name: "Move to the free plan" }).click();
+    const downgrade = page.getByRole("dialog", { name: "Change plan" });
+    await downgrade.getByLabel("Why are you moving to this plan? (optional)").fill("Trying things out");
+    await downgrade.getByRole("button", { name: "Confirm" }).click();
+    await downgrade.waitFor({ state: "hidden" });
+    await current.getByRole("heading", { name: "Free" }).waitFor();
+    await payment.getByRole("button", { name: "Remove" }).click();
+    await page.getByRole("dialog", { name: "Remove payment method" }).getByRole("button", { name: "Remove" }).click();
+    await page.getByText("Removed payment method.").waitFor();
+    await payment.getByText(/No payment method yet/).waitFor();
+    await plans.getByRole("button", { name: "Upgrade: Prototype Annual" }).click();
+    const first = page.getByRole("dialog", { name: "Payment method" });
+    await first.getByText(/Add a payment method first/).waitFor();
+    await first.getByRole("button", { name: "Cancel" }).click();
+    await first.waitFor({ state: "hidden" });
   });
 
   it("edits the billing address and company info, refusing a tax ID that does not fit its type", async () => {

@@ -731,12 +731,7 @@ function PlansCard(props: {
               const extra = entry.plan_addon?.find((row) => row.feature[0]?.slug === "device:microservices");
               const current = props.currentCode === entry.billing_code;
               return (
-                <TableRow
-                  key={entry.id}
-                  selected={current}
-                  aria-label={entry.title}
-                  sx={current ? { "& > td:first-of-type": { boxShadow: "inset 3px 0 0 0 currentColor" } } : undefined}
-                >
+                <TableRow key={entry.id} selected={current} aria-label={entry.title}>
                   <TableCell>
                     <Typography variant="subtitle1" component="p" sx={{ fontWeight: 600 }}>
                       {entry.title}
@@ -786,7 +781,7 @@ function CompanyCard(props: { account: BillingAccount | undefined; onEdit: () =>
     >
       <Fact label={t("billing.email")}>{account?.email || notSet}</Fact>
       <Fact label={t("billing.company_name")}>{account?.company_name || notSet}</Fact>
-      <Fact label={t("billing.address1")}>
+      <Fact label={t("billing.address")}>
         {lines.length === 0
           ? notSet
           : lines.map((line) => (
