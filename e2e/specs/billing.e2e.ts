@@ -132,6 +132,11 @@ describe("organization billing", () => {
     await first.getByText(/Add a payment method first/).waitFor();
     await first.getByRole("button", { name: "Cancel" }).click();
     await first.waitFor({ state: "hidden" });
+
+    // A link with ?plan=&cycle= proposes that plan on load (here: payment method first).
+    await page.goto(url(`/orgs/${orgId}/billing?plan=prototype-v2&cycle=annual`));
+    await first.getByText(/Add a payment method first/).waitFor();
+    await page.waitForURL(url(`/orgs/${orgId}/billing`));
   });
 
   it("edits the billing address and company info, refusing a tax ID that does not fit its type", async () => {
