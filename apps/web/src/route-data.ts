@@ -5,6 +5,7 @@
  */
 export { deviceAbilities, loadDevice } from "./features/devices/data.ts";
 export { fleetAbilities, loadFleet } from "./features/fleet-access/data.ts";
-export { loadOrganization } from "./features/orgs/data.ts";
+export { organizationCan } from "./features/orgs/access.ts";
+export { loadMyOrgRole, loadOrganization } from "./features/orgs/data.ts";
 export { loadRelease } from "./features/releases/data.ts";
 export { releaseAbilities } from "./features/releases/model.ts";

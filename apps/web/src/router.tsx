@@ -21,6 +21,7 @@ import { Toaster } from "./components/toaster.tsx";
 import { loggedOutOnlyGuard, signedInGuard, twoFactorGuard, verifiedGuard } from "./features/auth/guards.ts";
 import { getSessionState, logOut } from "./features/auth/session.ts";
 import { isSupportStaff } from "./features/auth/token.ts";
+import { billingSearch } from "./features/billing/search.ts";
 import { deploySearch } from "./features/deploy/deploy.ts";
 import type { Fleet, fleetAbilities } from "./features/fleet-access/data.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
@@ -48,6 +49,7 @@ export type CrumbKey =
   | "nav.organizations"
   | "nav.members"
   | "nav.teams"
+  | "nav.billing"
   | "nav.settings"
   | "nav.api_keys"
   | "nav.deploy"
@@ -405,6 +407,31 @@ const orgBlocksRoute = createRoute({
   path: "blocks",
   staticData: { crumb: "nav.blocks" },
   component: page(orgs, "OrgBlocksPage"),
+});
+/**
+ * `/orgs/{orgId}/billing` (spec 3 §2 Billing): only with organization.access_billing (the
+ * permission table of packages/domain), otherwise `/` (spec 1 §2.2). Reachable when frozen.
+ */
+const orgBillingRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: "billing",
+  staticData: { crumb: "nav.billing" },
+  validateSearch: billingSearch,
+  beforeLoad: async ({ params, context }) => {
+    const session = await getSessionState(context.queryClient, context.sdk);
+    if (session.kind !== "signed-in") return;
+    const { loadMyOrgRole, organizationCan } = await routeData();
+    let role: Awaited<ReturnType<typeof loadMyOrgRole>>;
+    try {
+      role = await loadMyOrgRole(context.queryClient, context.sdk, Number(params.orgId), session.user.id);
+    } catch {
+      // A failed lookup is the page's to report; no redirect on a guess.
+      return;
+    }
+    if (!organizationCan(role ?? undefined, "organization", "access_billing"))
+      throw redirect({ to: "/", replace: true });
+  },
+  component: page(() => import("./features/billing/billing-page.tsx"), "BillingPage"),
 });
 const orgMembersRoute = createRoute({
   getParentRoute: () => orgRoute,
@@ -857,6 +884,7 @@ export const routeTree = rootRoute.addChildren([
           orgFleetsRoute,
           orgAppsRoute,
           orgBlocksRoute,
+          orgBillingRoute,
           orgMembersRoute.addChildren([
             orgMembersIndexRoute,
             memberRoute.addChildren([

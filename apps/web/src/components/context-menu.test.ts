@@ -79,3 +79,13 @@ describe("release side menu", () => {
     ]);
   });
 });
+
+describe("organization side menu", () => {
+  const base = { displayApps: false, fleetSettings: true };
+  it("shows Billing only with organization.access_billing", () => {
+    const params = { orgId: "3" };
+    const withBilling = contextMenu("/orgs/3", params, { ...base, orgBilling: true });
+    expect(withBilling.at(-1)).toEqual({ to: "/orgs/3/billing", label: "nav.billing", icon: "billing" });
+    expect(labels(contextMenu("/orgs/3", params, { ...base, orgBilling: false }))).not.toContain("nav.billing");
+  });
+});

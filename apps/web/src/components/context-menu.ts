@@ -3,7 +3,8 @@ import { useParams, useRouterState } from "@tanstack/react-router";
 import { useSdk } from "../app-services.tsx";
 import { deviceAbilities, deviceQuery } from "../features/devices/data.ts";
 import { fleetAbilities, useFleet } from "../features/fleet-access/data.ts";
-import { fleetCan } from "../features/orgs/access.ts";
+import { fleetCan, organizationCan } from "../features/orgs/access.ts";
+import { useMyRoleIn } from "../features/orgs/data.ts";
 
 export type NavLabel =
   | "nav.fleets"
@@ -13,6 +14,7 @@ export type NavLabel =
   | "nav.summary"
   | "nav.members"
   | "nav.teams"
+  | "nav.billing"
   | "nav.settings"
   | "nav.api_keys"
   | "nav.devices"
@@ -30,6 +32,7 @@ export type MenuIcon =
   | "summary"
   | "members"
   | "teams"
+  | "billing"
   | "settings"
   | "keys"
   | "devices"
@@ -65,7 +68,8 @@ export interface MenuEntry {
  * api-keys for fleets with api_key.read, members, teams); device (summary, envvars, config, actions, settings
  * unless observer, location, diagnostics with device.access_diagnostics); fleets also have envvars and
  * config. Apps
- * entries only with the apps display on. Billing and credits come with the billing issue.
+ * entries only with the apps display on. The organization's Billing entry needs
+ * organization.access_billing (spec 3 §2 Organizations); credits come with the credits page.
  */
 export function contextMenu(
   pathname: string,
@@ -79,6 +83,8 @@ export function contextMenu(
     deviceDiagnostics?: boolean;
     /** resin.release.update: the release settings entry (hidden for observers, spec 1 §2.5). */
     releaseSettings?: boolean;
+    /** organization.access_billing: the organization's Billing entry. */
+    orgBilling?: boolean;
   },
 ): MenuEntry[] & { context: MenuContext } {
   const withContext = (context: MenuContext, entries: MenuEntry[]) => Object.assign(entries, { context });
@@ -113,6 +119,7 @@ export function contextMenu(
       { to: `${base}/blocks`, label: "nav.blocks", icon: "blocks" },
       { to: `${base}/members`, label: "nav.members", icon: "members" },
       { to: `${base}/teams`, label: "nav.teams", icon: "teams" },
+      ...(options.orgBilling ? [{ to: `${base}/billing`, label: "nav.billing", icon: "billing" } as const] : []),
     ]);
   }
   if (params.uuid && pathname.startsWith("/devices/")) {
@@ -188,6 +195,8 @@ export function useContextMenu(displayApps: boolean) {
   const fleetId = params.fleetId && /^\d+$/.test(params.fleetId) ? Number(params.fleetId) : undefined;
   const fleet = useFleet(fleetId ?? 0, fleetId !== undefined, true);
   const abilities = fleetAbilities(fleet.data ?? undefined);
+  const orgId = params.orgId && /^\d+$/.test(params.orgId) ? Number(params.orgId) : undefined;
+  const orgRole = useMyRoleIn(orgId);
   const sdk = useSdk();
   const device = useQuery({
     ...deviceQuery(sdk, params.uuid ?? ""),
@@ -202,5 +211,6 @@ export function useContextMenu(displayApps: boolean) {
     fleetApiKeys: abilities.apiKeys,
     fleetMembers: abilities.readMembers,
     releaseSettings: fleetCan(abilities.role, "release", "update"),
+    orgBilling: organizationCan(orgRole.data ?? undefined, "organization", "access_billing"),
   });
 }

@@ -1,6 +1,7 @@
 import AppsOutlined from "@mui/icons-material/AppsOutlined";
 import BoltOutlined from "@mui/icons-material/BoltOutlined";
 import CorporateFareOutlined from "@mui/icons-material/CorporateFareOutlined";
+import CreditCardOutlined from "@mui/icons-material/CreditCardOutlined";
 import DashboardOutlined from "@mui/icons-material/DashboardOutlined";
 import DataObjectOutlined from "@mui/icons-material/DataObjectOutlined";
 import DevicesOtherOutlined from "@mui/icons-material/DevicesOtherOutlined";
@@ -46,6 +47,7 @@ const ICONS: Record<MenuIcon, ReactNode> = {
   summary: <DashboardOutlined fontSize="small" />,
   members: <PersonOutlined fontSize="small" />,
   teams: <GroupsOutlined fontSize="small" />,
+  billing: <CreditCardOutlined fontSize="small" />,
   settings: <SettingsOutlined fontSize="small" />,
   keys: <VpnKeyOutlined fontSize="small" />,
   devices: <MemoryOutlined fontSize="small" />,

@@ -234,3 +234,34 @@ export function usePaidPlan(orgId: number | undefined) {
     },
   });
 }
+
+/** The caller's own role in one organization (undefined: not a member), for guards and menus. */
+export const myOrgRoleQuery = (sdk: Sdk, orgId: number, userId: number) =>
+  queryOptions({
+    queryKey: ["orgs", orgId, "my-role", userId],
+    queryFn: async () => {
+      const rows = await pineOf(sdk).get<Array<{ organization_membership_role: Array<{ name: OrganizationRole }> }>>({
+        resource: "organization_membership",
+        options: {
+          $select: "id",
+          $filter: { is_member_of__organization: orgId, user: userId },
+          $expand: { organization_membership_role: { $select: "name" } },
+        },
+      });
+      return rows[0]?.organization_membership_role[0]?.name ?? null;
+    },
+  });
+
+export const loadMyOrgRole = (queryClient: QueryClient, sdk: Sdk, orgId: number, userId: number) =>
+  queryClient.ensureQueryData(myOrgRoleQuery(sdk, orgId, userId));
+
+/** The caller's role in the organization of the current route, for the side menu (quiet). */
+export function useMyRoleIn(orgId: number | undefined) {
+  const sdk = useSdk();
+  const me = useSessionUser();
+  return useQuery({
+    ...myOrgRoleQuery(sdk, orgId ?? 0, me?.id ?? 0),
+    enabled: orgId !== undefined && me !== undefined,
+    throwOnError: false,
+  });
+}

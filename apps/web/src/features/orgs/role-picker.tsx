@@ -68,7 +68,13 @@ export function FleetRolePicker(props: {
                   <span>
                     {t("orgs.paid_only_role")}{" "}
                     {props.orgId ? (
-                      <TextLink to={`/orgs/${props.orgId}/billing` as "/"} color="inherit" underline="always">
+                      <TextLink
+                        to="/orgs/$orgId/billing"
+                        params={{ orgId: String(props.orgId) }}
+                        hash="billing-plans"
+                        color="inherit"
+                        underline="always"
+                      >
                         {t("orgs.upgrade")}
                       </TextLink>
                     ) : null}

@@ -6,6 +6,7 @@ import DialogActions from "@mui/material/DialogActions";
 import DialogContent from "@mui/material/DialogContent";
 import DialogTitle from "@mui/material/DialogTitle";
 import Paper from "@mui/material/Paper";
+import type { SxProps, Theme } from "@mui/material/styles";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { useParams } from "@tanstack/react-router";
@@ -28,9 +29,18 @@ export function Card(props: {
   children: ReactNode;
   scroll?: boolean;
   label?: string;
+  /** An anchor (`#payment-method`) that leads to this card. */
+  id?: string;
+  sx?: SxProps<Theme>;
 }) {
   return (
-    <Paper variant="outlined" component="section" aria-label={props.label ?? props.title} sx={{ p: 2, minWidth: 0 }}>
+    <Paper
+      variant="outlined"
+      component="section"
+      id={props.id}
+      aria-label={props.label ?? props.title}
+      sx={[{ p: 2, minWidth: 0, scrollMarginTop: 16 }, ...(Array.isArray(props.sx) ? props.sx : [props.sx])]}
+    >
       <Box sx={{ display: "flex", alignItems: "center", gap: 1, mb: 1.5, minHeight: 32 }}>
         <Typography variant="subtitle1" component="h2" sx={{ fontWeight: 600, flex: 1 }}>
           {props.title}

@@ -1,0 +1,102 @@
+import {
+  type BillingCycle,
+  type BillingPlan,
+  cycleOfIntervalLength,
+  normaliseTaxId,
+  padCardMonth,
+  TAX_ID_TYPES,
+  type TaxId,
+  type TaxIdType,
+} from "@flotilla/domain";
+
+/**
+ * The billing page's own helpers. The rules themselves (self-serve plans, plan change types,
+ * invoice tones, card and tax ID checks) are packages/domain's billing.ts and tax-ids.ts.
+ */
+
+/** A row of the plan catalogue (data API `plan`): prices in cents, annual per year. */
+export interface CataloguePlan extends BillingPlan {
+  id: number;
+  title: string;
+  is_legacy: boolean;
+  is_valid_from__date: string | null;
+  is_valid_until__date: string | null;
+  plan_feature?: Array<{ quantity: number; feature: Array<{ slug: string }> }>;
+  plan_addon?: Array<{ base_price: number; bills_dynamically: boolean; feature: Array<{ slug: string }> }>;
+}
+
+/** The billing service's interval length as a cycle: "1" is monthly, "12" annual (spec 3 §9). */
+export function cycleOfInterval(intervalLength: string | number | undefined): BillingCycle {
+  return cycleOfIntervalLength(Number(intervalLength)) ?? "monthly";
+}
+
+/** Money held in cents, shown in its currency (spec 3 §9): "$299.00". */
+export function formatCents(cents: number | string, currency = "USD"): string {
+  const value = typeof cents === "string" ? Number(cents) : cents;
+  if (!Number.isFinite(value)) return "–";
+  return new Intl.NumberFormat("en-US", { style: "currency", currency: currency || "USD" }).format(value / 100);
+}
+
+/** A card's expiry as MM/YYYY, the month padded to 2 digits (spec 3 §9). */
+export function cardExpiry(month: number | string | undefined, year: number | string | undefined): string {
+  if (month === undefined || year === undefined || month === "" || year === "") return "";
+  return `${padCardMonth(month)}/${year}`;
+}
+
+/** "MM/YY" or "MM/YYYY" as typed in the card form; undefined when it is not a month and year. */
+export function parseExpiry(value: string): { month: number; year: number } | undefined {
+  const match = /^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/.exec(value);
+  if (!match) return undefined;
+  const month = Number(match[1]);
+  const year = match[2]?.length === 2 ? 2000 + Number(match[2]) : Number(match[2]);
+  if (month < 1 || month > 12) return undefined;
+  return { month, year };
+}
+
+/** The card number as typed, grouped by four for reading. */
+export function groupCardNumber(value: string): string {
+  return value
+    .replace(/\D/g, "")
+    .slice(0, 19)
+    .replace(/(\d{4})(?=\d)/g, "$1 ");
+}
+
+/** The invoices the card shows: the newest 6 unless "View all" is on (the list comes newest first). */
+export function visibleInvoices<I>(invoices: readonly I[], showAll: boolean, shown = 6): I[] {
+  return showAll ? [...invoices] : invoices.slice(0, shown);
+}
+
+/**
+ * The tax ID picker's choices: one per row of the domain's table (eu_vat has one per country),
+ * keyed "type|country" so that picking "European VAT Number (Germany)" also says which country.
+ */
+export const taxIdChoiceKey = (entry: Pick<TaxIdType, "type" | "country">) => `${entry.type}|${entry.country}`;
+
+export function taxIdChoiceOf(taxId: TaxId | null | undefined): string {
+  if (!taxId?.type) return "";
+  const rows = TAX_ID_TYPES.filter((entry) => entry.type === taxId.type);
+  const row =
+    (taxId.country ? rows.find((entry) => entry.country === taxId.country?.toUpperCase()) : undefined) ??
+    (taxId.type === "eu_vat" ? rows.find((entry) => taxId.value.toUpperCase().startsWith(entry.country)) : undefined) ??
+    rows[0];
+  return row ? taxIdChoiceKey(row) : "";
+}
+
+export const taxIdRowOf = (choice: string) => TAX_ID_TYPES.find((entry) => taxIdChoiceKey(entry) === choice);
+
+/**
+ * The tax ID to send for a picker choice and a value: null when either is empty (spec 3 §5); an
+ * EU VAT number carries its country (spec 3 §3).
+ */
+export function taxIdPayload(choice: string, value: string): TaxId | null {
+  const row = taxIdRowOf(choice);
+  if (!row) return null;
+  return normaliseTaxId({ type: row.type, value, ...(row.type === "eu_vat" ? { country: row.country } : {}) });
+}
+
+/** A usage key ("member:administrator", "device:microservices") split into kind and item. */
+export function usageRows(usage: Record<string, number> | undefined, kind: "device" | "member") {
+  return Object.entries(usage ?? {})
+    .filter(([key]) => key.startsWith(`${kind}:`))
+    .map(([key, count]) => ({ key, item: key.slice(kind.length + 1), count }));
+}
