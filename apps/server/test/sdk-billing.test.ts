@@ -151,6 +151,7 @@ describe("balena-sdk models.billing", () => {
     for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
     const pdf = Buffer.concat(chunks);
     expect(pdf.subarray(0, 5).toString()).toBe("%PDF-");
+    expect(pdf.toString("latin1")).toContain(`(Invoice ${invoices[0]?.invoice_number}: $299.00, paid)`);
     await expect(sdk.models.billing.changePlan(org.id, { tier: "pilot-v2", cycle: "monthly" })).rejects.toThrow(
       "This is already the organization's plan.",
     );

@@ -16,7 +16,11 @@ export function invoicePdf(invoice: InvoiceRow, account: AccountRow, organizatio
     size: "A4",
     margin: 56,
     compress: false,
-    info: { Title: `Invoice ${invoice.invoice_number}` },
+    // The amount in the metadata too: mail filters and accounting tools read it without parsing pages.
+    info: {
+      Title: `Invoice ${invoice.invoice_number}`,
+      Subject: `Invoice ${invoice.invoice_number}: ${money(invoice.total_in_cents, invoice.currency)}, ${invoice.state}`,
+    },
   });
   const chunks: Buffer[] = [];
   doc.on("data", (chunk: Buffer) => chunks.push(chunk));
