@@ -107,7 +107,10 @@ describe("organization billing", () => {
       row.getByRole("button", { name: /Download invoice/ }).click(),
     ]);
     const file = await download.path();
-    expect(readFileSync(file).subarray(0, 5).toString("latin1")).toBe("%PDF-");
+    const pdf = readFileSync(file).toString("latin1");
+    expect(pdf.slice(0, 5)).toBe("%PDF-");
+    // The amount, in the document's metadata (its page text is hex-encoded glyphs).
+    expect(pdf).toMatch(/\(Invoice INV-\d{6}: \$299\.00, paid\)/);
     expect(download.suggestedFilename()).toMatch(/\.pdf$/);
 
     // The anchors lead to their sections.
