@@ -296,6 +296,9 @@ describe("organizations: an administrator and an invited member", () => {
     await member.getByRole("button", { name: "Leave organization" }).waitFor();
     expect(await member.getByRole("button", { name: "Delete organization" }).count()).toBe(0);
     await shot(member, "09-member-promoted");
+    // The earlier "Role changed" toast may still show on a slow machine: wait it out, so the next
+    // one is this change's.
+    await admin.getByText("Role changed").waitFor({ state: "hidden", timeout: 15_000 });
     await members.getByRole("combobox", { name: `Role of ${memberUsername}` }).click();
     await admin.getByRole("option", { name: "Member" }).click();
     await admin.getByText("Role changed").waitFor();
