@@ -20,7 +20,10 @@ export function PastDueBanner({ orgId }: { orgId: number | undefined }) {
   const role = useMyRoleIn(orgId);
   const pathname = useRouterState({ select: (state) => state.location.pathname });
   if (orgId === undefined || !org.data) return null;
-  const state = pastDueState(org.data.has_past_due_invoice_since__date, new Date());
+  // The server's is_frozen is the word on freezing (its billing clock may run ahead of this one).
+  const state = org.data.is_frozen
+    ? ({ state: "frozen", daysPastDue: 60 } as const)
+    : pastDueState(org.data.has_past_due_invoice_since__date, new Date());
   if (state.state === "none") return null;
   const canBill = organizationCan(role.data ?? undefined, "organization", "access_billing");
   const onBilling = pathname.startsWith(`/orgs/${orgId}/billing`);
