@@ -170,7 +170,7 @@ describe("past due and frozen organization", () => {
         { timeout: 100_000, interval: 4_000 },
       )
       .toBe(1);
-    await banner.getByText(/invoice past due/).waitFor();
+    await banner.getByText("An invoice of this organization is past due.").waitFor();
     await banner.getByRole("link", { name: "Update billing details" }).waitFor();
     await shot(page, "08-past-due-warning");
 

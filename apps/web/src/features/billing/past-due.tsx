@@ -29,7 +29,9 @@ export function PastDueBanner({ orgId }: { orgId: number | undefined }) {
   const onBilling = pathname.startsWith(`/orgs/${orgId}/billing`);
   const text =
     state.state === "warning"
-      ? t("billing.past_due.warning", { count: state.daysPastDue })
+      ? state.daysPastDue < 1
+        ? t("billing.past_due.warning_today")
+        : t("billing.past_due.warning", { count: state.daysPastDue })
       : state.state === "error"
         ? t("billing.past_due.error", { count: state.daysUntilFreeze })
         : t("billing.past_due.frozen");
