@@ -50,6 +50,7 @@ export type CrumbKey =
   | "nav.members"
   | "nav.teams"
   | "nav.billing"
+  | "nav.credits"
   | "nav.settings"
   | "nav.api_keys"
   | "nav.deploy"
@@ -360,6 +361,29 @@ const orgsIndexRoute = createRoute({
 });
 
 /**
+ * A frozen organization (spec 3 §2 Billing, §8): outside its billing page, a user with billing
+ * access goes to the billing page ("update billing details"), anyone else to `/orgs` ("please
+ * reach its administrators").
+ */
+async function frozenOrganizationGuard(context: RouterContext, orgId: number, pathname: string, preload: boolean) {
+  const billing = `/orgs/${orgId}/billing`;
+  if (pathname === billing || pathname.startsWith(`${billing}/`)) return;
+  const session = await getSessionState(context.queryClient, context.sdk);
+  let canBill = false;
+  if (session.kind === "signed-in") {
+    const { loadMyOrgRole, organizationCan } = await routeData();
+    const role = await loadMyOrgRole(context.queryClient, context.sdk, orgId, session.user.id).catch(() => null);
+    canBill = organizationCan(role ?? undefined, "organization", "access_billing");
+  }
+  if (canBill) {
+    if (!preload) showToast("error", t("errors.organization_is_frozen_update_billing_details"));
+    throw redirect({ href: billing, replace: true });
+  }
+  if (!preload) showToast("error", t("errors.organization_is_frozen_please_reach_administrators"));
+  throw redirect({ to: "/orgs", replace: true });
+}
+
+/**
  * `/orgs/{orgId}/…` (spec 3 §2): a non-numeric id shows "invalid id passed in url" and goes up;
  * an organization that is not there (or not the caller's) is "Resource not found" and `/orgs`,
  * as a missing fleet goes to `/fleets`.
@@ -383,7 +407,9 @@ const orgRoute = createRoute({
     }
     // The organization the user works in: the create-fleet dialog starts with it.
     if (!preload) setPreference("lastOrganization", org.id);
+    if (org.is_frozen) await frozenOrganizationGuard(context, org.id, location.pathname, preload);
   },
+  component: page(() => import("./features/billing/past-due.tsx"), "OrgLayout"),
 });
 const orgSummaryRoute = createRoute({
   getParentRoute: () => orgRoute,
@@ -409,29 +435,39 @@ const orgBlocksRoute = createRoute({
   component: page(orgs, "OrgBlocksPage"),
 });
 /**
- * `/orgs/{orgId}/billing` (spec 3 §2 Billing): only with organization.access_billing (the
- * permission table of packages/domain), otherwise `/` (spec 1 §2.2). Reachable when frozen.
+ * The billing pages' guard: only with organization.access_billing (the permission table of
+ * packages/domain), otherwise `/` (spec 1 §2.2; spec 3 §2 Organizations).
  */
+async function billingAccessGuard({ params, context }: { params: { orgId: string }; context: RouterContext }) {
+  const session = await getSessionState(context.queryClient, context.sdk);
+  if (session.kind !== "signed-in") return;
+  const { loadMyOrgRole, organizationCan } = await routeData();
+  let role: Awaited<ReturnType<typeof loadMyOrgRole>>;
+  try {
+    role = await loadMyOrgRole(context.queryClient, context.sdk, Number(params.orgId), session.user.id);
+  } catch {
+    // A failed lookup is the page's to report; no redirect on a guess.
+    return;
+  }
+  if (!organizationCan(role ?? undefined, "organization", "access_billing")) throw redirect({ to: "/", replace: true });
+}
+
+/** `/orgs/{orgId}/billing` (spec 3 §2 Billing): billing access only; reachable when frozen. */
 const orgBillingRoute = createRoute({
   getParentRoute: () => orgRoute,
   path: "billing",
   staticData: { crumb: "nav.billing" },
   validateSearch: billingSearch,
-  beforeLoad: async ({ params, context }) => {
-    const session = await getSessionState(context.queryClient, context.sdk);
-    if (session.kind !== "signed-in") return;
-    const { loadMyOrgRole, organizationCan } = await routeData();
-    let role: Awaited<ReturnType<typeof loadMyOrgRole>>;
-    try {
-      role = await loadMyOrgRole(context.queryClient, context.sdk, Number(params.orgId), session.user.id);
-    } catch {
-      // A failed lookup is the page's to report; no redirect on a guess.
-      return;
-    }
-    if (!organizationCan(role ?? undefined, "organization", "access_billing"))
-      throw redirect({ to: "/", replace: true });
-  },
+  beforeLoad: billingAccessGuard,
   component: page(() => import("./features/billing/billing-page.tsx"), "BillingPage"),
+});
+/** `/orgs/{orgId}/credits` (spec 3 §2 Billing, §4 Credits): billing access only. */
+const orgCreditsRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: "credits",
+  staticData: { crumb: "nav.credits" },
+  beforeLoad: billingAccessGuard,
+  component: page(() => import("./features/billing/credits-page.tsx"), "CreditsPage"),
 });
 const orgMembersRoute = createRoute({
   getParentRoute: () => orgRoute,
@@ -601,6 +637,8 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
       const id = requireNumericId(params.fleetId, location.pathname.replace(/^(\/[a-z]+\/[^/]+).*$/, "$1"));
       await guardFleet(context, id, location.pathname, preload);
     },
+    // The organization's past-due banner above the fleet's pages (spec 3 §4).
+    component: page(() => import("./features/billing/past-due.tsx"), "FleetLayout"),
   });
   const gated =
     (check: (abilities: ReturnType<typeof fleetAbilities>) => boolean) =>
@@ -885,6 +923,7 @@ export const routeTree = rootRoute.addChildren([
           orgAppsRoute,
           orgBlocksRoute,
           orgBillingRoute,
+          orgCreditsRoute,
           orgMembersRoute.addChildren([
             orgMembersIndexRoute,
             memberRoute.addChildren([

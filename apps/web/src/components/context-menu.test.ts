@@ -82,10 +82,15 @@ describe("release side menu", () => {
 
 describe("organization side menu", () => {
   const base = { displayApps: false, fleetSettings: true };
-  it("shows Billing only with organization.access_billing", () => {
+  it("shows Billing and Credits only with organization.access_billing", () => {
     const params = { orgId: "3" };
     const withBilling = contextMenu("/orgs/3", params, { ...base, orgBilling: true });
-    expect(withBilling.at(-1)).toEqual({ to: "/orgs/3/billing", label: "nav.billing", icon: "billing" });
-    expect(labels(contextMenu("/orgs/3", params, { ...base, orgBilling: false }))).not.toContain("nav.billing");
+    expect(withBilling.slice(-2)).toEqual([
+      { to: "/orgs/3/billing", label: "nav.billing", icon: "billing" },
+      { to: "/orgs/3/credits", label: "nav.credits", icon: "credits" },
+    ]);
+    const without = labels(contextMenu("/orgs/3", params, { ...base, orgBilling: false }));
+    expect(without).not.toContain("nav.billing");
+    expect(without).not.toContain("nav.credits");
   });
 });

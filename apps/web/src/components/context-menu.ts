@@ -15,6 +15,7 @@ export type NavLabel =
   | "nav.members"
   | "nav.teams"
   | "nav.billing"
+  | "nav.credits"
   | "nav.settings"
   | "nav.api_keys"
   | "nav.devices"
@@ -33,6 +34,7 @@ export type MenuIcon =
   | "members"
   | "teams"
   | "billing"
+  | "credits"
   | "settings"
   | "keys"
   | "devices"
@@ -69,7 +71,7 @@ export interface MenuEntry {
  * unless observer, location, diagnostics with device.access_diagnostics); fleets also have envvars and
  * config. Apps
  * entries only with the apps display on. The organization's Billing entry needs
- * organization.access_billing (spec 3 §2 Organizations); credits come with the credits page.
+ * organization.access_billing (spec 3 §2 Organizations), and so does Credits next to it.
  */
 export function contextMenu(
   pathname: string,
@@ -119,7 +121,12 @@ export function contextMenu(
       { to: `${base}/blocks`, label: "nav.blocks", icon: "blocks" },
       { to: `${base}/members`, label: "nav.members", icon: "members" },
       { to: `${base}/teams`, label: "nav.teams", icon: "teams" },
-      ...(options.orgBilling ? [{ to: `${base}/billing`, label: "nav.billing", icon: "billing" } as const] : []),
+      ...(options.orgBilling
+        ? ([
+            { to: `${base}/billing`, label: "nav.billing", icon: "billing" },
+            { to: `${base}/credits`, label: "nav.credits", icon: "credits" },
+          ] as const)
+        : []),
     ]);
   }
   if (params.uuid && pathname.startsWith("/devices/")) {

@@ -14,6 +14,7 @@ import NewReleasesOutlined from "@mui/icons-material/NewReleasesOutlined";
 import PersonOutlined from "@mui/icons-material/PersonOutlined";
 import PlaceOutlined from "@mui/icons-material/PlaceOutlined";
 import SettingsOutlined from "@mui/icons-material/SettingsOutlined";
+import TollOutlined from "@mui/icons-material/TollOutlined";
 import TuneOutlined from "@mui/icons-material/TuneOutlined";
 import ViewInArOutlined from "@mui/icons-material/ViewInArOutlined";
 import VpnKeyOutlined from "@mui/icons-material/VpnKeyOutlined";
@@ -48,6 +49,7 @@ const ICONS: Record<MenuIcon, ReactNode> = {
   members: <PersonOutlined fontSize="small" />,
   teams: <GroupsOutlined fontSize="small" />,
   billing: <CreditCardOutlined fontSize="small" />,
+  credits: <TollOutlined fontSize="small" />,
   settings: <SettingsOutlined fontSize="small" />,
   keys: <VpnKeyOutlined fontSize="small" />,
   devices: <MemoryOutlined fontSize="small" />,

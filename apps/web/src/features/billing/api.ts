@@ -192,3 +192,85 @@ export function billingErrorText(error: unknown): string {
 export const isInvalidTaxIdError = (error: unknown) =>
   getStatusCode(error) === 400 &&
   /fields_errors\.invalid_tax_id/.test(String((error as { body?: unknown }).body ?? ""));
+
+// ---------------------------------------------------------------------------------------------
+// Credits (spec 3 §4 Credits, §7): bundles through balena-sdk's creditBundle model, the
+// low-balance notification through the data API.
+
+export interface CreditBundle {
+  id: number;
+  created_at: string;
+  original_quantity: number;
+  total_balance: number;
+  available_balance?: number;
+  total_cost: number | string;
+  payment_status: string | null;
+  error_message?: string | null;
+  expires_on__date?: string | null;
+  is_created_by__user?: Array<{ username: string }>;
+}
+
+export interface CreditNotification {
+  id: number;
+  is_sent_when_below__threshold: number;
+}
+
+export const creditKeys = {
+  feature: ["credits", "feature"] as const,
+  bundles: (orgId: number) => ["billing", orgId, "credit-bundles"] as const,
+  notification: (orgId: number) => ["billing", orgId, "credit-notification"] as const,
+};
+
+export function creditsApi(sdk: Sdk) {
+  const pine = pineOf(sdk);
+  return {
+    /** The feature credits are bought for (device:microservices); null when the API has none. */
+    getFeatureId: async (slug: string) =>
+      (await pine.get<Array<{ id: number }>>({ resource: "feature", options: { $select: "id", $filter: { slug } } }))[0]
+        ?.id ?? null,
+    getBundles: (orgId: number) =>
+      sdk.models.creditBundle.getAllByOrg(orgId, {
+        $select: [
+          "id",
+          "created_at",
+          "original_quantity",
+          "total_balance",
+          "available_balance",
+          "total_cost",
+          "payment_status",
+          "error_message",
+          "expires_on__date",
+        ],
+        $expand: { is_created_by__user: { $select: "username" } },
+        $orderby: { created_at: "desc" },
+      } as never) as unknown as Promise<CreditBundle[]>,
+    purchase: (orgId: number, featureId: number, quantity: number) =>
+      sdk.models.creditBundle.create(orgId, featureId, quantity) as unknown as Promise<CreditBundle>,
+    getNotification: async (orgId: number, featureId: number) =>
+      (
+        await pine.get<CreditNotification[]>({
+          resource: "organization_credit_notification",
+          options: {
+            $select: ["id", "is_sent_when_below__threshold"],
+            $filter: { organization: orgId, owns_credit_notification_for__feature: featureId },
+          },
+        })
+      )[0] ?? null,
+    createNotification: (orgId: number, featureId: number, threshold: number) =>
+      pine.post<CreditNotification>({
+        resource: "organization_credit_notification",
+        body: {
+          organization: orgId,
+          owns_credit_notification_for__feature: featureId,
+          is_sent_when_below__threshold: threshold,
+        },
+      }),
+    updateNotification: (id: number, threshold: number) =>
+      pine.patch({
+        resource: "organization_credit_notification",
+        id,
+        body: { is_sent_when_below__threshold: threshold },
+      }),
+    removeNotification: (id: number) => pine.delete({ resource: "organization_credit_notification", id }),
+  };
+}

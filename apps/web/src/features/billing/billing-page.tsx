@@ -24,7 +24,6 @@ import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
 import Chip from "@mui/material/Chip";
-import CircularProgress from "@mui/material/CircularProgress";
 import Divider from "@mui/material/Divider";
 import IconButton from "@mui/material/IconButton";
 import Table from "@mui/material/Table";
@@ -37,8 +36,7 @@ import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { type UseQueryResult, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useLocation, useNavigate, useSearch } from "@tanstack/react-router";
-import { format } from "date-fns";
-import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
@@ -70,62 +68,9 @@ import {
 import { PaymentDialog } from "./payment-dialog.tsx";
 import { CONTACT_SALES_URL, PlanChangeDialog } from "./plan-dialog.tsx";
 import type { BillingSearch } from "./search.ts";
-
-const DAY_FORMAT = "MMM d, yyyy";
+import { day, Fact, Failed, Loading, numeric, useFailureToast } from "./ui.tsx";
 
 type Proposal = { code: string; cycle: BillingCycle };
-
-const day = (value: string | null | undefined) => (value ? format(new Date(value), DAY_FORMAT) : "–");
-const numeric = { fontVariantNumeric: "tabular-nums", whiteSpace: "nowrap" } as const;
-
-/** A failed load of one part of the page shows its own error toast once (spec 3 §8). */
-function useFailureToast(query: UseQueryResult<unknown>, text: string) {
-  const shown = useRef(false);
-  useEffect(() => {
-    if (query.isError && !shown.current) {
-      shown.current = true;
-      showToast("error", text);
-    }
-    if (query.isSuccess) shown.current = false;
-  }, [query.isError, query.isSuccess, text]);
-}
-
-function Loading() {
-  return (
-    <Box sx={{ display: "grid", placeItems: "center", py: 3 }}>
-      <CircularProgress size={22} />
-    </Box>
-  );
-}
-
-function Failed({ text, onRetry }: { text: string; onRetry: () => void }) {
-  const { t } = useTranslation();
-  return (
-    <Alert
-      severity="error"
-      variant="outlined"
-      action={
-        <Button color="inherit" size="small" onClick={onRetry}>
-          {t("error_page.refresh")}
-        </Button>
-      }
-    >
-      {text}
-    </Alert>
-  );
-}
-
-/** A label and its value, one row of a card's facts. */
-function Fact({ label, children }: { label: string; children: ReactNode }) {
-  return (
-    <Box sx={{ display: "flex", gap: 2, py: 0.5 }}>
-      <Typography variant="body2" color="text.secondary" sx={{ width: 120, flexShrink: 0 }}>
-        {label}
-      </Typography>
-      <Box sx={{ minWidth: 0, flex: 1, typography: "body2" }}>{children}</Box>
-    </Box>
-  );
-}
 
 /**
  * `/orgs/{orgId}/billing` (spec 3 §2 Billing): current plan and next bill, plans, payment method

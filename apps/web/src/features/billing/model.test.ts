@@ -1,13 +1,17 @@
 import { describe, expect, it } from "vitest";
 import {
+  type CataloguePlan,
   cardExpiry,
   cycleOfInterval,
   formatCents,
   groupCardNumber,
+  historyPage,
   parseExpiry,
+  planDevices,
   taxIdChoiceOf,
   taxIdPayload,
   taxIdRowOf,
+  unexpiredCreditBalance,
   usageRows,
   visibleInvoices,
 } from "./model.ts";
@@ -72,5 +76,34 @@ describe("billing query (spec 3 §2 Billing)", () => {
       "then-propose-plan-cycle": "monthly",
     };
     expect(billingSearch(resume)).toEqual(resume);
+  });
+});
+
+describe("credits", () => {
+  const now = new Date("2030-01-01T00:00:00Z");
+  it("counts paid, complimentary and manually invoiced bundles that have not expired", () => {
+    const bundles = [
+      { payment_status: "paid", total_balance: 100, expires_on__date: "2035-01-01" },
+      { payment_status: "complimentary", total_balance: 10, expires_on__date: null },
+      { payment_status: "manually invoiced", total_balance: 5, expires_on__date: "2031-01-01" },
+      { payment_status: "failed", total_balance: 1000, expires_on__date: "2035-01-01" },
+      { payment_status: "processing", total_balance: 7, expires_on__date: "2035-01-01" },
+      { payment_status: "paid", total_balance: 50, expires_on__date: "2029-12-31" },
+    ];
+    expect(unexpiredCreditBalance(bundles, now)).toBe(115);
+  });
+  it("pages the purchase history by 5", () => {
+    const rows = Array.from({ length: 12 }, (_, index) => index);
+    expect(historyPage(rows, 0)).toEqual([0, 1, 2, 3, 4]);
+    expect(historyPage(rows, 2)).toEqual([10, 11]);
+  });
+  it("reads a plan's included devices and per-device price", () => {
+    const feature = [{ slug: "device:microservices" }];
+    const plan = {
+      plan_feature: [{ quantity: 20, feature }],
+      plan_addon: [{ base_price: 200, bills_dynamically: true, feature }],
+    } as unknown as CataloguePlan;
+    expect(planDevices(plan)).toEqual({ included: 20, pricePerDeviceCents: 200 });
+    expect(planDevices(undefined)).toEqual({ included: 0 });
   });
 });

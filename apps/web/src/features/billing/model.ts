@@ -1,8 +1,10 @@
 import {
   type BillingCycle,
   type BillingPlan,
+  creditBalance,
   cycleOfIntervalLength,
   normaliseTaxId,
+  PURCHASE_HISTORY_PAGE_SIZE,
   padCardMonth,
   TAX_ID_TYPES,
   type TaxId,
@@ -99,4 +101,30 @@ export function usageRows(usage: Record<string, number> | undefined, kind: "devi
   return Object.entries(usage ?? {})
     .filter(([key]) => key.startsWith(`${kind}:`))
     .map(([key, count]) => ({ key, item: key.slice(kind.length + 1), count }));
+}
+
+/**
+ * The credit balance (spec 3 §4 Credits): paid, complimentary and manually invoiced bundles
+ * (the domain's creditBalance) that have not expired at `now`.
+ */
+export function unexpiredCreditBalance(
+  bundles: readonly { payment_status: string | null; total_balance: number; expires_on__date?: string | null }[],
+  now: Date,
+): number {
+  return creditBalance(
+    bundles.filter((bundle) => !bundle.expires_on__date || new Date(bundle.expires_on__date).getTime() > now.getTime()),
+  );
+}
+
+/** One page of the purchase history (page size 5, spec 3 §9). */
+export function historyPage<B>(bundles: readonly B[], page: number, size = PURCHASE_HISTORY_PAGE_SIZE): B[] {
+  return bundles.slice(page * size, page * size + size);
+}
+
+/** A plan's included devices and add-on price per device for the microservices feature. */
+export function planDevices(plan: CataloguePlan | undefined): { included: number; pricePerDeviceCents?: number } {
+  const slug = "device:microservices";
+  const included = plan?.plan_feature?.find((row) => row.feature[0]?.slug === slug)?.quantity ?? 0;
+  const price = plan?.plan_addon?.find((row) => row.feature[0]?.slug === slug)?.base_price;
+  return { included, ...(price !== undefined ? { pricePerDeviceCents: price } : {}) };
 }

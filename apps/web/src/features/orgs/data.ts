@@ -24,6 +24,9 @@ export interface Organization {
   handle: string;
   created_at: string;
   logo_image: { href?: string; content_type?: string } | null;
+  /** Frozen 60 days after an invoice went past due (spec 3 §4); only on the one-organization read. */
+  is_frozen?: boolean;
+  has_past_due_invoice_since__date?: string | null;
 }
 
 export interface OrgMembership {
@@ -117,7 +120,17 @@ export const organizationQuery = (sdk: Sdk, orgId: number) =>
       (await pineOf(sdk).get<Organization | undefined>({
         resource: "organization",
         id: orgId,
-        options: { $select: ["id", "name", "handle", "created_at", "logo_image"] },
+        options: {
+          $select: [
+            "id",
+            "name",
+            "handle",
+            "created_at",
+            "logo_image",
+            "is_frozen",
+            "has_past_due_invoice_since__date",
+          ],
+        },
       })) ?? null,
   });
 

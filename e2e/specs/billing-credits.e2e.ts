@@ -1,0 +1,213 @@
+import { mkdirSync } from "node:fs";
+import type { Browser, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { useDashboard } from "../support/dashboard.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
+import { logIn } from "./accounts-helpers.ts";
+import { DEMO } from "./web-helpers.ts";
+
+const SHOTS = "/tmp/shots-credits";
+const ADMIN = { email: "root@example.com", password: "admin-password-1" };
+
+async function shot(page: Page, name: string) {
+  mkdirSync(SHOTS, { recursive: true });
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 1280, height: 1300 });
+  await page.waitForTimeout(400);
+  await page.screenshot({ path: `${SHOTS}/${name}.png` });
+  if (size) await page.setViewportSize(size);
+}
+
+async function signIn(page: Page, dashboardUrl: string, login: string, password: string) {
+  await page
+    .context()
+    .addInitScript(() => localStorage.setItem("flotilla.cookieConsent", JSON.stringify("essentials")));
+  await logIn(page, dashboardUrl, login, password);
+  await page.waitForURL(/\/fleets$/);
+}
+
+async function openDemoOrganization(page: Page, dashboardUrl: string): Promise<string> {
+  await page.goto(`${dashboardUrl}/orgs`);
+  await page.getByRole("table", { name: "Organizations" }).getByRole("link", { name: "Demo" }).click();
+  await page.waitForURL(/\/orgs\/\d+$/);
+  return /\/orgs\/(\d+)$/.exec(page.url())?.[1] ?? "";
+}
+
+/** On the billing page: add a test card and upgrade to Pilot monthly (as billing.e2e.ts does). */
+async function addCardAndUpgradeToPilot(page: Page, cardNumber: string) {
+  const payment = page.getByRole("region", { name: "Payment method" });
+  await payment.getByRole("button", { name: "Add payment method" }).click();
+  const dialog = page.getByRole("dialog", { name: "Payment method" });
+  await dialog.getByLabel("Card number").fill(cardNumber);
+  await dialog.getByLabel("Expiry (MM/YY)").fill("12/34");
+  await dialog.getByLabel("CVC").fill("123");
+  await dialog.getByLabel("Name on card").fill("Demo Person");
+  await dialog.getByRole("button", { name: "Save" }).click();
+  await dialog.waitFor({ state: "hidden" });
+  await payment.getByText(/ending in/).waitFor();
+  await page.getByRole("table", { name: "Plans" }).getByRole("button", { name: "Upgrade: Pilot Monthly" }).click();
+  const change = page.getByRole("dialog", { name: "Change plan" });
+  await change.getByRole("button", { name: "Confirm" }).click();
+  await change.waitFor({ state: "hidden" });
+  await page.getByRole("region", { name: "Current plan" }).getByRole("heading", { name: "Pilot" }).waitFor();
+}
+
+/**
+ * Credits (spec 3 §2 Billing, §4 Credits): the demo administrator finds credits unavailable on
+ * the free plan, upgrades to Pilot, buys 100 credits, sees them in the history and the balance,
+ * sets a low-balance threshold above the balance and dismisses the banner that follows.
+ */
+describe("organization credits", () => {
+  let flotilla: RunningFlotilla;
+  let page: Page;
+  useDashboard({}, (ui) => {
+    ({ flotilla, page } = ui);
+  });
+  const url = (path: string) => `${flotilla.dashboardUrl}${path}`;
+
+  it("buys 100 credits and is warned below the notification threshold", async () => {
+    await signIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
+    const orgId = await openDemoOrganization(page, flotilla.dashboardUrl);
+    const menu = page.getByRole("navigation", { name: "Main navigation" });
+    await menu.getByRole("link", { name: "Credits" }).click();
+    await page.waitForURL(url(`/orgs/${orgId}/credits`));
+    await page.getByRole("heading", { name: "Credits", level: 1 }).waitFor();
+    await page.getByText("Credits are only available for pilot, production and enterprise plans.").waitFor();
+    const summary = page.getByRole("region", { name: "Credits summary" });
+    expect(await summary.getByRole("button", { name: "Add credits" }).isDisabled()).toBe(true);
+    await shot(page, "01-credits-free-plan");
+
+    await menu.getByRole("link", { name: "Billing" }).click();
+    await page.waitForURL(url(`/orgs/${orgId}/billing`));
+    await addCardAndUpgradeToPilot(page, "4242 4242 4242 4242");
+
+    await menu.getByRole("link", { name: "Credits" }).click();
+    await page.waitForURL(url(`/orgs/${orgId}/credits`));
+    await summary.getByText("Pilot").waitFor();
+    await summary.getByText("0 credits").waitFor();
+    expect(await page.getByText(/only available for pilot/).count()).toBe(0);
+    await page.getByText("No credits purchased yet.").waitFor();
+
+    // The calculator: 10 more devices for 12 months.
+    const calculator = page.getByRole("region", { name: "How many credits do I need?" });
+    await calculator.getByLabel("Months").fill("121");
+    await calculator.getByText("The value must be at most 120").waitFor();
+    await calculator.getByLabel("Months").fill("12");
+    await shot(page, "02-credits-pilot");
+
+    // Buy 100 credits.
+    await summary.getByRole("button", { name: "Add credits" }).click();
+    const dialog = page.getByRole("dialog", { name: "Add credits" });
+    await dialog.getByLabel("Credits to buy").fill("12a");
+    await dialog.getByText("Only digits are allowed").waitFor();
+    expect(await dialog.getByRole("button", { name: "Next" }).isDisabled()).toBe(true);
+    await dialog.getByLabel("Credits to buy").fill("100");
+    await shot(page, "03-dialog-quantity");
+    await dialog.getByRole("button", { name: "Next" }).click();
+    await dialog.getByText(/100 credits for \$/).waitFor();
+    await shot(page, "04-dialog-confirm");
+    await dialog.getByRole("button", { name: "Pay now" }).click();
+    await dialog.getByText("100 credits were added to your balance.").waitFor();
+    await shot(page, "05-dialog-success");
+    await dialog.getByRole("button", { name: "Purchase more credits" }).click();
+    expect(await dialog.getByLabel("Credits to buy").inputValue()).toBe("1");
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dialog.waitFor({ state: "hidden" });
+
+    const history = page.getByRole("table", { name: "Purchase history" });
+    const row = history.getByRole("row").filter({ hasText: "Paid" }).first();
+    await row.getByRole("cell", { name: "100", exact: true }).first().waitFor();
+    await row.getByText("demo").waitFor();
+    await summary.getByText("100 credits").waitFor();
+
+    // A threshold above the balance: the banner, then dismissed.
+    const notifications = page.getByRole("region", { name: "Notifications" });
+    await notifications.getByLabel("Notify below (credits)").fill("150");
+    await notifications.getByRole("button", { name: "Apply" }).click();
+    await page.getByText("Credit notification saved.").waitFor();
+    const banner = page.getByText(/below your notification threshold of 150 credits/);
+    await banner.waitFor();
+    expect(await notifications.getByRole("button", { name: "Apply" }).isDisabled()).toBe(true);
+    await shot(page, "06-threshold-banner");
+    await page.getByRole("button", { name: "Dismiss" }).click();
+    await banner.waitFor({ state: "hidden" });
+    await shot(page, "07-credits-done");
+  });
+});
+
+/**
+ * Past due and frozen (spec 3 §2 Billing, §4 Past due and frozen): a Pilot upgrade paid with the
+ * declining test card leaves its invoice past due (warning banner); 65 days later on the test
+ * clock the organization is frozen: its administrator is sent to the billing page and a member
+ * to the organization list, each with their message.
+ */
+describe("past due and frozen organization", () => {
+  let flotilla: RunningFlotilla;
+  let page: Page;
+  let browser: Browser;
+  useDashboard({ FLOTILLA_ADMIN_EMAIL: ADMIN.email, FLOTILLA_ADMIN_PASSWORD: ADMIN.password }, (ui) => {
+    ({ flotilla, page, browser } = ui);
+  });
+  const url = (path: string) => `${flotilla.dashboardUrl}${path}`;
+
+  it("shows the past-due banner, then redirects once the organization is frozen", async () => {
+    await signIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
+    const orgId = await openDemoOrganization(page, flotilla.dashboardUrl);
+    await page.goto(url(`/orgs/${orgId}/billing`));
+    await addCardAndUpgradeToPilot(page, "4000 0000 0000 0341");
+    await page.getByRole("table", { name: "Invoices" }).getByText("Past due").first().waitFor();
+
+    // The billing job marks the organization past due within a minute.
+    const banner = page.getByTestId("past-due-banner");
+    await expect
+      .poll(
+        async () => {
+          await page.goto(url(`/orgs/${orgId}`));
+          await page.getByRole("heading", { level: 1 }).first().waitFor();
+          await page.waitForTimeout(1000);
+          return banner.count();
+        },
+        { timeout: 100_000, interval: 4_000 },
+      )
+      .toBe(1);
+    await banner.getByText("An invoice of this organization is past due.").waitFor();
+    await banner.getByRole("link", { name: "Update billing details" }).waitFor();
+    await shot(page, "08-past-due-warning");
+
+    // The platform administrator moves the billing clock 65 days ahead.
+    const adminContext = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const adminPage = await adminContext.newPage();
+    await signIn(adminPage, flotilla.dashboardUrl, ADMIN.email, ADMIN.password);
+    const advanced = await adminPage.evaluate(
+      async ({ apiUrl }) => {
+        const token = localStorage.getItem("balena-token");
+        const response = await fetch(`${apiUrl}/billing/v1/test-clock/advance`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ days: 65 }),
+        });
+        return { status: response.status, body: await response.text() };
+      },
+      { apiUrl: flotilla.apiUrl },
+    );
+    expect(advanced.status, advanced.body).toBe(200);
+    await adminContext.close();
+
+    // The administrator opening the organization's fleets goes to its billing page.
+    await page.goto(url(`/orgs/${orgId}/fleets`));
+    await page.waitForURL(url(`/orgs/${orgId}/billing`));
+    await page.getByText("This organization is frozen: update its billing details to unfreeze it.").waitFor();
+    await banner.getByText(/frozen: an invoice is more than 60 days past due/).waitFor();
+    await shot(page, "09-frozen-admin-billing");
+
+    // A member of the organization is sent to the organization list.
+    const memberContext = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const member = await memberContext.newPage();
+    await signIn(member, flotilla.dashboardUrl, "demo-member", DEMO.password);
+    await member.goto(url(`/orgs/${orgId}/fleets`));
+    await member.waitForURL(url("/orgs"));
+    await member.getByText("This organization is frozen: please reach its administrators.").waitFor();
+    await shot(member, "10-frozen-member-orgs");
+    await memberContext.close();
+  });
+});
