@@ -1,0 +1,133 @@
+import crypto from "node:crypto";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { useDashboard } from "../support/dashboard.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
+import { logIn } from "./accounts-helpers.ts";
+import { api } from "./fleets-helpers.ts";
+import { DEMO } from "./web-helpers.ts";
+
+/**
+ * What a paid plan changes (issue 19 "Done when"): on the free plan a paid-only role is offered
+ * but disabled; on Pilot the administrator grants it; the plan switches to annual billing; and
+ * with more devices than the free plan allows, moving back to it is refused with the warning
+ * and a contact-sales button. The card and the first upgrade are set up through the billing API
+ * (billing.e2e.ts walks through them in the page).
+ */
+describe("paid plans: roles, annual billing, the free plan's allowance", () => {
+  let flotilla: RunningFlotilla;
+  let page: Page;
+  useDashboard({}, (ui) => {
+    ({ flotilla, page } = ui);
+  });
+  const url = (path: string) => `${flotilla.dashboardUrl}${path}`;
+  const call = <T>(method: string, path: string, body?: unknown) => api<T>(page, flotilla.apiUrl, method, path, body);
+
+  it("grants a paid-only role after the upgrade, switches to annual, and is refused the free plan over its allowance", async () => {
+    await page
+      .context()
+      .addInitScript(() => localStorage.setItem("flotilla.cookieConsent", JSON.stringify("essentials")));
+    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
+    await page.waitForURL(/\/fleets$/);
+    const { d: orgs } = await call<{ d: Array<{ id: number }> }>(
+      "GET",
+      "/v7/organization?$select=id&$filter=name eq 'Demo'",
+    );
+    const orgId = orgs[0]?.id ?? 0;
+    const { d: fleets } = await call<{ d: Array<{ id: number }> }>(
+      "GET",
+      "/v7/application?$select=id&$filter=app_name eq 'demo-fleet'",
+    );
+    const fleetId = fleets[0]?.id ?? 0;
+
+    // On the free plan, Operator is offered but disabled.
+    const roleOptions = async () => {
+      await page.goto(url(`/fleets/${fleetId}/members`));
+      await page.getByRole("button", { name: "Add member" }).click();
+      const dialog = page.getByRole("dialog", { name: "Add member" });
+      await dialog.getByLabel("Username or email").fill("demo-member");
+      await dialog.getByRole("combobox", { name: "Role" }).click();
+      return { dialog, operator: page.getByRole("option", { name: /^Operator/ }) };
+    };
+    const free = await roleOptions();
+    expect(await free.operator.getAttribute("aria-disabled")).toBe("true");
+    await page.keyboard.press("Escape");
+    await free.dialog.getByRole("button", { name: "Cancel" }).click();
+
+    // A card and Pilot, monthly.
+    const intent = await call<{ id: string; client_secret: string }>(
+      "POST",
+      `/billing/v1/account/${orgId}/setup-intent`,
+      {},
+    );
+    await call("POST", `/billing/v1/test-payments/setup-intents/${intent.id}/confirm`, {
+      client_secret: intent.client_secret,
+      card: { number: "4242424242424242", exp_month: "12", exp_year: "2034", cvc: "123", name: "Demo Person" },
+    });
+    await call("PATCH", `/billing/v1/account/${orgId}/info`, { token_id: intent.id, token_type: "setup_intent" });
+    await call("PATCH", `/billing/v1/account/${orgId}/plan`, { tier: "pilot-v2", cycle: "monthly" });
+
+    const paid = await roleOptions();
+    expect(await paid.operator.getAttribute("aria-disabled")).toBeNull();
+    await paid.operator.click();
+    await paid.dialog.getByRole("button", { name: "Add" }).click();
+    await page.getByText("Resource added").waitFor();
+    await page
+      .getByRole("table", { name: "Members" })
+      .getByRole("row", { name: /demo-member.*Operator/ })
+      .waitFor();
+
+    // Pilot, billed annually.
+    await page.goto(url(`/orgs/${orgId}/billing`));
+    const current = page.getByRole("region", { name: "Current plan" });
+    await current.getByText("Billed monthly").waitFor();
+    const plans = page.getByRole("table", { name: "Plans" });
+    await plans
+      .getByRole("row", { name: "Pilot" })
+      .getByRole("button", { name: /Switch to annual/ })
+      .click();
+    const change = page.getByRole("dialog", { name: "Change plan" });
+    await change.getByRole("button", { name: "Confirm" }).click();
+    await change.waitFor({ state: "hidden" });
+    await current.getByText("Billed annually").waitFor();
+    const invoices = page.getByRole("table", { name: "Invoices" });
+    await invoices.getByRole("row").filter({ hasText: "$3,229.20" }).getByText("Paid").waitFor();
+
+    // Eleven devices: more than the free plan's ten. Moving to it is refused with the reason.
+    const key = await call<string>("POST", "/api-key/v2/", {
+      actorType: "application",
+      actorTypeId: fleetId,
+      roles: ["provisioning-api-key"],
+    });
+    for (let n = 0; n < 11; n += 1) {
+      const registered = await fetch(`${flotilla.apiUrl}/device/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+        body: JSON.stringify({
+          application: fleetId,
+          uuid: crypto.randomBytes(16).toString("hex"),
+          device_type: "raspberrypi4-64",
+          api_key: crypto.randomBytes(20).toString("hex"),
+        }),
+      });
+      expect(registered.status).toBe(201);
+    }
+    await page.reload();
+    await current.getByRole("button", { name: "Move to the free plan" }).click();
+    const toFree = page.getByRole("dialog", { name: "Change plan" });
+    await toFree
+      .getByText(
+        "The free plan includes 10 devices and this organization has 11. Remove devices or contact sales to move to the free plan.",
+      )
+      .waitFor();
+    await toFree
+      .getByRole("link", { name: "Contact sales" })
+      .or(toFree.getByRole("button", { name: "Contact sales" }))
+      .waitFor();
+    expect(await toFree.getByRole("button", { name: "Confirm" }).count()).toBe(0);
+    // The server refuses it too, in its own words.
+    await expect(
+      call("PATCH", `/billing/v1/account/${orgId}/plan`, { tier: "free", cycle: "monthly" }),
+    ).rejects.toThrow("The free plan allows 10 devices and this organization has 11");
+  });
+});
