@@ -138,6 +138,12 @@ describe("the billing job", () => {
         }),
       ],
     });
+    const usage = await call(t, "GET", `/billing/v1/account/${org}/usage`, admin.token);
+    expect(usage.json).toMatchObject({
+      currentUsage: { "member:administrator": 2 },
+      overage: { "member:administrator": 1 },
+      charges: { "member:administrator": 4900 },
+    });
     await runBillingJob(t.db, builtInProvider, new Date(Date.now() + 32 * DAY));
     const { rows } = await t.db.query<{
       total_in_cents: number;

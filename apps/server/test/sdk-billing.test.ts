@@ -199,6 +199,21 @@ describe("balena-sdk models.billing", () => {
     expect(support.json).toBe(true);
   });
 
+  it("shows no billing info and no invoices while the account is not active", async () => {
+    await t.db.query(
+      `INSERT INTO "billing_account" (organization, account_state) VALUES ($1, 'closed')
+                      ON CONFLICT (organization) DO UPDATE SET account_state = 'closed'`,
+      [org.id],
+    );
+    try {
+      const sdk = await sdkAs(admin.token);
+      expect(await sdk.models.billing.getBillingInfo(org.id)).toEqual({});
+      expect(await sdk.models.billing.getInvoices(org.id)).toEqual([]);
+    } finally {
+      await t.db.query(`UPDATE "billing_account" SET account_state = 'active' WHERE organization = $1`, [org.id]);
+    }
+  });
+
   it("refuses every call to a member of the organization (403), and answers 404 to a stranger", async () => {
     const sdk = await sdkAs(member.token);
     const refused = "Only the organization's administrators can see and change its billing.";

@@ -18,7 +18,6 @@ import {
   removePaymentMethod,
   saveAccount,
   savePaymentMethod,
-  usageOf,
 } from "./queries.ts";
 import {
   advanceTestClock,
@@ -30,6 +29,7 @@ import {
   retryUnpaidInvoices,
   runBillingJob,
   settlePayment,
+  usageReport,
 } from "./service.ts";
 import { outcomeOfEvent, type stripeProvider } from "./stripe-provider.ts";
 
@@ -173,7 +173,8 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     const { id } = await billingOrganization(request);
     const method = await paymentMethodOf(ctx.db, id);
     const account = await accountOf(ctx.db, id);
-    if (!method) return {};
+    // Only an active account has billing info and invoices (spec 3 §3).
+    if (!method || account.account_state !== "active") return {};
     const [first_name = "", ...rest] = method.full_name.split(" ");
     return {
       type: method.type === "card" ? "card" : "bank_account",
@@ -228,6 +229,7 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
 
   app.get("/billing/v1/account/:org/invoices", async (request) => {
     const { id } = await billingOrganization(request);
+    if ((await accountOf(ctx.db, id)).account_state !== "active") return [];
     return (await invoicesOf(ctx.db, id)).map(invoiceInfo);
   });
 
@@ -245,8 +247,8 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
   });
 
   app.get("/billing/v1/account/:org/usage", async (request) => {
-    const usage = await usageOf(ctx.db, (await billingOrganization(request)).id);
-    return { currentUsage: usage, peakUsage: usage };
+    const { id } = await billingOrganization(request);
+    return usageReport(ctx.db, id);
   });
 
   app.get("/billing/v1/account/:org/can-access-support", async (request) =>

@@ -81,6 +81,20 @@ async function supportOf(db: Db, plan: number) {
   return rows[0] ?? { slug: "community", title: "Community", includes_private_support: false };
 }
 
+/**
+ * `GET /billing/v1/account/{org}/usage` (spec 3 §3 "Billing usage"): current and peak counts by
+ * item (peak is the current count: usage is not sampled over the period yet), the overage beyond
+ * the plan, this month's charges for it, and credit consumption (none is recorded yet).
+ */
+export async function usageReport(db: Db, organization: number) {
+  const { plan } = await currentSubscription(db, organization);
+  const [usage, lines] = await Promise.all([usageOf(db, organization), usageLines(db, organization, plan.id, 1)]);
+  // What is billed beyond the plan: the items of the usage lines, by quantity and by amount.
+  const overage = Object.fromEntries(lines.map((line) => [line.code ?? "", line.quantity]));
+  const charges = Object.fromEntries(lines.map((line) => [line.code ?? "", line.amount_in_cents]));
+  return { currentUsage: usage, peakUsage: usage, overage, charges, creditConsumption: {} };
+}
+
 /** `GET /billing/v1/account/{org}/can-access-support`: the plan's support tier includes private support. */
 export async function canAccessSupport(db: Db, organization: number): Promise<boolean> {
   const { plan } = await currentSubscription(db, organization);
