@@ -248,6 +248,17 @@ describe("configuration", () => {
     );
   });
 
+  it("reads where Contact sales leads, the platform administrator's address by default", () => {
+    expect(loadConfig({}).salesUrl).toBeUndefined();
+    expect(
+      loadConfig({ FLOTILLA_ADMIN_EMAIL: "ops@example.com", FLOTILLA_ADMIN_PASSWORD: "long-enough-password" }).salesUrl,
+    ).toBe("mailto:ops@example.com");
+    expect(loadConfig({ FLOTILLA_SALES_URL: "https://example.com/sales" }).salesUrl).toBe("https://example.com/sales");
+    expect(() => loadConfig({ FLOTILLA_SALES_URL: "javascript:alert(1)" })).toThrow(
+      /^Invalid FLOTILLA_SALES_URL=.*: must be an http\(s\) URL or a mailto: address/,
+    );
+  });
+
   it("treats an empty variable as unset", () => {
     expect(loadConfig({ FLOTILLA_API_PORT: "" }).apiPort).toBe(8081);
   });

@@ -228,6 +228,10 @@ const schema = z.object({
     .regex(/^whsec_\w+$/, "must be a Stripe webhook signing secret (whsec_…)")
     .optional(),
   STRIPE_API_URL: httpUrl.optional(),
+  FLOTILLA_SALES_URL: z
+    .string()
+    .regex(/^(https?:\/\/|mailto:)\S+$/, "must be an http(s) URL or a mailto: address")
+    .optional(),
   FLOTILLA_BUILDER: builderAddress.optional(),
   FLOTILLA_RATE_LIMIT: z.coerce.number({ error: "must be a number" }).int().min(1).default(1000),
   LOG_LEVEL: z
@@ -298,6 +302,8 @@ export type Config = {
    * (FLOTILLA_BUILDER); `mirror` also copies `image:` services into the registry. Undefined: no builds.
    */
   builder: { engine: { socketPath: string } | { url: string }; mirror: boolean } | undefined;
+  /** Where the dashboard's "Contact sales" buttons lead (the operator's sales contact): FLOTILLA_SALES_URL, else the platform administrator's address. */
+  salesUrl: string | undefined;
   /** Stripe as the payment provider (STRIPE_SECRET_KEY); undefined: the built-in test provider. */
   stripe: { secretKey: string; webhookSecret: string | undefined; apiUrl: string | undefined } | undefined;
   /** Variable name rules (spec 2 §5 "Variables"): the domain's defaults unless configured. */
@@ -403,6 +409,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       certFile: e.FLOTILLA_REGISTRY_CERT && path.resolve(e.FLOTILLA_REGISTRY_CERT),
     },
     builder: e.FLOTILLA_BUILDER && { engine: e.FLOTILLA_BUILDER, mirror: e.FLOTILLA_REGISTRY_MIRROR === "1" },
+    salesUrl: e.FLOTILLA_SALES_URL ?? (e.FLOTILLA_ADMIN_EMAIL ? `mailto:${e.FLOTILLA_ADMIN_EMAIL}` : undefined),
     stripe: e.STRIPE_SECRET_KEY
       ? { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiUrl: e.STRIPE_API_URL }
       : undefined,

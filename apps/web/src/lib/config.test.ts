@@ -9,6 +9,7 @@ const served = {
   deviceActionsHost: "actions.example.com",
   statusPageUrl: "https://status.example.com/api/v2/summary.json",
   mapTilesUrl: "https://tiles.example.com/{z}/{x}/{y}.png",
+  salesUrl: "mailto:sales@example.com",
 };
 
 describe("runtime config", () => {
@@ -47,5 +48,15 @@ describe("runtime config", () => {
     expect(parseRuntimeConfig({ ...base, mapTilesUrl: null }).mapTilesUrl).toBeNull();
     expect(parseRuntimeConfig({ ...base, mapTilesUrl: "javascript:{z}{x}{y}" }).mapTilesUrl).toBeNull();
     expect(parseRuntimeConfig(base).mapTilesUrl).toBe("https://tile.openstreetmap.org/{z}/{x}/{y}.png");
+  });
+  it("reads where Contact sales leads: an http(s) or mailto: link, else a mail with no address", () => {
+    expect(parseRuntimeConfig({ ...served, salesUrl: "https://example.com/sales" }).salesUrl).toBe(
+      "https://example.com/sales",
+    );
+    expect(parseRuntimeConfig({ ...served, salesUrl: "mailto:sales@example.com" }).salesUrl).toBe(
+      "mailto:sales@example.com",
+    );
+    expect(parseRuntimeConfig({ ...served, salesUrl: "javascript:alert(1)" }).salesUrl).toBe("mailto:");
+    expect(parseRuntimeConfig({ ...served, salesUrl: null }).salesUrl).toBe("mailto:");
   });
 });

@@ -11,6 +11,8 @@ export interface RuntimeConfig {
   statusPageUrl: string | null;
   /** The device map's tile URL template (server FLOTILLA_MAP_TILES); null: no tiles, markers only. */
   mapTilesUrl: string | null;
+  /** Where "Contact sales" buttons lead (server FLOTILLA_SALES_URL): an http(s) or mailto: address. */
+  salesUrl: string;
 }
 
 /** The tiles of a server that does not say (older than FLOTILLA_MAP_TILES): OpenStreetMap's, as before. */
@@ -43,6 +45,10 @@ function mapTilesUrl(value: unknown): string | null {
   return /^https?:\/\//.test(value) ? value : null;
 }
 
+/** An http(s) or mailto: link; anything else: a mail with no address filled in. */
+const salesUrl = (value: unknown) =>
+  typeof value === "string" && (isHttpUrl(value) || /^mailto:\S*$/.test(value)) ? value : "mailto:";
+
 const optionalString = (value: unknown) => (typeof value === "string" && value !== "" ? value : null);
 
 export function parseRuntimeConfig(value: unknown): RuntimeConfig {
@@ -57,6 +63,7 @@ export function parseRuntimeConfig(value: unknown): RuntimeConfig {
     deviceActionsHost: optionalString(raw.deviceActionsHost),
     statusPageUrl: isHttpUrl(raw.statusPageUrl) ? raw.statusPageUrl : null,
     mapTilesUrl: mapTilesUrl(raw.mapTilesUrl),
+    salesUrl: salesUrl(raw.salesUrl),
   };
 }
 

@@ -24,6 +24,7 @@ describe("the lazily loaded SDK", () => {
     deviceActionsHost: null,
     statusPageUrl: null,
     mapTilesUrl: null,
+    salesUrl: "mailto:",
   };
   const connectivity = { isOffline: () => false, whenOnline: async () => {}, reportNetworkError: () => {} };
 

@@ -17,6 +17,8 @@ export function runtimeConfig(config: Config) {
     statusPageUrl: config.statusPageUrl ?? null,
     /** The device map's tile URL template (FLOTILLA_MAP_TILES); null: no tiles, markers only. */
     mapTilesUrl: config.mapTiles ?? null,
+    /** Where "Contact sales" leads (FLOTILLA_SALES_URL); null: a mail with no address filled in. */
+    salesUrl: config.salesUrl ?? null,
   };
 }
 

@@ -66,7 +66,7 @@ import {
   visibleInvoices,
 } from "./model.ts";
 import { PaymentDialog } from "./payment-dialog.tsx";
-import { CONTACT_SALES_URL, PlanChangeDialog } from "./plan-dialog.tsx";
+import { PlanChangeDialog } from "./plan-dialog.tsx";
 import type { BillingSearch } from "./search.ts";
 import { day, Fact, Failed, Loading, numeric, useFailureToast } from "./ui.tsx";
 
@@ -593,6 +593,7 @@ function PlansCard(props: {
   choice: (code: string, cycle: BillingCycle) => PlanChoice;
   onChoose: (code: string, cycle: BillingCycle) => void;
 }) {
+  const salesUrl = useServices().config.salesUrl;
   const { t } = useTranslation();
   const all = props.catalogue.data ?? [];
   const plans = selfServePlans(all, new Date());
@@ -630,7 +631,7 @@ function PlansCard(props: {
             {type === "no_change" ? (
               <Chip color="success" label={t("billing.current_plan_marker")} />
             ) : type === "contact_sales" ? (
-              <Button size="small" href={CONTACT_SALES_URL} target="_blank" rel="noopener noreferrer">
+              <Button size="small" href={salesUrl} target="_blank" rel="noopener noreferrer">
                 {label}
               </Button>
             ) : (

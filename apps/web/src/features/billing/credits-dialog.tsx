@@ -21,11 +21,11 @@ import Typography from "@mui/material/Typography";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
+import { useServices } from "../../app-services.tsx";
 import { getStatusCode } from "../../lib/errors.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { type BillingInfo, billingErrorText, type CreditBundle } from "./api.ts";
 import { formatCents } from "./model.ts";
-import { CONTACT_SALES_URL } from "./plan-dialog.tsx";
 import { numeric } from "./ui.tsx";
 
 /**
@@ -43,6 +43,7 @@ export function AddCreditsDialog(props: {
   onPurchased: () => Promise<unknown> | undefined;
   onClose: () => void;
 }) {
+  const salesUrl = useServices().config.salesUrl;
   const { t } = useTranslation();
   const [step, setStep] = useState<0 | 1 | 2>(0);
   const [quantity, setQuantity] = useState(String(props.initialQuantity));
@@ -165,7 +166,7 @@ export function AddCreditsDialog(props: {
           <>
             <Button onClick={props.onClose}>{t("credits.cancel")}</Button>
             {contactSales && !error ? (
-              <Button variant="contained" href={CONTACT_SALES_URL} target="_blank" rel="noopener noreferrer">
+              <Button variant="contained" href={salesUrl} target="_blank" rel="noopener noreferrer">
                 {t("credits.contact_sales")}
               </Button>
             ) : (

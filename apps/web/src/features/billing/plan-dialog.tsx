@@ -13,10 +13,8 @@ import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { type FormEvent, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
+import { useServices } from "../../app-services.tsx";
 import { formatCents } from "./model.ts";
-
-/** Where contact-sales buttons lead. */
-export const CONTACT_SALES_URL = "https://www.balena.io/contact-sales";
 
 export interface PlanSide {
   title: string;
@@ -75,6 +73,7 @@ export function PlanChangeDialog(props: {
   onConfirm: (reason: string | undefined) => void;
   onClose: () => void;
 }) {
+  const salesUrl = useServices().config.salesUrl;
   const { t } = useTranslation();
   const [reason, setReason] = useState("");
   const [terms, setTerms] = useState(false);
@@ -136,7 +135,7 @@ export function PlanChangeDialog(props: {
           <DialogActions>
             <Button onClick={close}>{t("billing.cancel")}</Button>
             {props.freeWarning || props.type === "contact_sales" ? (
-              <Button variant="contained" href={CONTACT_SALES_URL} target="_blank" rel="noopener noreferrer">
+              <Button variant="contained" href={salesUrl} target="_blank" rel="noopener noreferrer">
                 {t("billing.contact_sales")}
               </Button>
             ) : (
