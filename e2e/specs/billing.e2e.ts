@@ -181,5 +181,9 @@ describe("organization billing", () => {
     await shot(page, "06-member-menu");
     await page.goto(url(`/orgs/${orgId}/billing`));
     await page.waitForURL(url("/fleets"));
+    // Told whom to ask (spec 3 §6).
+    await page
+      .getByText("Only the organization's administrators can see and change its plan and billing: contact one of them.")
+      .waitFor();
   });
 });

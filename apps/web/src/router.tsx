@@ -438,7 +438,15 @@ const orgBlocksRoute = createRoute({
  * The billing pages' guard: only with organization.access_billing (the permission table of
  * packages/domain), otherwise `/` (spec 1 §2.2; spec 3 §2 Organizations).
  */
-async function billingAccessGuard({ params, context }: { params: { orgId: string }; context: RouterContext }) {
+async function billingAccessGuard({
+  params,
+  context,
+  preload,
+}: {
+  params: { orgId: string };
+  context: RouterContext;
+  preload?: boolean;
+}) {
   const session = await getSessionState(context.queryClient, context.sdk);
   if (session.kind !== "signed-in") return;
   const { loadMyOrgRole, organizationCan } = await routeData();
@@ -449,7 +457,11 @@ async function billingAccessGuard({ params, context }: { params: { orgId: string
     // A failed lookup is the page's to report; no redirect on a guess.
     return;
   }
-  if (!organizationCan(role ?? undefined, "organization", "access_billing")) throw redirect({ to: "/", replace: true });
+  if (!organizationCan(role ?? undefined, "organization", "access_billing")) {
+    // Non-administrators are told whom to ask (spec 3 §6).
+    if (!preload) showToast("info", t("billing.administrators_only"));
+    throw redirect({ to: "/", replace: true });
+  }
 }
 
 /** `/orgs/{orgId}/billing` (spec 3 §2 Billing): billing access only; reachable when frozen. */
