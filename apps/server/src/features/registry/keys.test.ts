@@ -34,6 +34,19 @@ describe("registry token keys", () => {
     expect(certificate.raw.toString("base64")).toBe(first.certificateDer);
   });
 
+  it("makes certificates OpenSSL reads, whatever the random serial (no illegal padding)", () => {
+    const key = crypto
+      .generateKeyPairSync("rsa", { modulusLength: 1024 })
+      .privateKey.export({ type: "pkcs1", format: "pem" })
+      .toString();
+    // Random bytes starting with zero once made a serial OpenSSL refused (1 certificate in 256).
+    for (const first of [0x00, 0x01, 0x7f, 0x80, 0xff]) {
+      const random = crypto.randomBytes(16);
+      random[0] = first;
+      expect(() => new crypto.X509Certificate(selfSignedCertificate(key, new Date(), random))).not.toThrow();
+    }
+  });
+
   it("reads FLOTILLA_REGISTRY_KEY/_CERT and refuses a certificate of another key", () => {
     const dir = tmp();
     const key = crypto.generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey;

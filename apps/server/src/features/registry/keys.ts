@@ -66,12 +66,19 @@ function readKeys(keyFile: string, certFile: string): RegistryKeys {
 }
 
 /** A self-signed CA certificate of the key: the registry trusts it as its root and finds it in each token's x5c. */
-export function selfSignedCertificate(privateKeyPem: string, now = new Date()): string {
+export function selfSignedCertificate(
+  privateKeyPem: string,
+  now = new Date(),
+  random = crypto.randomBytes(16),
+): string {
   const privateKey = forge.pki.privateKeyFromPem(privateKeyPem) as forge.pki.rsa.PrivateKey;
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.setRsaPublicKey(privateKey.n, privateKey.e);
-  // A positive 128-bit serial (the leading 0 keeps the DER integer positive).
-  cert.serialNumber = `00${crypto.randomBytes(16).toString("hex")}`;
+  // A positive 128-bit serial in minimal DER: first byte 0x40–0x7f (a leading 00 before a byte
+  // under 0x80 is "illegal padding" to OpenSSL, and then the certificate cannot be read).
+  const serial = Buffer.from(random);
+  serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40;
+  cert.serialNumber = serial.toString("hex");
   cert.validity.notBefore = new Date(now.getTime() - 24 * 3600_000);
   cert.validity.notAfter = new Date(now.getTime() + CERT_YEARS * 365 * 24 * 3600_000);
   cert.setSubject(SUBJECT);
