@@ -148,22 +148,33 @@ describe("a real device runs what flotilla push built", () => {
     fleetUuid = fleet?.uuid ?? "";
   }, 180_000);
 
+  // Every step runs even when one fails: a device engine left running keeps its storage mounted.
   afterAll(async () => {
-    if (agent && agent.exitCode === null) {
+    const stopAgent = async () => {
+      if (!agent || agent.exitCode !== null) return;
       const exited = new Promise((resolve) => agent?.once("exit", resolve));
       agent.kill("SIGTERM");
+      const timer = setTimeout(() => agent?.kill("SIGKILL"), 10_000);
       await exited;
-    }
-    await browser?.close();
-    await flotilla?.stop();
-    // The fleet's network on the device engine (networks are the engine's, not its storage's).
-    await engine?.podman("network", "rm", "-f", `${fleetUuid}_default`).catch(() => undefined);
-    await engine?.stop();
-    await builder?.stop();
-    await registry?.stop();
-    await upstream?.stop();
+      clearTimeout(timer);
+    };
+    const steps: Array<() => unknown> = [
+      stopAgent,
+      () => browser?.close(),
+      () => flotilla?.stop(),
+      // The fleet's network on the device engine (networks are the engine's, not its storage's).
+      () => engine?.podman("network", "rm", "-f", `${fleetUuid}_default`),
+      () => engine?.stop(),
+      () => builder?.stop(),
+      () => registry?.stop(),
+      () => upstream?.stop(),
+    ];
+    for (const step of steps)
+      await Promise.resolve()
+        .then(step)
+        .catch(() => undefined);
     remove();
-  });
+  }, 120_000);
 
   it("flotilla push builds the project; the build log streams in the dashboard; the release has an image size", async () => {
     const login = await cli("login", "--api", flotilla.apiUrl, "--email", DEMO.email, "--password", DEMO.password);

@@ -64,7 +64,9 @@ export async function startPodman(
         .readFileSync("/proc/mounts", "utf8")
         .split("\n")
         .map((line) => line.split(" ")[1] ?? "");
-      for (const mount of mounts.filter((m) => m.startsWith(dir)).reverse())
+      // The overlay driver's own mount of its home, whether /proc/mounts lists it yet or not.
+      const overlay = path.join(dir, "storage", "overlay");
+      for (const mount of new Set([...mounts.filter((m) => m.startsWith(dir)).reverse(), overlay]))
         await promisify(execFile)("umount", ["-l", mount]).catch(() => undefined);
     }
     fs.rmSync(dir, { recursive: true, force: true });
