@@ -71,6 +71,9 @@ describe("balena-sdk models.billing", () => {
         tax_id: { type: "us_ein", value: "123" },
       } as never),
     ).rejects.toThrow("fields_errors.invalid_tax_id");
+    await expect(sdk.models.billing.updateAccountInfo(org.id, { email: "not-an-address" } as never)).rejects.toThrow(
+      "must be an email address",
+    );
     // Empty type or value: no tax ID.
     await sdk.models.billing.updateAccountInfo(org.id, {
       email: "billing@example.com",

@@ -39,7 +39,7 @@ const BILLING_JOB_INTERVAL_MS = 60_000;
 const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
 
 const accountBody = z.object({
-  email: z.string().trim().email("fields_errors.invalid_email"),
+  email: z.string().trim().email("must be an email address"),
   company_name: text(200).optional(),
   address: z
     .object({
@@ -141,7 +141,11 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     const { id } = await billingOrganization(request);
     const body = parseInput(accountBody, request.body);
     const taxId = body.tax_id === undefined ? undefined : normaliseTaxId(body.tax_id);
-    if (taxId && validateTaxId(taxId)) throw new FlotillaError("bad_request", "tax_id: fields_errors.invalid_tax_id");
+    if (taxId && validateTaxId(taxId))
+      throw new FlotillaError(
+        "bad_request",
+        `tax_id: "${taxId.value}" does not fit the tax ID type ${taxId.type} (fields_errors.invalid_tax_id)`,
+      );
     // A field left out keeps its value; an empty one clears it.
     const saved = await accountOf(ctx.db, id);
     const account = {
