@@ -27,6 +27,7 @@ import { deviceRoutes } from "./features/devices/routes.ts";
 import { createDeviceServices } from "./features/devices/services.ts";
 import { supervisorRelayRoutes } from "./features/devices/supervisor-relay.ts";
 import { healthRoutes } from "./features/health/routes.ts";
+import { samlRoutes } from "./features/identity/saml-routes.ts";
 import { invitationRoutes } from "./features/invitations/routes.ts";
 import { createMailer } from "./features/mail/mailer.ts";
 import { organizationLogoRoutes } from "./features/organizations/logo.ts";
@@ -128,6 +129,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(releaseRoutes, ctx);
   await app.register(registryRoutes, ctx);
   await app.register(billingRoutes, ctx);
+  await app.register(samlRoutes, ctx);
   return app;
 }
 

@@ -41,7 +41,7 @@ async function push(archive: Buffer) {
   const response = await fetch(`${t.url}/v3/build?app=${fleetId}`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/x-tar" },
-    body: archive,
+    body: new Uint8Array(archive),
   });
   expect(response.status).toBe(200);
   const events = (await response.text())

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Orm } from "../src/db/index.ts";
 import {
   actor,
@@ -58,8 +58,8 @@ export function createFactories(orm: Orm) {
       });
     },
 
-    /** An organization with its administrators and members. */
-    async organization(options: { name?: string; admins?: User[]; members?: User[] } = {}) {
+    /** An organization with its administrators and members, on the free plan unless `plan` names another. */
+    async organization(options: { name?: string; admins?: User[]; members?: User[]; plan?: string } = {}) {
       const name = options.name ?? `Org ${next()}`;
       const [org] = await orm
         .insert(organization)
@@ -84,6 +84,12 @@ export function createFactories(orm: Orm) {
             organization_membership_role: await roleId(roleName),
           });
         }
+      }
+      if (options.plan) {
+        await orm.execute(
+          sql`INSERT INTO "subscription" (is_for__organization, is_for__plan, billing_cycle)
+              SELECT ${org.id}, id, 'monthly' FROM "plan" WHERE billing_code = ${options.plan}`,
+        );
       }
       return org;
     },

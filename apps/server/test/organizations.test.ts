@@ -578,7 +578,7 @@ describe("organization logo", () => {
     fetch(`${t.url}/organization/${id}/logo`, {
       method: "PUT",
       headers: { "content-type": type, authorization: `Bearer ${token}` },
-      body,
+      body: new Uint8Array(body),
     });
 
   it("PNG or JPEG up to 1,000,000 bytes, by administrators; served to members with its type; removable", async () => {

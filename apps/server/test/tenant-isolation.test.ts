@@ -953,7 +953,7 @@ describe("tenant isolation of the routes that touch files or rows outside the OD
     const logosBefore = filesIn(logoDir());
     const failures: Failure[] = [];
     for (const caller of callers) {
-      const probes: [string, string, Uint8Array | string | undefined, string | undefined, number[]][] = [
+      const probes: [string, string, Uint8Array<ArrayBuffer> | string | undefined, string | undefined, number[]][] = [
         ["PUT", `/organization/${bOrg}/logo`, new Uint8Array(PNG), "image/png", [404]],
         ["GET", `/organization/${bOrg}/logo`, undefined, undefined, [404]],
         ["DELETE", `/organization/${bOrg}/logo`, undefined, undefined, [404]],

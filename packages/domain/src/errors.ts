@@ -67,6 +67,28 @@ export const errorCatalogue = {
   operator_role_fleets_only: { status: 400, text: "Operator roles are only available for fleets" },
   logo_invalid: { status: 400, text: "The logo must be a PNG or JPEG image" },
   logo_too_large: { status: 413, text: "The logo must be at most 1,000,000 bytes" },
+  // Enterprise sign-in (spec 1 §8; spec 3 §5, §8).
+  saml_login_failed: { status: 401, text: "Single sign-on failed. Please try again or contact your administrator." },
+  saml_account_mismatch: {
+    status: 403,
+    text: "This single sign-on account is linked to another user. Log out and sign in through single sign-on again.",
+  },
+  saml_require_login: {
+    status: 401,
+    text: "An account with this email already exists. Log in to it first, then sign in through single sign-on again to link them.",
+  },
+  saml_email_mismatch: {
+    status: 403,
+    text: "The identity provider's email does not match the email of the account you are logged in to.",
+  },
+  unknown_sso_identifier: { status: 404, text: "Unknown SSO identifier: {ssoIdentifier}" },
+  saml_not_in_plan: { status: 402, text: "Single sign-on (SAML) is not included in the plan of {organization}." },
+  invalid_certificate_format: { status: 400, text: "Invalid certificate format" },
+  idp_must_have_at_least_one_org: { status: 400, text: "An identity provider must have at least one organization" },
+  idp_has_saml_accounts: {
+    status: 409,
+    text: "This identity provider still has SAML accounts. Revoke them before removing it.",
+  },
   // Fleets, apps and blocks (spec 2 §5 "Creating a fleet", "Fleet changes", §8).
   missing_required_attributes: { status: 400, text: "missing required attributes" },
   invalid_device_type: { status: 400, text: "Invalid device type: {type}" },

@@ -5,6 +5,7 @@ export * from "./constants.ts";
 export * from "./diagnostics.ts";
 export * from "./errors.ts";
 export * from "./fleet-types.ts";
+export * from "./identity.ts";
 export * from "./names.ts";
 export * from "./os-updates.ts";
 export * from "./permissions.ts";

@@ -60,6 +60,8 @@ export const identityResources = [
       editable("issuer", "Text", true),
       editable("certificate", "Text", true),
       editable("requires_signed_authn_response", "Boolean"),
+      // Lets the creator see the provider until it has its first organization (permissions).
+      field("created_by__actor", "Integer"),
     ],
     navigations: many(
       [

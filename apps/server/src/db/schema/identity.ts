@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
-import { boolean, check, index, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
-import { user } from "./accounts.ts";
+import { boolean, check, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { actor, user } from "./accounts.ts";
 import { createdAt, date, id, optional, ownedBy, requires, shortText } from "./columns.ts";
 import { organization, team } from "./organizations.ts";
 
@@ -40,6 +40,8 @@ export const identity_provider = pgTable(
     certificate: text().notNull(),
     /** The whole response signed, not only the assertion (which is always required to be signed). */
     requires_signed_authn_response: boolean().notNull().default(false),
+    /** Who created it: only they may give it its first organization (spec 3 §4). Not in the model. */
+    created_by__actor: optional(() => actor.id),
   },
   (t) => [check("identity_provider_sso_identifier_check", sql`${t.sso_identifier} ~ '^[a-z0-9_-]{3,}$'`)],
 );
@@ -82,6 +84,43 @@ export const saml_account = pgTable(
     index("saml_account_user_idx").on(t.belongs_to__user),
   ],
 );
+
+/**
+ * AuthnRequests sent and not yet answered (the InResponseTo check), in the database so that any
+ * API instance can take the identity provider's answer. Removed when answered or expired.
+ */
+export const saml_request = pgTable("saml_request", {
+  id: text().primaryKey(),
+  created_at: createdAt(),
+});
+
+/** Assertions accepted, until they expire: an assertion signs somebody in once (replay protection). */
+export const saml_assertion = pgTable(
+  "saml_assertion",
+  {
+    id: text().primaryKey(),
+    identity_provider: ownedBy(() => identity_provider.id),
+    expires_at: date().notNull(),
+  },
+  (t) => [index("saml_assertion_expires_idx").on(t.expires_at)],
+);
+
+/**
+ * The one-time code that carries a validated SAML sign-in from the identity provider's answer to
+ * the dashboard (`/saml/callback/signon?code=` or `/saml/callback/merge?code=`) and on to
+ * POST /auth/saml/finalize. Only its hash is kept. `user` is set for a sign-in; a merge names the
+ * provider's identity only (`remote_id`, `email`) until a signed-in user consents.
+ */
+export const saml_login_code = pgTable("saml_login_code", {
+  code_hash: text().primaryKey(),
+  created_at: createdAt(),
+  expires_at: date().notNull(),
+  identity_provider: ownedBy(() => identity_provider.id),
+  user: integer().references(() => user.id, { onDelete: "cascade" }),
+  remote_id: shortText(),
+  email: shortText(),
+  display_name: text(),
+});
 
 /** An OAuth client that may ask users for access (`/login/oauth/{client_id}`); only a hash of its secret. */
 export const oauth_application = pgTable("oauth_application", {

@@ -8,6 +8,7 @@ import { withTargetStateInvalidation } from "../devices/invalidation.ts";
 import { deviceConfigVariableHooks, deviceSettingsHooks, frozenDeviceChildHooks } from "../devices/settings-hooks.ts";
 import { applicationHooks, deviceHooks } from "../fleets/hooks.ts";
 import { teamApplicationAccessHooks, userApplicationMembershipHooks } from "../fleets/membership-hooks.ts";
+import { identityProviderHooks, identityProviderMembershipHooks } from "../identity/hooks.ts";
 import { applicationInviteHooks, organizationInviteHooks } from "../invitations/service.ts";
 import {
   organizationHooks,
@@ -55,6 +56,8 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     user__has__public_key: sshKeyHooks,
     user: userHooks,
     credit_bundle: creditBundleHooks(paymentProviderFor(ctx.config)),
+    identity_provider: identityProviderHooks,
+    organization__is_authorized_by__identity_provider: identityProviderMembershipHooks,
   };
   // Variables' name and value rules (spec 2 §5), after the resource's own checks (a frozen device).
   for (const name of Object.keys(VARIABLE_RESOURCES)) {

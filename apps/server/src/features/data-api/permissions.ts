@@ -153,17 +153,18 @@ function userPermissions(): string[] {
     // Buying credits: the billing hook checks the plan and payment method, prices and charges it.
     `resin.credit_bundle.create?belongs_to__organization/any(o:${adminOf("o/")})`,
     `resin.organization_credit_notification.all?organization/any(o:${adminOf("o/")})`,
-    // Identity providers, managed by the administrators of the organizations they authorize. A
-    // provider is created with its first organization by the server (the SAML plan feature is
-    // checked there), not through the data API. Adding an organization needs its administrator,
-    // who must also administer every organization the provider already has: nobody takes over a
-    // provider (and the SAML accounts it signs in) by adding an organization of their own.
-    `resin.identity_provider.read?${idpAdminOf("")}`,
+    // Identity providers, managed by the administrators of the organizations they authorize.
+    // Anyone may try to create one: the hook wants an organization they administer on a plan with
+    // SAML, and only the creator gives it its first organization. Adding an organization needs its
+    // administrator, who must also administer every organization the provider already has: nobody
+    // takes over a provider (and the SAML accounts it signs in) by adding an organization of theirs.
+    "resin.identity_provider.create",
+    `resin.identity_provider.read?${idpAdminOf("")} or (created_by__actor eq @__ACTOR_ID and identity_provider_membership/$count eq 0)`,
     `resin.identity_provider.update?${idpAdminOf("")}`,
     `resin.identity_provider.delete?${idpAdminOf("")}`,
     `resin.identity_provider_membership.read?is_authorized_by__identity_provider/any(i:${idpAdminOf("i/")})`,
     `resin.identity_provider_membership.delete?is_authorized_by__identity_provider/any(i:${idpAdminOf("i/")})`,
-    `resin.identity_provider_membership.create?${idpMembershipWrite} and is_authorized_by__identity_provider/any(i:i/identity_provider_membership/$count gt 1)`,
+    `resin.identity_provider_membership.create?${idpMembershipWrite}`,
     `resin.identity_provider_membership.update?${idpMembershipWrite}`,
     `resin.saml_account.read?was_generated_by__identity_provider/any(i:${idpAdminOf("i/")})`,
     `resin.saml_account.delete?was_generated_by__identity_provider/any(i:${idpAdminOf("i/")})`,

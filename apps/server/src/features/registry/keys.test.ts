@@ -3,7 +3,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadRegistryKeys, selfSignedCertificate } from "./keys.ts";
+import { selfSignedCertificate } from "../../lib/key-pair.ts";
+import { loadRegistryKeys } from "./keys.ts";
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -43,7 +44,7 @@ describe("registry token keys", () => {
     for (const first of [0x00, 0x01, 0x7f, 0x80, 0xff]) {
       const random = crypto.randomBytes(16);
       random[0] = first;
-      expect(() => new crypto.X509Certificate(selfSignedCertificate(key, new Date(), random))).not.toThrow();
+      expect(() => new crypto.X509Certificate(selfSignedCertificate(key, "test", new Date(), random))).not.toThrow();
     }
   });
 
@@ -53,7 +54,7 @@ describe("registry token keys", () => {
     const keyFile = path.join(dir, "key.pem");
     const certFile = path.join(dir, "cert.pem");
     fs.writeFileSync(keyFile, key.export({ type: "pkcs8", format: "pem" }));
-    fs.writeFileSync(certFile, selfSignedCertificate(key.export({ type: "pkcs1", format: "pem" }).toString()));
+    fs.writeFileSync(certFile, selfSignedCertificate(key.export({ type: "pkcs1", format: "pem" }).toString(), "test"));
     const keys = loadRegistryKeys({ dataDir: dir, registry: { ...registry, keyFile, certFile } });
     expect(keys.privateKey.asymmetricKeyType).toBe("rsa");
     const other = crypto.generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey;

@@ -1,93 +1,19 @@
-import crypto from "node:crypto";
-import fs from "node:fs";
 import path from "node:path";
-import forge from "node-forge";
 import type { Config } from "../../config.ts";
+import { type KeyPair, loadKeyPair } from "../../lib/key-pair.ts";
 
-/** The key that signs registry tokens, and its self-signed certificate (the registry's `rootcertbundle`). */
-export type RegistryKeys = {
-  privateKey: crypto.KeyObject;
-  publicKey: crypto.KeyObject;
-  certificatePem: string;
-  /** The certificate as the JWT `x5c` header carries it: base64 DER. */
-  certificateDer: string;
-};
-
-const CERT_YEARS = 10;
-const SUBJECT = [{ name: "commonName", value: "Flotilla registry token issuer" }];
+/** The key that signs registry tokens (RS256), and its self-signed certificate (the registry's `rootcertbundle`). */
+export type RegistryKeys = KeyPair;
 
 /**
  * FLOTILLA_REGISTRY_KEY/_CERT when set; otherwise `registry/token.key` and `registry/token.crt`
- * in the data directory, generated on first start (like secret.key). Files are written with `wx`,
- * so instances sharing a data directory keep the first pair.
+ * in the data directory, generated on first start.
  */
 export function loadRegistryKeys(config: Pick<Config, "registry" | "dataDir">): RegistryKeys {
   const keyFile = config.registry?.keyFile ?? path.join(config.dataDir, "registry", "token.key");
   const certFile = config.registry?.certFile ?? path.join(config.dataDir, "registry", "token.crt");
-  if (!config.registry?.keyFile) {
-    fs.mkdirSync(path.dirname(keyFile), { recursive: true });
-    writeOnce(
-      keyFile,
-      () =>
-        crypto
-          .generateKeyPairSync("rsa", { modulusLength: 2048 })
-          .privateKey.export({ type: "pkcs1", format: "pem" })
-          .toString(),
-      0o600,
-    );
-    writeOnce(certFile, () => selfSignedCertificate(fs.readFileSync(keyFile, "utf8")), 0o644);
-  }
-  return readKeys(keyFile, certFile);
-}
-
-function writeOnce(file: string, content: () => string, mode: number) {
-  if (fs.existsSync(file)) return;
-  try {
-    fs.writeFileSync(file, content(), { flag: "wx", mode });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-  }
-}
-
-function readKeys(keyFile: string, certFile: string): RegistryKeys {
-  const privateKey = crypto.createPrivateKey(fs.readFileSync(keyFile, "utf8"));
-  if (privateKey.asymmetricKeyType !== "rsa")
-    throw new Error(`${keyFile} must hold an RSA private key (tokens are RS256)`);
-  const certificatePem = fs.readFileSync(certFile, "utf8");
-  const certificate = new crypto.X509Certificate(certificatePem);
-  if (!certificate.checkPrivateKey(privateKey))
-    throw new Error(`The certificate in ${certFile} is not of the key in ${keyFile}`);
-  return {
-    privateKey,
-    publicKey: crypto.createPublicKey(privateKey),
-    certificatePem,
-    certificateDer: certificate.raw.toString("base64"),
-  };
-}
-
-/** A self-signed CA certificate of the key: the registry trusts it as its root and finds it in each token's x5c. */
-export function selfSignedCertificate(
-  privateKeyPem: string,
-  now = new Date(),
-  random = crypto.randomBytes(16),
-): string {
-  const privateKey = forge.pki.privateKeyFromPem(privateKeyPem) as forge.pki.rsa.PrivateKey;
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.setRsaPublicKey(privateKey.n, privateKey.e);
-  // A positive 128-bit serial in minimal DER: first byte 0x40–0x7f (a leading 00 before a byte
-  // under 0x80 is "illegal padding" to OpenSSL, and then the certificate cannot be read).
-  const serial = Buffer.from(random);
-  serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40;
-  cert.serialNumber = serial.toString("hex");
-  cert.validity.notBefore = new Date(now.getTime() - 24 * 3600_000);
-  cert.validity.notAfter = new Date(now.getTime() + CERT_YEARS * 365 * 24 * 3600_000);
-  cert.setSubject(SUBJECT);
-  cert.setIssuer(SUBJECT);
-  cert.setExtensions([
-    { name: "basicConstraints", cA: true },
-    { name: "keyUsage", digitalSignature: true, keyCertSign: true },
-    { name: "subjectKeyIdentifier" },
-  ]);
-  cert.sign(privateKey, forge.md.sha256.create());
-  return forge.pki.certificateToPem(cert);
+  return loadKeyPair(keyFile, certFile, {
+    generate: !config.registry?.keyFile,
+    commonName: "Flotilla registry token issuer",
+  });
 }

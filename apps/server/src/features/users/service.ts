@@ -41,7 +41,8 @@ export async function createUser(
   orm: Orm,
   input: {
     email: string;
-    password: string;
+    /** null: an account without a password (it signs in through an identity provider). */
+    password: string | null;
     /** The password's argon2 hash when already computed (outside a transaction). */
     passwordHash?: string;
     username?: string;
@@ -58,7 +59,7 @@ export async function createUser(
       actor: newActor.id,
       email: input.email.trim(),
       username: input.username ?? (await freeUsername(orm, input.email)),
-      password_hash: input.passwordHash ?? (await hashPassword(input.password)),
+      password_hash: input.passwordHash ?? (input.password === null ? null : await hashPassword(input.password)),
       is_verified: input.isVerified ?? false,
       must_be_verified: input.mustBeVerified ?? false,
       has_disabled_newsletter: input.hasDisabledNewsletter ?? false,

@@ -1,0 +1,135 @@
+import { isHttpUrl, normalizeCertificate, SAML_PLAN_FEATURE, ssoIdentifierProblem } from "@flotilla/domain";
+import type { Tx } from "../../db/index.ts";
+import { FlotillaError } from "../../errors.ts";
+import type { WriteValues } from "../../odata/compile-write.ts";
+import type { ResourceHooks } from "../../odata/index.ts";
+import { planProvidesSql } from "./queries.ts";
+
+/** A provider nobody gave an organization within this time is removed (it frees its SSO identifier). */
+const ORPHAN_TTL = "1 hour";
+
+/** The form's rules (spec 1 §5; spec 3 §5), as the data API applies them; the certificate is stored as PEM. */
+function checkProviderFields(body: WriteValues) {
+  if (typeof body.sso_identifier === "string") {
+    const problem = ssoIdentifierProblem(body.sso_identifier);
+    if (problem) throw new FlotillaError("bad_request", `sso_identifier: ${problem}`);
+  }
+  if (body.entry_point !== undefined && (typeof body.entry_point !== "string" || !isHttpUrl(body.entry_point))) {
+    throw new FlotillaError("bad_request", "entry_point: Invalid URL");
+  }
+  if (body.issuer !== undefined && (typeof body.issuer !== "string" || body.issuer.trim() === "")) {
+    throw new FlotillaError("bad_request", "issuer: This field is required");
+  }
+  if (body.certificate !== undefined) {
+    const pem = typeof body.certificate === "string" ? normalizeCertificate(body.certificate) : undefined;
+    if (!pem) throw new FlotillaError("invalid_certificate_format");
+    body.certificate = pem;
+  }
+}
+
+async function refuseWithoutSaml(tx: Tx, organization: number) {
+  const { rows } = await tx.query<{ handle: string; saml: boolean }>(
+    `SELECT o.handle, ${planProvidesSql("o.id", SAML_PLAN_FEATURE)} AS saml FROM "organization" o WHERE o.id = $1`,
+    [organization],
+  );
+  const found = rows[0];
+  if (found && !found.saml) {
+    throw new FlotillaError("saml_not_in_plan", undefined, { params: { organization: found.handle } });
+  }
+}
+
+/**
+ * Identity providers (spec 3 §2, §5, §6). Created by a user who administers an organization
+ * whose plan includes SAML; the creator then gives it its first organization (the membership
+ * hooks). One with SAML accounts cannot be removed: they are revoked first.
+ */
+export const identityProviderHooks: ResourceHooks = {
+  async beforeCreate({ tx, body, actorId }) {
+    checkProviderFields(body);
+    const { rows } = await tx.query(
+      `SELECT 1 FROM "organization_membership" m
+         JOIN "user" u ON u.id = m."user"
+         JOIN "organization_membership_role" r ON r.id = m.organization_membership_role
+        WHERE u.actor = $1 AND r.name = 'administrator' AND ${planProvidesSql("m.is_member_of__organization", SAML_PLAN_FEATURE)}`,
+      [actorId ?? null],
+    );
+    if (rows.length === 0) {
+      throw new FlotillaError("saml_not_in_plan", undefined, {
+        params: { organization: "any organization you administer" },
+      });
+    }
+    await tx.query(
+      `DELETE FROM "identity_provider" i WHERE i.created_at < now() - interval '${ORPHAN_TTL}'
+          AND NOT EXISTS (SELECT 1 FROM "identity_provider_membership" m WHERE m.is_authorized_by__identity_provider = i.id)
+          AND NOT EXISTS (SELECT 1 FROM "saml_account" s WHERE s.was_generated_by__identity_provider = i.id)`,
+    );
+    body.created_by__actor = actorId ?? null;
+  },
+  beforeUpdate({ body }) {
+    checkProviderFields(body);
+  },
+  async beforeDelete({ tx, ids }) {
+    const { rows } = await tx.query(
+      `SELECT 1 FROM "saml_account" WHERE was_generated_by__identity_provider = ANY($1::int[]) LIMIT 1`,
+      [ids],
+    );
+    if (rows.length > 0) throw new FlotillaError("idp_has_saml_accounts");
+  },
+};
+
+async function refuseForeignTeam(tx: Tx, membershipOrganization: unknown, team: unknown) {
+  if (team === null || team === undefined) return;
+  const { rows } = await tx.query(`SELECT 1 FROM "team" WHERE id = $1 AND belongs_to__organization = $2`, [
+    team,
+    membershipOrganization,
+  ]);
+  if (rows.length === 0) {
+    throw new FlotillaError(
+      "bad_request",
+      "grants_access_to__team: the team must belong to the membership's organization",
+    );
+  }
+}
+
+/**
+ * An identity provider's organizations: each on a plan with SAML; the first one only from the
+ * provider's creator (later ones need an administrator of every organization it has, which the
+ * permission checks); a team granted must be the organization's; the last one cannot go.
+ */
+export const identityProviderMembershipHooks: ResourceHooks = {
+  async beforeCreate({ tx, body, actorId }) {
+    const organization = body.organization ?? body.authorizes__organization;
+    const provider = body.is_authorized_by__identity_provider ?? body.identity_provider;
+    await refuseWithoutSaml(tx, Number(organization));
+    const { rows } = await tx.query<{ created_by__actor: number | null; organizations: number }>(
+      `SELECT i.created_by__actor, (SELECT count(*)::int FROM "identity_provider_membership" m
+                                     WHERE m.is_authorized_by__identity_provider = i.id) AS organizations
+         FROM "identity_provider" i WHERE i.id = $1`,
+      [provider],
+    );
+    const found = rows[0];
+    if (found && found.organizations === 0 && found.created_by__actor !== actorId) {
+      throw new FlotillaError("forbidden");
+    }
+    await refuseForeignTeam(tx, organization, body.grants_access_to__team);
+  },
+  async beforeUpdate({ tx, ids, body }) {
+    if (body.grants_access_to__team === undefined) return;
+    for (const id of ids) {
+      const { rows } = await tx.query<{ organization: number }>(
+        `SELECT organization FROM "identity_provider_membership" WHERE id = $1`,
+        [id],
+      );
+      await refuseForeignTeam(tx, rows[0]?.organization, body.grants_access_to__team);
+    }
+  },
+  async afterDelete({ tx, rows }) {
+    const providers = [...new Set(rows.map((r) => Number(r.is_authorized_by__identity_provider)))];
+    const { rows: orphaned } = await tx.query(
+      `SELECT 1 FROM "identity_provider" i WHERE i.id = ANY($1::int[])
+          AND NOT EXISTS (SELECT 1 FROM "identity_provider_membership" m WHERE m.is_authorized_by__identity_provider = i.id)`,
+      [providers],
+    );
+    if (orphaned.length > 0) throw new FlotillaError("idp_must_have_at_least_one_org");
+  },
+};

@@ -1,0 +1,80 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import type { AppContext } from "../../context.ts";
+import { FlotillaError } from "../../errors.ts";
+import { parseInput } from "../../lib/validation.ts";
+import { usableProvider } from "./queries.ts";
+import { authorizeUrl, loadServiceProviderKeys, serviceProviderMetadata, validateResponse } from "./saml.ts";
+import { afterSamlResponse, finalizeSamlSignIn } from "./saml-accounts.ts";
+
+const ssoParams = z.object({ ssoId: z.string().max(200) });
+const finalizeBody = z.object({
+  code: z.string({ error: "is required" }).min(1, "is required").max(200),
+  jwt: z.string().max(10_000).optional(),
+});
+/** A SAML response of a few certificates and attributes is kilobytes; Azure's can reach ~100 KB. */
+const ACS_BODY_LIMIT = 1_000_000;
+
+/**
+ * Enterprise sign-in through SAML (spec 1 §2.1, §7): the dashboard's `/saml/{ssoIdentifier}`
+ * sends the browser here, here to the identity provider, the provider posts its answer back, and
+ * the browser lands on the dashboard with a one-time code that POST /auth/saml/finalize turns
+ * into a session token. Failures on the way land on the dashboard's login page with `saml_error`.
+ */
+export async function samlRoutes(app: FastifyInstance, ctx: AppContext) {
+  const { db, config, tokens } = ctx;
+  const keys = loadServiceProviderKeys(config.dataDir);
+  const toDashboard = (path: string) => `${config.publicUrl}${path}`;
+  const publicRoute = { config: { public: true, rateLimit: { max: 60, timeWindow: "1 minute" } } };
+
+  app.addContentTypeParser(
+    "application/x-www-form-urlencoded",
+    { parseAs: "string", bodyLimit: ACS_BODY_LIMIT },
+    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+  );
+
+  app.get("/auth/saml/:ssoId", publicRoute, async (request, reply) => {
+    const { ssoId } = parseInput(ssoParams, request.params);
+    const provider = await usableProvider(db, ssoId);
+    if (!provider) {
+      return reply.redirect(
+        toDashboard(`/saml?${new URLSearchParams({ saml_error: "unknown_sso_identifier", sso: ssoId })}`),
+      );
+    }
+    return reply.redirect(await authorizeUrl(provider, config.apiUrl, keys, db));
+  });
+
+  // What the identity provider's administrator needs: entity id, ACS URL and signing certificate.
+  app.get("/auth/saml/:ssoId/metadata", publicRoute, async (request, reply) => {
+    const { ssoId } = parseInput(ssoParams, request.params);
+    const provider = await usableProvider(db, ssoId);
+    if (!provider) throw new FlotillaError("unknown_sso_identifier", undefined, { params: { ssoIdentifier: ssoId } });
+    reply.type("application/samlmetadata+xml; charset=utf-8");
+    return serviceProviderMetadata(provider, config.apiUrl, keys, db);
+  });
+
+  // The assertion consumer service: the identity provider's answer, posted by the browser.
+  app.post("/auth/saml/:ssoId/callback", publicRoute, async (request, reply) => {
+    const { ssoId } = parseInput(ssoParams, request.params);
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    try {
+      const provider = await usableProvider(db, ssoId);
+      if (!provider) throw new FlotillaError("unknown_sso_identifier", undefined, { params: { ssoIdentifier: ssoId } });
+      if (typeof body.SAMLResponse !== "string") throw new FlotillaError("saml_login_failed");
+      const identity = await validateResponse(provider, body.SAMLResponse, config.apiUrl, keys, db, request.log);
+      const next = await db.transaction((tx) => afterSamlResponse(tx, provider.id, identity));
+      return reply.redirect(toDashboard(next));
+    } catch (error) {
+      if (!(error instanceof FlotillaError)) throw error;
+      return reply.redirect(toDashboard(`/login?${new URLSearchParams({ saml_error: error.code })}`));
+    }
+  });
+
+  app.post("/auth/saml/finalize", publicRoute, async (request, reply) => {
+    const { code, jwt } = parseInput(finalizeBody, request.body);
+    const signedIn = jwt ? (await tokens.verify(jwt)).id : undefined;
+    const user = await db.transaction((tx) => finalizeSamlSignIn(tx, code, signedIn));
+    reply.type("text/plain; charset=utf-8");
+    return tokens.start(user);
+  });
+}
