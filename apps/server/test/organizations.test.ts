@@ -414,9 +414,9 @@ describe("fleet members and invitations", () => {
     const fleet = await t.factories.fleet(org);
     // Solo is a paid legacy plan without the preview add-on.
     await subscribe(org.id, "solo");
-    const [operator, safeOperator, safeDeveloper] = await Promise.all(
-      ["operator", "safe-operator", "safe-developer"].map((name) => roleId("application_membership_role", name)),
-    );
+    const operator = await roleId("application_membership_role", "operator");
+    const safeOperator = await roleId("application_membership_role", "safe-operator");
+    const safeDeveloper = await roleId("application_membership_role", "safe-developer");
     const notInPlan =
       "Limited roles (safe-developer, safe-operator) are a preview add-on the organization's plan does not include";
     const add = (role: number) =>
