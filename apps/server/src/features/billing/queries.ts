@@ -392,12 +392,16 @@ export async function spendableCreditBundles(
 }
 
 /** Spends credits of bundles on an invoice: lowers their balance and records each take. */
-export async function consumeCredits(db: Db, invoice: number, takes: ReadonlyArray<{ bundle: number; quantity: number }>) {
+export async function consumeCredits(
+  db: Db,
+  invoice: number,
+  takes: ReadonlyArray<{ bundle: number; quantity: number }>,
+) {
   for (const take of takes) {
-    await db.query(
-      `UPDATE "credit_bundle" SET total_balance = total_balance - $2, modified_at = now() WHERE id = $1`,
-      [take.bundle, take.quantity],
-    );
+    await db.query(`UPDATE "credit_bundle" SET total_balance = total_balance - $2, modified_at = now() WHERE id = $1`, [
+      take.bundle,
+      take.quantity,
+    ]);
     await db.query(`INSERT INTO "credit_consumption" (credit_bundle, invoice, quantity) VALUES ($1, $2, $3)`, [
       take.bundle,
       invoice,

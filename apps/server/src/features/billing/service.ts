@@ -28,9 +28,9 @@ import {
   markInvoicePaid,
   paidSubscriptions,
   paymentMethodOf,
+  pendingAdjustments,
   planAddonPrices,
   planByCode,
-  pendingAdjustments,
   planIncludes,
   type Subscription,
   setCreditLowNotified,
@@ -73,7 +73,13 @@ export async function planInfo(db: Db, organization: number, now = new Date()) {
   const usage = await usageLines(db, organization, plan.id, 1);
   const bill = await completeBill(db, organization, [planLine, ...usage], { months: 1, at: now, lock: false });
   const itemType = (line: InvoiceLine) =>
-    line === planLine ? "plan" : line.code?.startsWith("credit:") ? "credit" : usage.includes(line) ? "addon" : line.code;
+    line === planLine
+      ? "plan"
+      : line.code?.startsWith("credit:")
+        ? "credit"
+        : usage.includes(line)
+          ? "addon"
+          : line.code;
   const charges = bill.lines.map((line, index) => ({
     itemType: itemType(line) ?? "adjustment",
     name: line.description,
@@ -206,7 +212,9 @@ export function proration(
   const length = period.end.getTime() - period.start.getTime();
   const fraction = Math.min(1, Math.max(0, (period.end.getTime() - now.getTime()) / length));
   const months = from.cycle === "annual" ? 12 : 1;
-  const amount = Math.round((pricePerMonth(to.plan, to.cycle) - pricePerMonth(from.plan, from.cycle)) * months * fraction);
+  const amount = Math.round(
+    (pricePerMonth(to.plan, to.cycle) - pricePerMonth(from.plan, from.cycle)) * months * fraction,
+  );
   const percent = Math.round(fraction * 100);
   return {
     kind: "proration",
