@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtInProvider, DECLINING_TEST_CARD } from "../src/features/billing/provider.ts";
-import { runBillingJob } from "../src/features/billing/service.ts";
+import { billingNow, runBillingJob } from "../src/features/billing/service.ts";
 import { grantGlobalRole } from "../src/features/users/service.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 import { call } from "./support/devices.ts";
@@ -144,7 +144,9 @@ describe("the billing job", () => {
       overage: { "member:administrator": 1 },
       charges: { "member:administrator": 4900 },
     });
-    await runBillingJob(t.db, builtInProvider, new Date(Date.now() + 32 * DAY));
+    // Billing time: the test clock was moved by the test before (plan changes are dated by it).
+    const now = await billingNow(t.db, builtInProvider);
+    await runBillingJob(t.db, builtInProvider, new Date(now.getTime() + 32 * DAY));
     const { rows } = await t.db.query<{
       total_in_cents: number;
       lines: Array<{ code?: string; amount_in_cents: number }>;

@@ -407,6 +407,59 @@ describe("fleet members and invitations", () => {
     expect((await add(block.id, safeDeveloper)).status).toBe(201);
   });
 
+  it("the limited roles need a plan providing preview:safe-roles; operator only a paid plan (spec 1 §6.2)", async () => {
+    const admin = await t.factories.user();
+    const member = await t.factories.user();
+    const org = await t.factories.organization({ admins: [admin.user], members: [member.user] });
+    const fleet = await t.factories.fleet(org);
+    // Solo is a paid legacy plan without the preview add-on.
+    await subscribe(org.id, "solo");
+    const operator = await roleId("application_membership_role", "operator");
+    const safeOperator = await roleId("application_membership_role", "safe-operator");
+    const safeDeveloper = await roleId("application_membership_role", "safe-developer");
+    const notInPlan =
+      "Limited roles (safe-developer, safe-operator) are a preview add-on the organization's plan does not include";
+    const add = (role: number) =>
+      api.post(
+        "/v7/user_application_membership",
+        { username: member.user.username, is_member_of__application: fleet.id, application_membership_role: role },
+        admin.token,
+      );
+    const refused = await add(safeOperator);
+    expect([refused.status, refused.text]).toEqual([400, notInPlan]);
+    const team = await t.factories.team(org, { members: [] });
+    const access = await api.post(
+      "/v7/team_application_access",
+      { team: team.id, grants_access_to__application: fleet.id, application_membership_role: safeDeveloper },
+      admin.token,
+    );
+    expect([access.status, access.text]).toEqual([400, notInPlan]);
+    const invited = await api.post(
+      "/v7/invitee__is_invited_to__application",
+      { invitee: "safe@example.com", is_invited_to__application: fleet.id, application_membership_role: safeDeveloper },
+      admin.token,
+    );
+    expect([invited.status, invited.text]).toEqual([400, notInPlan]);
+    const given = await add(operator);
+    expect(given.status).toBe(201);
+    // A role change to a limited role is refused the same way.
+    const changed = await api.patch(
+      `/v7/user_application_membership(${given.json.id})`,
+      { application_membership_role: safeDeveloper },
+      admin.token,
+    );
+    expect([changed.status, changed.text]).toEqual([400, notInPlan]);
+    // On prototype, which provides the feature, the same change is allowed.
+    await t.db.query(`UPDATE "subscription" SET ends_on__date = now() WHERE is_for__organization = $1`, [org.id]);
+    await subscribe(org.id, "prototype-v2");
+    const allowed = await api.patch(
+      `/v7/user_application_membership(${given.json.id})`,
+      { application_membership_role: safeDeveloper },
+      admin.token,
+    );
+    expect(allowed.status).toBe(200);
+  });
+
   it("fleet invitations: mail, accept (joins the organization as member), revoke", async () => {
     const admin = await t.factories.user();
     const invitee = await t.factories.user();

@@ -65,6 +65,10 @@ export const errorCatalogue = {
   },
   paid_only_role: { status: 400, text: "access role only available for paid users" },
   operator_role_fleets_only: { status: 400, text: "Operator roles are only available for fleets" },
+  limited_roles_not_in_plan: {
+    status: 400,
+    text: "Limited roles (safe-developer, safe-operator) are a preview add-on the organization's plan does not include",
+  },
   logo_invalid: { status: 400, text: "The logo must be a PNG or JPEG image" },
   logo_too_large: { status: 413, text: "The logo must be at most 1,000,000 bytes" },
   // Enterprise sign-in (spec 1 §8; spec 3 §5, §8).

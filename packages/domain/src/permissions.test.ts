@@ -69,15 +69,28 @@ describe("fleet role permissions (spec 2 §6)", () => {
   });
 });
 
-describe("fleetRoleRefusal (spec 2 §6)", () => {
+describe("fleetRoleRefusal (spec 2 §6, spec 1 §6.2)", () => {
+  const paid = { paidPlan: true, planFeatures: ["preview:safe-roles"] };
+  const free = { paidPlan: false, planFeatures: [] };
   it("refuses paid-only roles on free plans and operator roles outside fleets", () => {
-    expect(fleetRoleRefusal("operator", { paidPlan: false, applicationClass: "fleet" })).toBe("paid_only_role");
-    expect(fleetRoleRefusal("safe-developer", { paidPlan: false, applicationClass: "block" })).toBe("paid_only_role");
-    expect(fleetRoleRefusal("safe-operator", { paidPlan: true, applicationClass: "app" })).toBe(
-      "operator_role_fleets_only",
+    expect(fleetRoleRefusal("operator", { ...free, applicationClass: "fleet" })).toBe("paid_only_role");
+    expect(fleetRoleRefusal("safe-developer", { ...free, applicationClass: "block" })).toBe("paid_only_role");
+    expect(fleetRoleRefusal("safe-operator", { ...paid, applicationClass: "app" })).toBe("operator_role_fleets_only");
+    expect(fleetRoleRefusal("operator", { ...paid, applicationClass: "fleet" })).toBeUndefined();
+    expect(fleetRoleRefusal("developer", { ...free, applicationClass: "block" })).toBeUndefined();
+    expect(fleetRoleRefusal("observer", { ...free, applicationClass: "fleet" })).toBeUndefined();
+  });
+
+  it("the limited roles need a plan providing preview:safe-roles; operator only a paid plan", () => {
+    const legacy = { paidPlan: true, planFeatures: ["device:microservices", "support:community"] };
+    expect(fleetRoleRefusal("safe-developer", { ...legacy, applicationClass: "fleet" })).toBe(
+      "limited_roles_not_in_plan",
     );
-    expect(fleetRoleRefusal("operator", { paidPlan: true, applicationClass: "fleet" })).toBeUndefined();
-    expect(fleetRoleRefusal("developer", { paidPlan: false, applicationClass: "block" })).toBeUndefined();
-    expect(fleetRoleRefusal("observer", { paidPlan: false, applicationClass: "fleet" })).toBeUndefined();
+    expect(fleetRoleRefusal("safe-operator", { ...legacy, applicationClass: "fleet" })).toBe(
+      "limited_roles_not_in_plan",
+    );
+    expect(fleetRoleRefusal("operator", { ...legacy, applicationClass: "fleet" })).toBeUndefined();
+    expect(fleetRoleRefusal("safe-developer", { ...paid, applicationClass: "block" })).toBeUndefined();
+    expect(fleetRoleRefusal("safe-operator", { ...paid, applicationClass: "fleet" })).toBeUndefined();
   });
 });

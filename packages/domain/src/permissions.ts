@@ -197,17 +197,27 @@ export function strongestRole<R extends AnyRole>(roles: readonly R[]): R | undef
 /** Operator roles exist on fleets only, not on apps or blocks (spec 2 §6). */
 export const OPERATOR_ONLY_FLEET_ROLES: readonly FleetRole[] = ["operator", "safe-operator"];
 
+/** The limited (safe-) roles: a preview add-on, offered only on plans that provide SAFE_ROLES_FEATURE (spec 1 §6.2). */
+export const LIMITED_FLEET_ROLES: readonly FleetRole[] = ["safe-developer", "safe-operator"];
+/** The plan feature the limited roles are tied to (the catalogue's `plan__provides__feature` slug). */
+export const SAFE_ROLES_FEATURE = "preview:safe-roles";
+
 /**
- * Why a fleet role cannot be given here, or undefined when it can (spec 2 §6 "Other rules"): paid-only
- * roles need a paid plan, operator roles a fleet (not an app or a block).
+ * Why a fleet role cannot be given here, or undefined when it can (spec 2 §6 "Other rules",
+ * spec 1 §6.2): paid-only roles need a paid plan, the limited roles also a plan that provides
+ * SAFE_ROLES_FEATURE (a paid legacy plan may not), operator roles a fleet (not an app or a block).
+ * `planFeatures` are the slugs of the organization's plan's features.
  */
 export function fleetRoleRefusal(
   role: string,
-  context: { paidPlan: boolean; applicationClass: "fleet" | "app" | "block" },
-): "paid_only_role" | "operator_role_fleets_only" | undefined {
+  context: { paidPlan: boolean; planFeatures: readonly string[]; applicationClass: "fleet" | "app" | "block" },
+): "paid_only_role" | "operator_role_fleets_only" | "limited_roles_not_in_plan" | undefined {
   if (OPERATOR_ONLY_FLEET_ROLES.includes(role as FleetRole) && context.applicationClass !== "fleet") {
     return "operator_role_fleets_only";
   }
   if (PAID_ONLY_ROLES.includes(role as FleetRole) && !context.paidPlan) return "paid_only_role";
+  if (LIMITED_FLEET_ROLES.includes(role as FleetRole) && !context.planFeatures.includes(SAFE_ROLES_FEATURE)) {
+    return "limited_roles_not_in_plan";
+  }
   return undefined;
 }

@@ -258,6 +258,11 @@ export const billing_account = pgTable("billing_account", {
   account_state: text().notNull().default("active"),
   /** The payment provider's customer (Stripe `cus_…`), created with the first setup intent. */
   provider_customer: text(),
+  /**
+   * When the administrators were told the credit balance fell below its threshold; cleared once it
+   * is at or above it again, so each fall is told once (spec 3 §4 Credits).
+   */
+  credit_low_notified_at: timestamp({ withTimezone: true }),
   modified_at: modifiedAt(),
 });
 
@@ -325,6 +330,49 @@ export const invoice = pgTable(
       "invoice_state_check",
       sql`${t.state} IN ('draft', 'open', 'pending', 'processing', 'paid', 'failed', 'past_due', 'closed', 'voided', 'void', 'uncollectible')`,
     ),
+  ],
+);
+
+/**
+ * Credits of a bundle spent on an invoice (device overage paid from the balance). The bundle's
+ * `total_balance` is lowered in the same transaction: it stays the balance, these rows say where
+ * it went. One row per bundle and invoice.
+ */
+export const credit_consumption = pgTable(
+  "credit_consumption",
+  {
+    id: id(),
+    created_at: createdAt(),
+    credit_bundle: ownedBy(() => credit_bundle.id),
+    invoice: ownedBy(() => invoice.id),
+    quantity: integer().notNull(),
+  },
+  (t) => [
+    uniqueIndex("credit_consumption_key").on(t.invoice, t.credit_bundle),
+    index("credit_consumption_bundle_idx").on(t.credit_bundle),
+    check("credit_consumption_quantity_check", sql`${t.quantity} > 0`),
+  ],
+);
+
+/**
+ * An amount owed or owed back that the next invoice states as a line: the proration of a plan
+ * change mid-period, or a credit carried over from an invoice it exceeded. `invoice` is set when
+ * a line of that invoice carries it.
+ */
+export const billing_adjustment = pgTable(
+  "billing_adjustment",
+  {
+    id: id(),
+    created_at: createdAt(),
+    organization: ownedBy(() => organization.id),
+    kind: text().notNull(),
+    description: text().notNull(),
+    amount_in_cents: integer().notNull(),
+    invoice: optional(() => invoice.id),
+  },
+  (t) => [
+    index("billing_adjustment_pending_idx").on(t.organization).where(sql`${t.invoice} IS NULL`),
+    check("billing_adjustment_kind_check", sql`${t.kind} IN ('proration', 'carried_credit')`),
   ],
 );
 

@@ -204,11 +204,15 @@ export type InvoiceLine = {
   quantity: number;
   unit_cost_in_cents: number;
   amount_in_cents: number;
-  /** The billing item (`device:microservices`, `member:developer`) of a usage line. */
+  /**
+   * The billing item (`device:microservices`, `member:developer`) of a usage line; `credit:<item>`
+   * for credits paying for it; `proration` and `carried_credit` for adjustments.
+   */
   code?: string;
 };
 
 export type InvoiceRow = {
+  id: number;
   uuid: string;
   invoice_number: string;
   state: string;
@@ -223,7 +227,7 @@ export type InvoiceRow = {
   closed_at: Date | null;
 };
 
-const INVOICE_COLUMNS = `uuid, invoice_number, state, currency, subtotal_in_cents, total_in_cents, lines, period_start,
+const INVOICE_COLUMNS = `id, uuid, invoice_number, state, currency, subtotal_in_cents, total_in_cents, lines, period_start,
   period_end, created_at, due_on, closed_at`;
 
 /** A new invoice, numbered `INV-000042` from its id; undefined when its period was already invoiced. */
@@ -279,7 +283,11 @@ export async function markInvoicePaid(db: Db, organization: number, number: stri
   );
 }
 
-/** Paid subscriptions open now, with the end of the last period invoiced since they started. */
+/**
+ * Paid subscriptions open now, with the end of the last period invoiced since they started. A
+ * plan changed mid-period keeps the period invoiced before the change (its proration goes on the
+ * next invoice), so that period counts too.
+ */
 export async function paidSubscriptions(db: Db) {
   const { rows } = await db.query<{
     organization: number;
@@ -293,7 +301,7 @@ export async function paidSubscriptions(db: Db) {
   }>(
     `SELECT s.is_for__organization AS organization, p.id AS plan, s.starts_on__date AS starts_on, s.billing_cycle,
             (SELECT max(i.period_end) FROM "invoice" i
-              WHERE i.organization = s.is_for__organization AND i.period_start >= s.starts_on__date) AS invoiced_until,
+              WHERE i.organization = s.is_for__organization AND i.period_end > s.starts_on__date) AS invoiced_until,
             p.title, p.monthly_price, p.annual_price
        FROM "subscription" s JOIN "plan" p ON p.id = s.is_for__plan
       WHERE s.ends_on__date IS NULL AND p.billing_code <> 'free'`,
@@ -333,4 +341,175 @@ export async function invoiceByNumber(db: Db, organization: number, number: stri
     [organization, number],
   );
   return rows[0];
+}
+
+/** Whether the organization's period starting at `start` was invoiced (before charging it again). */
+export async function isInvoiced(db: Db, organization: number, start: Date): Promise<boolean> {
+  const { rows } = await db.query(`SELECT 1 FROM "invoice" WHERE organization = $1 AND period_start = $2`, [
+    organization,
+    start,
+  ]);
+  return rows.length > 0;
+}
+
+/** The invoiced billing period `at` falls in, if any: what the organization has paid up to. */
+export async function invoicedPeriodAt(
+  db: Db,
+  organization: number,
+  at: Date,
+): Promise<{ start: Date; end: Date } | undefined> {
+  const { rows } = await db.query<{ period_start: Date; period_end: Date }>(
+    `SELECT period_start, period_end FROM "invoice"
+      WHERE organization = $1 AND period_start <= $2 AND period_end > $2 ORDER BY period_start DESC LIMIT 1`,
+    [organization, at],
+  );
+  const row = rows[0];
+  return row && { start: new Date(row.period_start), end: new Date(row.period_end) };
+}
+
+// Credits (spec 3 §4 Credits). A bundle's `total_balance` is what is left of it: the single
+// source of the balance; `credit_consumption` records which invoice took what.
+
+const COUNTED_CREDITS = `b.belongs_to__organization = $1 AND b.payment_status IN ('paid', 'complimentary', 'manually invoiced')
+  AND b.expires_on__date > $2 AND b.is_for__feature = (SELECT id FROM "feature" WHERE slug = $3)`;
+
+/**
+ * The bundles whose credits can be spent at `at`, oldest-expiring first, locked until the
+ * transaction ends (a purchase or another job cannot change them meanwhile).
+ */
+export async function spendableCreditBundles(
+  db: Db,
+  organization: number,
+  feature: string,
+  at: Date,
+): Promise<Array<{ id: number; total_balance: number }>> {
+  const { rows } = await db.query<{ id: number; total_balance: number }>(
+    `SELECT b.id, b.total_balance FROM "credit_bundle" b
+      WHERE ${COUNTED_CREDITS} AND b.total_balance > 0 ORDER BY b.expires_on__date, b.id FOR UPDATE`,
+    [organization, at, feature],
+  );
+  return rows.map((row) => ({ id: Number(row.id), total_balance: Number(row.total_balance) }));
+}
+
+/** Spends credits of bundles on an invoice: lowers their balance and records each take. */
+export async function consumeCredits(
+  db: Db,
+  invoice: number,
+  takes: ReadonlyArray<{ bundle: number; quantity: number }>,
+) {
+  for (const take of takes) {
+    await db.query(`UPDATE "credit_bundle" SET total_balance = total_balance - $2, modified_at = now() WHERE id = $1`, [
+      take.bundle,
+      take.quantity,
+    ]);
+    await db.query(`INSERT INTO "credit_consumption" (credit_bundle, invoice, quantity) VALUES ($1, $2, $3)`, [
+      take.bundle,
+      invoice,
+      take.quantity,
+    ]);
+  }
+}
+
+/** Credits spent on the organization's latest invoice (its current period), by feature slug. */
+export async function latestCreditConsumption(db: Db, organization: number): Promise<Record<string, number>> {
+  const { rows } = await db.query<{ slug: string; quantity: number }>(
+    `SELECT f.slug, sum(c.quantity)::int AS quantity FROM "credit_consumption" c
+       JOIN "credit_bundle" b ON b.id = c.credit_bundle JOIN "feature" f ON f.id = b.is_for__feature
+      WHERE c.invoice = (SELECT id FROM "invoice" WHERE organization = $1 ORDER BY period_start DESC NULLS LAST, id DESC LIMIT 1)
+      GROUP BY f.slug`,
+    [organization],
+  );
+  return Object.fromEntries(rows.map((row) => [row.slug, Number(row.quantity)]));
+}
+
+/**
+ * Organizations to check for a low credit balance at `at`: those with a notification for the
+ * feature, or holding credits of it (then the threshold is the default, twice the device count);
+ * with their balance and whether their administrators were told already.
+ */
+export async function creditThresholds(db: Db, feature: string, at: Date) {
+  const { rows } = await db.query<{
+    organization: number;
+    name: string;
+    handle: string;
+    balance: number;
+    threshold: number | null;
+    devices: number;
+    notified_at: Date | null;
+  }>(
+    `WITH f AS (SELECT id FROM "feature" WHERE slug = $1)
+     SELECT o.id AS organization, o.name, o.handle,
+            (SELECT coalesce(sum(b.total_balance), 0)::int FROM "credit_bundle" b
+              WHERE b.belongs_to__organization = o.id AND b.is_for__feature = (SELECT id FROM f)
+                AND b.payment_status IN ('paid', 'complimentary', 'manually invoiced') AND b.expires_on__date > $2) AS balance,
+            n.is_sent_when_below__threshold AS threshold,
+            (SELECT count(*)::int FROM "device" d JOIN "application" a ON a.id = d.belongs_to__application
+              WHERE a.organization = o.id AND d.is_active) AS devices,
+            ba.credit_low_notified_at AS notified_at
+       FROM "organization" o
+       LEFT JOIN "organization_credit_notification" n
+              ON n.organization = o.id AND n.owns_credit_notification_for__feature = (SELECT id FROM f)
+       LEFT JOIN "billing_account" ba ON ba.organization = o.id
+      WHERE n.id IS NOT NULL OR EXISTS (
+              SELECT 1 FROM "credit_bundle" b WHERE b.belongs_to__organization = o.id AND b.is_for__feature = (SELECT id FROM f)
+                 AND b.payment_status IN ('paid', 'complimentary', 'manually invoiced'))`,
+    [feature, at],
+  );
+  return rows.map((row) => ({
+    ...row,
+    organization: Number(row.organization),
+    balance: Number(row.balance),
+    threshold: row.threshold === null ? null : Number(row.threshold),
+    devices: Number(row.devices),
+  }));
+}
+
+/** Records (a date) or clears (null) that the administrators were told the balance is low. */
+export async function setCreditLowNotified(db: Db, organization: number, at: Date | null) {
+  await db.query(
+    `INSERT INTO "billing_account" (organization, credit_low_notified_at) VALUES ($1, $2)
+     ON CONFLICT (organization) DO UPDATE SET credit_low_notified_at = $2`,
+    [organization, at],
+  );
+}
+
+/** The e-mail addresses of the organization's administrators. */
+export async function administratorEmails(db: Db, organization: number): Promise<string[]> {
+  const { rows } = await db.query<{ email: string }>(
+    `SELECT u.email FROM "organization_membership" m JOIN "organization_membership_role" r ON r.id = m.organization_membership_role
+       JOIN "user" u ON u.id = m."user"
+      WHERE m.is_member_of__organization = $1 AND r.name = 'administrator' AND u.email IS NOT NULL ORDER BY u.id`,
+    [organization],
+  );
+  return rows.map((row) => row.email);
+}
+
+// Adjustments: amounts the next invoice states as lines (prorations, credit carried over).
+
+export type Adjustment = { id: number; kind: string; description: string; amount_in_cents: number };
+
+/** Adjustments no invoice carries yet, oldest first, locked until the transaction ends. */
+export async function pendingAdjustments(db: Db, organization: number, lock = false): Promise<Adjustment[]> {
+  const { rows } = await db.query<Adjustment>(
+    `SELECT id, kind, description, amount_in_cents FROM "billing_adjustment"
+      WHERE organization = $1 AND invoice IS NULL ORDER BY id${lock ? " FOR UPDATE" : ""}`,
+    [organization],
+  );
+  return rows.map((row) => ({ ...row, id: Number(row.id), amount_in_cents: Number(row.amount_in_cents) }));
+}
+
+export async function addAdjustment(
+  db: Db,
+  organization: number,
+  adjustment: Pick<Adjustment, "kind" | "description" | "amount_in_cents">,
+) {
+  await db.query(
+    `INSERT INTO "billing_adjustment" (organization, kind, description, amount_in_cents) VALUES ($1, $2, $3, $4)`,
+    [organization, adjustment.kind, adjustment.description, adjustment.amount_in_cents],
+  );
+}
+
+export async function markAdjustmentsInvoiced(db: Db, ids: readonly number[], invoice: number) {
+  if (ids.length === 0) return;
+  await db.query(`UPDATE "billing_adjustment" SET invoice = $2 WHERE id = ANY($1::int[])`, [[...ids], invoice]);
 }

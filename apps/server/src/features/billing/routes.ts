@@ -103,9 +103,10 @@ const confirmBody = z.object({
  */
 export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
   const provider: PaymentProvider = paymentProviderFor(ctx.config);
+  const mail = { mailer: ctx.mail, publicUrl: ctx.config.publicUrl };
   const job = setInterval(() => {
     billingNow(ctx.db, provider)
-      .then((now) => runBillingJob(ctx.db, provider, now))
+      .then((now) => runBillingJob(ctx.db, provider, now, mail))
       .catch((error) => app.log.warn({ err: error }, "the billing job failed"));
   }, BILLING_JOB_INTERVAL_MS);
   job.unref();
@@ -161,16 +162,19 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     return { ...account, account_state: "active" };
   });
 
-  app.get("/billing/v1/account/:org/plan", async (request) =>
-    planInfo(ctx.db, (await billingOrganization(request)).id),
-  );
+  // Billing time (the test clock's, with the built-in provider) dates the plan, its changes and usage.
+  app.get("/billing/v1/account/:org/plan", async (request) => {
+    const { id } = await billingOrganization(request);
+    return planInfo(ctx.db, id, await billingNow(ctx.db, provider));
+  });
 
   app.patch("/billing/v1/account/:org/plan", async (request) => {
     const { id } = await billingOrganization(request);
     const { tier, cycle, annual, planChangeReason } = parseInput(planBody, request.body);
     const change = { tier, cycle: cycle ?? (annual ? "annual" : "monthly"), planChangeReason } as const;
-    const invoice = await ctx.db.transaction((tx) => changePlan(tx, provider, id, change));
-    return { plan: await planInfo(ctx.db, id), ...(invoice ? { invoice: invoiceInfo(invoice) } : {}) };
+    const now = await billingNow(ctx.db, provider);
+    const invoice = await ctx.db.transaction((tx) => changePlan(tx, provider, id, change, now));
+    return { plan: await planInfo(ctx.db, id, now), ...(invoice ? { invoice: invoiceInfo(invoice) } : {}) };
   });
 
   app.get("/billing/v1/account/:org/info", async (request) => {
@@ -272,7 +276,7 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
       const { days } = parseInput(z.object({ days: z.number().int().min(1).max(3660) }), request.body);
       await advanceTestClock(ctx.db, days);
       const now = await billingNow(ctx.db, provider);
-      const job = await runBillingJob(ctx.db, provider, now);
+      const job = await runBillingJob(ctx.db, provider, now, mail);
       return { now: now.toISOString(), invoiced: job.invoiced };
     });
 

@@ -1,19 +1,40 @@
-import { FREE_PLAN_DEVICE_ALLOWANCE, FREEZE_DAYS, planChangeType, tierOf } from "@flotilla/domain";
+import {
+  CREDIT_FEATURE_SLUG,
+  defaultCreditThreshold,
+  FREE_PLAN_DEVICE_ALLOWANCE,
+  FREEZE_DAYS,
+  planChangeType,
+  pricePerMonth,
+  tierOf,
+} from "@flotilla/domain";
 import type { Database, Queryable } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
+import type { Mailer } from "../mail/mailer.ts";
+import { creditLowMail } from "../mail/templates.ts";
 import type { PaymentProvider } from "./provider.ts";
 import {
+  addAdjustment,
+  administratorEmails,
+  consumeCredits,
   createInvoice,
+  creditThresholds,
   currentSubscription,
   type InvoiceLine,
   type InvoiceRow,
+  invoicedPeriodAt,
+  isInvoiced,
+  latestCreditConsumption,
+  markAdjustmentsInvoiced,
   markInvoicePaid,
   paidSubscriptions,
   paymentMethodOf,
+  pendingAdjustments,
   planAddonPrices,
   planByCode,
   planIncludes,
   type Subscription,
+  setCreditLowNotified,
+  spendableCreditBundles,
   switchPlan,
   unpaidInvoices,
   updatePastDue,
@@ -35,29 +56,41 @@ export function periodEnd(subscription: Pick<Subscription, "starts_on" | "cycle"
 
 /**
  * The plan as balena-sdk's `billing.getPlan` answers it: the plan, its cycle, the current
- * period's end, and the charges (the plan's price, and this month's usage beyond the plan).
+ * period's end (the next bill's date), and the next bill's charges: the plan's price, this
+ * month's usage beyond the plan, the credits that will pay for extra devices, and the
+ * adjustments (prorations) it will carry.
  */
 export async function planInfo(db: Db, organization: number, now = new Date()) {
   const subscription = await currentSubscription(db, organization);
   const { plan } = subscription;
-  const charges = [
-    {
-      itemType: "plan",
-      name: plan.title,
-      code: plan.billing_code,
-      unitCostCents: String(priceOf(subscription)),
-      quantity: "1",
-    },
-    ...(await usageLines(db, organization, plan.id, 1)).map((line) => ({
-      itemType: "addon",
-      name: line.description,
-      code: line.code ?? "",
-      unitCostCents: String(line.unit_cost_in_cents),
-      quantity: String(line.quantity),
-    })),
-  ];
-  const total = charges.reduce((sum, charge) => sum + Number(charge.unitCostCents) * Number(charge.quantity), 0);
+  const planLine: InvoiceLine = {
+    code: plan.billing_code,
+    description: plan.title,
+    quantity: 1,
+    unit_cost_in_cents: priceOf(subscription),
+    amount_in_cents: priceOf(subscription),
+  };
+  const usage = await usageLines(db, organization, plan.id, 1);
+  const bill = await completeBill(db, organization, [planLine, ...usage], { months: 1, at: now, lock: false });
+  const itemType = (line: InvoiceLine) =>
+    line === planLine
+      ? "plan"
+      : line.code?.startsWith("credit:")
+        ? "credit"
+        : usage.includes(line)
+          ? "addon"
+          : line.code;
+  const charges = bill.lines.map((line, index) => ({
+    itemType: itemType(line) ?? "adjustment",
+    name: line.description,
+    // Adjustments are one row each (the dashboard keys rows by item type and code).
+    code: line.code === "proration" || line.code === "carried_credit" ? `${line.code}-${index}` : (line.code ?? ""),
+    unitCostCents: String(line.unit_cost_in_cents),
+    quantity: String(line.quantity),
+  }));
   const support = await supportOf(db, plan.id);
+  // A plan changed mid-period keeps the period already invoiced: the next bill is at its end.
+  const invoiced = plan.billing_code === "free" ? undefined : await invoicedPeriodAt(db, organization, now);
   return {
     name: plan.title,
     title: plan.title,
@@ -65,8 +98,8 @@ export async function planInfo(db: Db, organization: number, now = new Date()) {
     tier: tierOf(plan.billing_code),
     intervalUnit: "month",
     intervalLength: subscription.cycle === "annual" ? "12" : "1",
-    currentPeriodEndDate: periodEnd(subscription, now).toISOString(),
-    billing: { currency: "USD", totalCostCents: String(total), charges },
+    currentPeriodEndDate: (invoiced?.end ?? periodEnd(subscription, now)).toISOString(),
+    billing: { currency: "USD", totalCostCents: String(bill.total), charges },
     support: { name: support.slug, title: support.title },
   };
 }
@@ -84,15 +117,20 @@ async function supportOf(db: Db, plan: number) {
 /**
  * `GET /billing/v1/account/{org}/usage` (spec 3 §3 "Billing usage"): current and peak counts by
  * item (peak is the current count: usage is not sampled over the period yet), the overage beyond
- * the plan, this month's charges for it, and credit consumption (none is recorded yet).
+ * the plan, this month's charges for it, and the credits the current period's invoice (the latest)
+ * spent on it, by item.
  */
 export async function usageReport(db: Db, organization: number) {
   const { plan } = await currentSubscription(db, organization);
-  const [usage, lines] = await Promise.all([usageOf(db, organization), usageLines(db, organization, plan.id, 1)]);
+  const [usage, lines, creditConsumption] = await Promise.all([
+    usageOf(db, organization),
+    usageLines(db, organization, plan.id, 1),
+    latestCreditConsumption(db, organization),
+  ]);
   // What is billed beyond the plan: the items of the usage lines, by quantity and by amount.
   const overage = Object.fromEntries(lines.map((line) => [line.code ?? "", line.quantity]));
   const charges = Object.fromEntries(lines.map((line) => [line.code ?? "", line.amount_in_cents]));
-  return { currentUsage: usage, peakUsage: usage, overage, charges, creditConsumption: {} };
+  return { currentUsage: usage, peakUsage: usage, overage, charges, creditConsumption };
 }
 
 /** `GET /billing/v1/account/{org}/can-access-support`: the plan's support tier includes private support. */
@@ -105,8 +143,14 @@ export type PlanChange = { tier: string; cycle: "monthly" | "annual"; planChange
 
 /**
  * Changes the organization's plan (spec 3 §4 "Plan change"): to a self-serve plan only, a paid
- * one only with a payment method, the free plan only within its device allowance. A paid plan is
- * invoiced at once for its first period and charged with the provider; the invoice is returned.
+ * one only with a payment method, the free plan only within its device allowance.
+ *
+ * From the free plan, the paid plan is invoiced at once for its first period and charged with the
+ * provider; the invoice is returned. A change within a period already paid (upgrade, downgrade,
+ * cycle change, or cancelling to free) keeps that period's dates and bills nothing now: the
+ * difference for the rest of the period, (new price − old price) × the fraction left, is recorded
+ * as a proration and stated on the next invoice. This is the simplest design that is correct for
+ * every kind of change, with one invoice per period and no refunds through the provider.
  */
 export async function changePlan(
   db: Db,
@@ -138,7 +182,12 @@ export async function changePlan(
       );
     }
   }
+  const paidUpTo = current.plan.billing_code === "free" ? undefined : await invoicedPeriodAt(db, organization, now);
   await switchPlan(db, organization, target.id, change.cycle, change.planChangeReason);
+  if (paidUpTo) {
+    await addAdjustment(db, organization, proration(current, { plan: target, cycle: change.cycle }, paidUpTo, now));
+    return undefined;
+  }
   if (!paid || !method) return undefined;
   const price = change.cycle === "annual" ? target.annual_price : target.monthly_price;
   return issueInvoice(db, provider, organization, method.reference, {
@@ -150,8 +199,95 @@ export async function changePlan(
 }
 
 /**
+ * The proration of a change at `now` within the paid period `period`: the new plan's price per
+ * month minus the old one's, times the months left of the period (its fraction left times its
+ * length, 1 or 12 months), in whole cents: positive for an upgrade, negative for a downgrade.
+ */
+export function proration(
+  from: Pick<Subscription, "plan" | "cycle">,
+  to: Pick<Subscription, "plan" | "cycle">,
+  period: { start: Date; end: Date },
+  now: Date,
+) {
+  const length = period.end.getTime() - period.start.getTime();
+  const fraction = Math.min(1, Math.max(0, (period.end.getTime() - now.getTime()) / length));
+  const months = from.cycle === "annual" ? 12 : 1;
+  const amount = Math.round(
+    (pricePerMonth(to.plan, to.cycle) - pricePerMonth(from.plan, from.cycle)) * months * fraction,
+  );
+  const percent = Math.round(fraction * 100);
+  return {
+    kind: "proration",
+    description: `Proration: ${from.plan.title} (${from.cycle}) to ${to.plan.title} (${to.cycle}) for the rest of the period ${isoDay(now)} – ${isoDay(period.end)} (${percent}% of it)`,
+    amount_in_cents: amount,
+  };
+}
+
+/**
+ * A bill's lines: its charges, then the credits that pay for extra devices (1 credit = 1
+ * device-month at the add-on price; oldest-expiring bundles first), then the adjustments not yet
+ * billed. A credit larger than the charges is carried to the next bill rather than charged back.
+ * Nothing is written: `issueInvoice` records the credits and adjustments it took.
+ */
+async function completeBill(
+  db: Db,
+  organization: number,
+  charges: InvoiceLine[],
+  options: { months: number; at: Date; lock: boolean },
+) {
+  const lines = [...charges];
+  const credits: Array<{ bundle: number; quantity: number }> = [];
+  const devices = charges.find((line) => line.code === CREDIT_FEATURE_SLUG);
+  if (devices) {
+    const needed = devices.quantity * options.months;
+    const pricePerCredit = devices.unit_cost_in_cents / options.months;
+    let left = needed;
+    for (const bundle of await spendableCreditBundles(db, organization, CREDIT_FEATURE_SLUG, options.at)) {
+      if (left === 0) break;
+      const quantity = Math.min(left, bundle.total_balance);
+      credits.push({ bundle: bundle.id, quantity });
+      left -= quantity;
+    }
+    const used = needed - left;
+    if (used > 0) {
+      lines.push({
+        code: `credit:${CREDIT_FEATURE_SLUG}`,
+        description: `Credits applied: ${used} ${used === 1 ? "credit" : "credits"} (device-months) from the credit balance`,
+        quantity: used,
+        unit_cost_in_cents: -pricePerCredit,
+        amount_in_cents: -used * pricePerCredit,
+      });
+    }
+  }
+  const adjustments = await pendingAdjustments(db, organization, options.lock);
+  for (const adjustment of adjustments) {
+    lines.push({
+      code: adjustment.kind,
+      description: adjustment.description,
+      quantity: 1,
+      unit_cost_in_cents: adjustment.amount_in_cents,
+      amount_in_cents: adjustment.amount_in_cents,
+    });
+  }
+  let total = lines.reduce((sum, line) => sum + line.amount_in_cents, 0);
+  const carried = total < 0 ? -total : 0;
+  if (carried > 0) {
+    lines.push({
+      code: "carried_credit",
+      description: "Credit carried to the next invoice",
+      quantity: 1,
+      unit_cost_in_cents: carried,
+      amount_in_cents: carried,
+    });
+    total = 0;
+  }
+  return { lines, total, credits, adjustments: adjustments.map((adjustment) => adjustment.id), carried };
+}
+
+/**
  * Invoices one billing period of a plan and charges it: paid, or past due from the period's
- * start when the charge fails. Undefined when the period was invoiced already.
+ * start when the charge fails. Undefined when the period was invoiced already. Credits it spends
+ * and adjustments it carries are recorded with it, in the caller's transaction.
  */
 async function issueInvoice(
   db: Db,
@@ -160,22 +296,43 @@ async function issueInvoice(
   paymentMethod: string,
   period: { title: string; cycle: "monthly" | "annual"; price: number; start: Date; usage?: InvoiceLine[] },
 ): Promise<InvoiceRow | undefined> {
+  // Checked before charging; the unique (organization, period_start) index stays the guard.
+  if (await isInvoiced(db, organization, period.start)) return undefined;
   const end = periodEnd({ starts_on: period.start, cycle: period.cycle }, period.start);
   const description = `${period.title} plan, ${period.cycle} (${isoDay(period.start)} – ${isoDay(end)})`;
-  const lines: InvoiceLine[] = [
-    { description, quantity: 1, unit_cost_in_cents: period.price, amount_in_cents: period.price },
-    ...(period.usage ?? []),
-  ];
-  const total = lines.reduce((sum, line) => sum + line.amount_in_cents, 0);
-  const charge = await provider.charge(db, organization, paymentMethod, total, description);
-  return createInvoice(db, organization, {
+  const bill = await completeBill(
+    db,
+    organization,
+    [
+      { description, quantity: 1, unit_cost_in_cents: period.price, amount_in_cents: period.price },
+      ...(period.usage ?? []),
+    ],
+    { months: period.cycle === "annual" ? 12 : 1, at: period.start, lock: true },
+  );
+  // Nothing to charge (credits and adjustments cover it): paid as it is.
+  const charge =
+    bill.total > 0
+      ? await provider.charge(db, organization, paymentMethod, bill.total, description)
+      : { status: "paid" as const, reference: undefined };
+  const invoice = await createInvoice(db, organization, {
     state: charge.status === "failed" ? "past_due" : charge.status,
     paymentReference: charge.reference,
-    lines,
+    lines: bill.lines,
     periodStart: period.start,
     periodEnd: end,
     dueOn: period.start,
   });
+  if (!invoice) return undefined;
+  await consumeCredits(db, invoice.id, bill.credits);
+  await markAdjustmentsInvoiced(db, bill.adjustments, invoice.id);
+  if (bill.carried > 0) {
+    await addAdjustment(db, organization, {
+      kind: "carried_credit",
+      description: `Credit carried over from ${invoice.invoice_number}`,
+      amount_in_cents: -bill.carried,
+    });
+  }
+  return invoice;
 }
 
 const isoDay = (date: Date) => date.toISOString().slice(0, 10);
@@ -263,14 +420,19 @@ export async function advanceTestClock(db: Db, days: number) {
 /** Any instance may run the billing job; this lock lets one at a time do it. */
 const BILLING_JOB_LOCK = 0x62696c6c; // "bill"
 
+/** Where the billing job's e-mails go: the mailer and the dashboard's address for links. */
+export type BillingMail = { mailer: Pick<Mailer, "send">; publicUrl: string };
+
 /**
  * The billing job (every minute on every instance, one at a time): invoices each paid
  * subscription's periods as they begin, charging the payment method, then marks organizations
- * past due and frozen by their oldest unpaid invoice. Invoices are unique per period, so a job
+ * past due and frozen by their oldest unpaid invoice, and (given `mail`) tells administrators
+ * when a credit balance falls below its threshold. Invoices are unique per period, so a job
  * that runs twice issues nothing twice. `now` is a parameter: tests move this clock.
  */
-export async function runBillingJob(db: Database, provider: PaymentProvider, now = new Date()) {
-  return db.transaction(async (tx) => {
+export async function runBillingJob(db: Database, provider: PaymentProvider, now = new Date(), mail?: BillingMail) {
+  const outgoing: Array<{ to: string; content: ReturnType<typeof creditLowMail> }> = [];
+  const result = await db.transaction(async (tx) => {
     const { rows } = await tx.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS locked", [
       BILLING_JOB_LOCK,
     ]);
@@ -300,8 +462,37 @@ export async function runBillingJob(db: Database, provider: PaymentProvider, now
       }
     }
     await updatePastDue(tx, now, FREEZE_DAYS);
+    if (mail) outgoing.push(...(await lowCreditMails(tx, mail.publicUrl, now)));
     return { ran: true, invoiced };
   });
+  // Sent once the state that says so is committed: a job that fails sends nothing.
+  if (mail) for (const { to, content } of outgoing) await mail.mailer.send(to, content);
+  return result;
+}
+
+/**
+ * Low credit balances (spec 3 §4 Credits, §9): an organization whose balance is below its
+ * notification threshold (default: twice its device count, when it holds credits) gets one mail
+ * to its administrators, and no other until the balance has been at or above the threshold.
+ */
+async function lowCreditMails(db: Db, publicUrl: string, now: Date) {
+  const mails: Array<{ to: string; content: ReturnType<typeof creditLowMail> }> = [];
+  for (const org of await creditThresholds(db, CREDIT_FEATURE_SLUG, now)) {
+    const threshold = org.threshold ?? defaultCreditThreshold(org.devices);
+    const low = org.balance < threshold;
+    if (low && !org.notified_at) {
+      await setCreditLowNotified(db, org.organization, now);
+      const content = creditLowMail(
+        publicUrl,
+        { id: org.organization, name: org.name },
+        { balance: org.balance, threshold },
+      );
+      for (const to of await administratorEmails(db, org.organization)) mails.push({ to, content });
+    } else if (!low && org.notified_at) {
+      await setCreditLowNotified(db, org.organization, null);
+    }
+  }
+  return mails;
 }
 
 /** An invoice as balena-sdk's `billing.getInvoices` lists it. */

@@ -7,6 +7,7 @@ import {
   idIn,
   isOrganizationMember,
   isPaidOrganization,
+  planFeatures,
   type Q,
   userByUsername,
 } from "../organizations/queries.ts";
@@ -20,12 +21,13 @@ async function fleetById(tx: Q, id: number): Promise<Fleet | undefined> {
   return rows[0];
 }
 
-/** Paid-only roles need a paid plan, operator roles a fleet (spec 2 §6). */
+/** Paid-only roles need a paid plan, the limited roles a plan providing them, operator roles a fleet (spec 2 §6, spec 1 §6.2). */
 export async function refuseFleetRole(tx: Q, fleet: Fleet, roleId: number) {
   const role = await fleetRoleName(tx, roleId);
   if (role === undefined) return;
   const refusal = fleetRoleRefusal(role, {
     paidPlan: await isPaidOrganization(tx, fleet.organization),
+    planFeatures: await planFeatures(tx, fleet.organization),
     applicationClass: fleet.is_of__class,
   });
   if (refusal) throw new FlotillaError(refusal);

@@ -72,3 +72,20 @@ export function fleetInvitationMail(
     { label: "Accept the invitation", link: `${publicUrl}/invitation/${token}` },
   );
 }
+
+/** A credit balance fell below its notification threshold (spec 3 §4 Credits). */
+export function creditLowMail(
+  publicUrl: string,
+  organization: { id: number; name: string },
+  credits: { balance: number; threshold: number },
+): MailContent {
+  const count = (n: number) => `${n.toLocaleString("en-US")} ${n === 1 ? "credit" : "credits"}`;
+  return compose(
+    "Your credit balance is low",
+    [
+      `The credit balance of the organization ${organization.name} is ${count(credits.balance)}, below its notification threshold of ${count(credits.threshold)}.`,
+      "Devices beyond the plan are paid from the balance first; once it is spent they are charged to the payment method.",
+    ],
+    { label: "Add credits", link: `${publicUrl}/orgs/${organization.id}/credits` },
+  );
+}

@@ -40,6 +40,32 @@ export async function isPaidOrganization(tx: Q, organizationId: number): Promise
   return rows.length > 0;
 }
 
+/** The plan of the organization's active subscription; without one, the free plan. */
+const ACTIVE_PLAN = `coalesce(
+  (SELECT s.is_for__plan FROM "subscription" s
+    WHERE s.is_for__organization = $1 AND s.starts_on__date <= now() AND (s.ends_on__date IS NULL OR s.ends_on__date > now())
+    ORDER BY s.starts_on__date DESC LIMIT 1),
+  (SELECT id FROM "plan" WHERE billing_code = 'free'))`;
+
+/** The slugs of the features the organization's plan provides (`plan__provides__feature`). */
+export async function planFeatures(tx: Q, organizationId: number): Promise<string[]> {
+  const { rows } = await tx.query<{ slug: string }>(
+    `SELECT f.slug FROM "plan_feature" pf JOIN "feature" f ON f.id = pf.feature WHERE pf.plan = ${ACTIVE_PLAN}`,
+    [organizationId],
+  );
+  return rows.map((row) => row.slug);
+}
+
+/** Whether the organization's plan provides a feature (`preview:safe-roles`, `saml`, …). */
+export async function planProvides(tx: Q, organizationId: number, featureSlug: string): Promise<boolean> {
+  const { rows } = await tx.query(
+    `SELECT 1 FROM "plan_feature" pf JOIN "feature" f ON f.id = pf.feature
+      WHERE pf.plan = ${ACTIVE_PLAN} AND f.slug = $2`,
+    [organizationId, featureSlug],
+  );
+  return rows.length > 0;
+}
+
 export async function organizationRoleId(tx: Q, name: string): Promise<number> {
   const { rows } = await tx.query<{ id: number }>('SELECT id FROM "organization_membership_role" WHERE name = $1', [
     name,

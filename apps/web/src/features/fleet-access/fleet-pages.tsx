@@ -27,7 +27,7 @@ import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { PageHeader } from "../../components/page.tsx";
 import { useLookup } from "../../lib/lookup.ts";
 import { showToast } from "../../lib/toasts.ts";
-import { DEFAULT_FLEET_ROLE, isValidEmail } from "../orgs/access.ts";
+import { DEFAULT_FLEET_ROLE, FREE_PLAN_ACCESS, isValidEmail, type PlanAccess } from "../orgs/access.ts";
 import { pineOf, useAllMemberships, usePaidPlan, useTeams } from "../orgs/data.ts";
 import { FleetRolePicker } from "../orgs/role-picker.tsx";
 import { oneAtATime } from "../orgs/teams-pages.tsx";
@@ -213,7 +213,7 @@ export function FleetMembersPage() {
         <AddFleetMemberDialog
           fleet={fleet}
           orgId={orgId}
-          paidPlan={paid.data === true}
+          plan={paid.data ?? FREE_PLAN_ACCESS}
           excluded={rows.map((row) => row.user[0]?.username ?? "")}
           onClose={() => setAdding(false)}
           onDone={refresh}
@@ -223,7 +223,7 @@ export function FleetMembersPage() {
         <BatchRoleDialog
           fleet={fleet}
           orgId={orgId}
-          paidPlan={paid.data === true}
+          plan={paid.data ?? FREE_PLAN_ACCESS}
           count={chosen.length}
           onClose={() => setBatchRole(false)}
           onSubmit={async (role) => {
@@ -252,7 +252,7 @@ export function FleetMembersPage() {
 function BatchRoleDialog(props: {
   fleet: Fleet;
   orgId: number | undefined;
-  paidPlan: boolean;
+  plan: PlanAccess;
   count: number;
   onClose: () => void;
   onSubmit: (role: FleetRole) => Promise<void>;
@@ -283,7 +283,7 @@ function BatchRoleDialog(props: {
           <FleetRolePicker
             value={role}
             onChange={setRole}
-            paidPlan={props.paidPlan}
+            plan={props.plan}
             applicationClass={props.fleet.is_of__class}
             {...(props.orgId ? { orgId: props.orgId } : {})}
           />
@@ -307,7 +307,7 @@ function BatchRoleDialog(props: {
 function AddFleetMemberDialog(props: {
   fleet: Fleet;
   orgId: number;
-  paidPlan: boolean;
+  plan: PlanAccess;
   excluded: string[];
   onClose: () => void;
   onDone: () => void;
@@ -388,7 +388,7 @@ function AddFleetMemberDialog(props: {
           <FleetRolePicker
             value={role}
             onChange={setRole}
-            paidPlan={props.paidPlan}
+            plan={props.plan}
             applicationClass={props.fleet.is_of__class}
             orgId={props.orgId}
           />
@@ -512,7 +512,7 @@ export function FleetTeamsPage() {
         <AddToTeamDialog
           fleet={fleet}
           orgId={orgId}
-          paidPlan={paid.data === true}
+          plan={paid.data ?? FREE_PLAN_ACCESS}
           teams={(teams.data ?? []).filter((team) => !rows.some((row) => row.team[0]?.id === team.id))}
           onClose={() => setAdding(false)}
           onDone={refresh}
@@ -536,7 +536,7 @@ export function FleetTeamsPage() {
 function AddToTeamDialog(props: {
   fleet: Fleet;
   orgId: number | undefined;
-  paidPlan: boolean;
+  plan: PlanAccess;
   teams: Array<{ id: number; name: string }>;
   onClose: () => void;
   onDone: () => void;
@@ -587,7 +587,7 @@ function AddToTeamDialog(props: {
           <FleetRolePicker
             value={role}
             onChange={setRole}
-            paidPlan={props.paidPlan}
+            plan={props.plan}
             applicationClass={props.fleet.is_of__class}
             {...(props.orgId ? { orgId: props.orgId } : {})}
           />

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  FREE_PLAN_ACCESS,
   fleetCan,
   fleetRoleOf,
   fleetRoleOptions,
@@ -73,7 +74,7 @@ describe("fleet role picker (spec 2 §6)", () => {
   });
 
   it("free plans: paid-only roles are offered but disabled", () => {
-    const options = fleetRoleOptions({ paidPlan: false, applicationClass: "fleet" });
+    const options = fleetRoleOptions({ ...FREE_PLAN_ACCESS, applicationClass: "fleet" });
     expect(options.map((o) => [o.role, o.disabled ?? null])).toEqual([
       ["observer", null],
       ["safe-operator", "paid_only_role"],
@@ -83,16 +84,28 @@ describe("fleet role picker (spec 2 §6)", () => {
     ]);
   });
 
+  const pilot = { paidPlan: true, planFeatures: ["device:microservices", "preview:safe-roles"] };
   it("paid plans enable every role; operator roles only for fleets; limited roles only where allowed", () => {
-    expect(fleetRoleOptions({ paidPlan: true, applicationClass: "fleet" }).every((o) => !o.disabled)).toBe(true);
-    expect(fleetRoleOptions({ paidPlan: true, applicationClass: "block" }).map((o) => o.role)).toEqual([
+    expect(fleetRoleOptions({ ...pilot, applicationClass: "fleet" }).every((o) => !o.disabled)).toBe(true);
+    expect(fleetRoleOptions({ ...pilot, applicationClass: "block" }).map((o) => o.role)).toEqual([
       "observer",
       "safe-developer",
       "developer",
     ]);
     expect(
-      fleetRoleOptions({ paidPlan: true, applicationClass: "fleet", limitedRolesAllowed: false }).map((o) => o.role),
+      fleetRoleOptions({ ...pilot, applicationClass: "fleet", limitedRolesAllowed: false }).map((o) => o.role),
     ).toEqual(["observer", "operator", "developer"]);
+  });
+
+  it("limited roles only when the plan provides preview:safe-roles (a paid legacy plan may not)", () => {
+    const legacy = { paidPlan: true, planFeatures: ["device:microservices"] };
+    expect(fleetRoleOptions({ ...legacy, applicationClass: "fleet" }).map((o) => [o.role, o.disabled ?? null])).toEqual(
+      [
+        ["observer", null],
+        ["operator", null],
+        ["developer", null],
+      ],
+    );
   });
 });
 

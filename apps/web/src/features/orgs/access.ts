@@ -82,6 +82,11 @@ export const ROLE_PRICES: Readonly<Record<FleetRole, number>> = {
 
 export const DEFAULT_FLEET_ROLE: FleetRole = "developer";
 
+/** What the organization's plan allows in the role pickers: a paid plan, and the features it provides. */
+export type PlanAccess = { paidPlan: boolean; planFeatures: readonly string[] };
+/** Until the plan is known (or when it cannot be read): the free plan, which provides no limited roles. */
+export const FREE_PLAN_ACCESS: PlanAccess = { paidPlan: false, planFeatures: [] };
+
 export interface RoleOption {
   role: FleetRole;
   price: number;
@@ -90,19 +95,19 @@ export interface RoleOption {
 }
 
 /**
- * The roles a fleet role picker offers (spec 2 §6 "Other rules"): operator roles only for fleets,
- * limited (safe-) roles only where allowed, paid-only roles disabled on free plans.
+ * The roles a fleet role picker offers (spec 2 §6 "Other rules", spec 1 §6.2): operator roles only
+ * for fleets, limited (safe-) roles only where allowed and when the plan provides them (on a paid
+ * plan; on a free plan they show disabled with the other paid-only roles), paid-only roles
+ * disabled on free plans.
  */
-export function fleetRoleOptions(context: {
-  paidPlan: boolean;
-  applicationClass: ApplicationClass;
-  limitedRolesAllowed?: boolean;
-}): RoleOption[] {
+export function fleetRoleOptions(
+  context: PlanAccess & { applicationClass: ApplicationClass; limitedRolesAllowed?: boolean },
+): RoleOption[] {
   const out: RoleOption[] = [];
   for (const role of FLEET_MEMBERSHIP_ROLES) {
     if (role.startsWith("safe-") && context.limitedRolesAllowed === false) continue;
     const refusal = fleetRoleRefusal(role, context);
-    if (refusal === "operator_role_fleets_only") continue;
+    if (refusal === "operator_role_fleets_only" || refusal === "limited_roles_not_in_plan") continue;
     out.push({ role, price: ROLE_PRICES[role], ...(refusal ? { disabled: refusal } : {}) });
   }
   return out;

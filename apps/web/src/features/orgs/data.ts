@@ -3,7 +3,7 @@ import { type QueryClient, queryOptions, useQuery } from "@tanstack/react-query"
 import { useSdk } from "../../app-services.tsx";
 import type { Sdk } from "../../lib/sdk.ts";
 import { useSessionUser } from "../preferences/use-user.ts";
-import type { ApplicationClass } from "./access.ts";
+import { type ApplicationClass, FREE_PLAN_ACCESS, type PlanAccess } from "./access.ts";
 
 /** Loosely typed pine: the pages name their own row shapes. */
 export interface Pine {
@@ -224,25 +224,46 @@ export function useTeams(orgId: number, enabled = true, quiet = false) {
   });
 }
 
-/** Whether the organization pays for a plan other than free (paid-only roles need one). */
+/**
+ * Whether the organization pays for a plan other than free (paid-only roles need one), and the
+ * features its plan provides (the limited roles need `preview:safe-roles`).
+ */
 export function usePaidPlan(orgId: number | undefined) {
   const sdk = useSdk();
   return useQuery({
     queryKey: ["orgs", orgId, "paid-plan"],
     enabled: orgId !== undefined,
-    queryFn: async () => {
+    queryFn: async (): Promise<PlanAccess> => {
       try {
-        const rows = await pineOf(sdk).get<Array<{ is_for__plan: Array<{ billing_code: string }> }>>({
+        const rows = await pineOf(sdk).get<
+          Array<{
+            is_for__plan: Array<{
+              billing_code: string;
+              plan__provides__feature: Array<{ feature: Array<{ slug: string }> }>;
+            }>;
+          }>
+        >({
           resource: "subscription",
           options: {
             $select: "id",
             $filter: { is_for__organization: orgId, is_active: true },
-            $expand: { is_for__plan: { $select: "billing_code" } },
+            $expand: {
+              is_for__plan: {
+                $select: "billing_code",
+                $expand: { plan__provides__feature: { $select: "id", $expand: { feature: { $select: "slug" } } } },
+              },
+            },
           },
         });
-        return rows.some((row) => row.is_for__plan[0] && row.is_for__plan[0].billing_code !== "free");
+        const plans = rows.flatMap((row) => row.is_for__plan);
+        return {
+          paidPlan: plans.some((plan) => plan.billing_code !== "free"),
+          planFeatures: plans.flatMap((plan) =>
+            plan.plan__provides__feature.flatMap((pf) => pf.feature.map((f) => f.slug)),
+          ),
+        };
       } catch {
-        return false;
+        return FREE_PLAN_ACCESS;
       }
     },
   });

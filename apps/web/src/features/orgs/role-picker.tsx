@@ -6,17 +6,17 @@ import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useTranslation } from "react-i18next";
 import { TextLink } from "../../components/links.tsx";
-import { type ApplicationClass, fleetRoleOptions } from "./access.ts";
+import { type ApplicationClass, fleetRoleOptions, type PlanAccess } from "./access.ts";
 
 /**
  * The fleet role picker (spec 2 §6): each role with its price per member and month; paid-only
  * roles are greyed out on free plans with "access role only available for paid users" and an
- * upgrade link; operator roles only for fleets.
+ * upgrade link; operator roles only for fleets; limited roles only when the plan provides them.
  */
 export function FleetRolePicker(props: {
   value: FleetRole | "";
   onChange: (role: FleetRole) => void;
-  paidPlan: boolean;
+  plan: PlanAccess;
   applicationClass: ApplicationClass;
   orgId?: number;
   label?: string;
@@ -25,7 +25,7 @@ export function FleetRolePicker(props: {
   disabled?: boolean;
 }) {
   const { t } = useTranslation();
-  const options = fleetRoleOptions({ paidPlan: props.paidPlan, applicationClass: props.applicationClass });
+  const options = fleetRoleOptions({ ...props.plan, applicationClass: props.applicationClass });
   return (
     <TextField
       select

@@ -29,7 +29,13 @@ import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
 import { reportResourceNotFound, showToast } from "../../lib/toasts.ts";
-import { type ApplicationClass, DEFAULT_FLEET_ROLE, organizationAbilities } from "./access.ts";
+import {
+  type ApplicationClass,
+  DEFAULT_FLEET_ROLE,
+  FREE_PLAN_ACCESS,
+  organizationAbilities,
+  type PlanAccess,
+} from "./access.ts";
 import { type Team, useMyOrgRole, useOrgApplications, usePaidPlan, useTeams } from "./data.ts";
 import { ApplicationLink } from "./org-pages.tsx";
 import { FleetRolePicker } from "./role-picker.tsx";
@@ -302,7 +308,7 @@ export function TeamPage({ section = "summary" }: { section?: TeamSection }) {
                               size="small"
                               label={t("orgs.role_of", { name: app.app_name })}
                               value={role}
-                              paidPlan={paid.data === true}
+                              plan={paid.data ?? FREE_PLAN_ACCESS}
                               applicationClass={app.is_of__class}
                               orgId={orgId}
                               onChange={(next) => changeAccess.mutate({ id: access.id, role: next })}
@@ -345,7 +351,7 @@ export function TeamPage({ section = "summary" }: { section?: TeamSection }) {
         <GrantAccessDialog
           team={team}
           orgId={orgId}
-          paidPlan={paid.data === true}
+          plan={paid.data ?? FREE_PLAN_ACCESS}
           kind={granting}
           applications={(apps.data ?? []).filter(
             (app) =>
@@ -425,7 +431,7 @@ function AddTeamMembersDialog(props: { team: Team; usernames: string[]; onClose:
 function GrantAccessDialog(props: {
   team: Team;
   orgId: number;
-  paidPlan: boolean;
+  plan: PlanAccess;
   kind: ApplicationClass;
   applications: Array<{ id: number; app_name: string }>;
   onClose: () => void;
@@ -474,7 +480,7 @@ function GrantAccessDialog(props: {
           <FleetRolePicker
             value={role}
             onChange={setRole}
-            paidPlan={props.paidPlan}
+            plan={props.plan}
             applicationClass={props.kind}
             orgId={props.orgId}
           />
