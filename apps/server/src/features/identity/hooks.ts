@@ -3,6 +3,7 @@ import type { Tx } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import type { WriteValues } from "../../odata/compile-write.ts";
 import type { ResourceHooks } from "../../odata/index.ts";
+import { planProvides } from "../organizations/queries.ts";
 import { planProvidesSql } from "./queries.ts";
 
 /** A provider nobody gave an organization within this time is removed (it frees its SSO identifier). */
@@ -28,14 +29,12 @@ function checkProviderFields(body: WriteValues) {
 }
 
 async function refuseWithoutSaml(tx: Tx, organization: number) {
-  const { rows } = await tx.query<{ handle: string; saml: boolean }>(
-    `SELECT o.handle, ${planProvidesSql("o.id", SAML_PLAN_FEATURE)} AS saml FROM "organization" o WHERE o.id = $1`,
-    [organization],
-  );
-  const found = rows[0];
-  if (found && !found.saml) {
-    throw new FlotillaError("saml_not_in_plan", undefined, { params: { organization: found.handle } });
-  }
+  if (await planProvides(tx, organization, SAML_PLAN_FEATURE)) return;
+  const { rows } = await tx.query<{ handle: string }>(`SELECT handle FROM "organization" WHERE id = $1`, [
+    organization,
+  ]);
+  // An organization the caller cannot name is left to the permission check.
+  if (rows[0]) throw new FlotillaError("saml_not_in_plan", undefined, { params: { organization: rows[0].handle } });
 }
 
 /**
