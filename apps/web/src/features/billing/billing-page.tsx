@@ -1,5 +1,4 @@
 import {
-  BILLING_PLAN_CACHE_MS,
   type BillingCycle,
   canDownloadInvoice,
   cardTypeOf,
@@ -51,7 +50,9 @@ import {
   billingApi,
   billingErrorText,
   billingKeys,
+  billingPlanQuery,
   type Invoice,
+  planCatalogueQuery,
   type Usage,
 } from "./api.ts";
 import { CompanyDialog } from "./company-dialog.tsx";
@@ -91,7 +92,7 @@ export function BillingPage() {
   const quiet = { meta: { handlesErrors: true }, throwOnError: false } as const;
   const account = useQuery({ queryKey: billingKeys.account(orgId), queryFn: () => api.getAccount(orgId), ...quiet });
   const active = account.data?.account_state === "active";
-  const plan = useQuery({ queryKey: billingKeys.plan(orgId), queryFn: () => api.getPlan(orgId), ...quiet });
+  const plan = useQuery({ ...billingPlanQuery(api, orgId), ...quiet });
   const info = useQuery({
     queryKey: billingKeys.info(orgId),
     queryFn: () => api.getInfo(orgId),
@@ -105,12 +106,7 @@ export function BillingPage() {
     ...quiet,
   });
   const usage = useQuery({ queryKey: billingKeys.usage(orgId), queryFn: () => api.getUsage(orgId), ...quiet });
-  const catalogue = useQuery({
-    queryKey: billingKeys.catalogue,
-    queryFn: () => api.getCatalogue(),
-    staleTime: BILLING_PLAN_CACHE_MS,
-    ...quiet,
-  });
+  const catalogue = useQuery({ ...planCatalogueQuery(api), ...quiet });
   useFailureToast(account, t("billing.errors.error_loading_billing_api"));
   useFailureToast(plan, t("billing.errors.failed_retrieving_plan"));
   useFailureToast(info, t("billing.errors.failed_retrieving_billing_info"));
@@ -821,7 +817,10 @@ function UsageCard({ usage }: { usage: UseQueryResult<Usage> }) {
   );
 }
 
-function InvoicesCard(props: { invoices: UseQueryResult<Invoice[]>; onDownload: (invoice: Invoice) => Promise<void> }) {
+export function InvoicesCard(props: {
+  invoices: UseQueryResult<Invoice[]>;
+  onDownload: (invoice: Invoice) => Promise<void>;
+}) {
   const { t } = useTranslation();
   const [showAll, setShowAll] = useState(false);
   const [downloading, setDownloading] = useState<string>();

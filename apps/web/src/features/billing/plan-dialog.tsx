@@ -11,10 +11,10 @@ import DialogTitle from "@mui/material/DialogTitle";
 import Paper from "@mui/material/Paper";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
-import { type FormEvent, useRef, useState } from "react";
+import { type FormEvent, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
-import { formatCents } from "./model.ts";
+import { clickGate, formatCents } from "./model.ts";
 
 export interface PlanSide {
   title: string;
@@ -77,12 +77,10 @@ export function PlanChangeDialog(props: {
   const { t } = useTranslation();
   const [reason, setReason] = useState("");
   const [terms, setTerms] = useState(false);
-  const lastClick = useRef(0);
+  const [gate] = useState(() => clickGate(PLAN_CHANGE_DEBOUNCE_MS));
 
   const confirm = () => {
-    const now = Date.now();
-    if (now - lastClick.current < PLAN_CHANGE_DEBOUNCE_MS) return;
-    lastClick.current = now;
+    if (!gate.pass()) return;
     props.onConfirm(props.downgrade && reason.trim() ? reason.trim() : undefined);
   };
   const close = () => {
