@@ -219,7 +219,9 @@ export function CreditsPage() {
           onBuy={(quantity) => setDialog({ quantity })}
         />
         <NotificationsCard
-          key={`${threshold ?? "none"}-${usage.isSuccess}`}
+          // A fresh form once the saved notification (or the suggestion's device count) is known, not
+          // on each save: what the user types meanwhile stays.
+          key={`${notification.isFetched}-${notification.data?.id ?? "none"}-${usage.isSuccess}`}
           saved={threshold}
           notificationId={notification.data?.id}
           suggested={defaultCreditThreshold(deviceCount)}
