@@ -354,7 +354,6 @@ function NotificationsCard(props: {
         props.notificationId !== undefined ? (
           <Button
             size="small"
-            color="inherit"
             disabled={remove.isPending}
             onClick={() => props.notificationId !== undefined && remove.mutate(props.notificationId)}
           >

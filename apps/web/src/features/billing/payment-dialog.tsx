@@ -16,6 +16,7 @@ import { useTranslation } from "react-i18next";
 import { useCaptcha } from "../auth/captcha.tsx";
 import { type BillingApi, type BillingInfo, billingErrorText, requireClientSecret } from "./api.ts";
 import { groupCardNumber, parseExpiry, paymentFormBlocker } from "./model.ts";
+import { dialogActionsSx } from "./ui.tsx";
 
 type Method = "card" | "bank";
 
@@ -243,7 +244,7 @@ export function PaymentDialog(props: {
             <Typography variant="caption">{t("billing.test_payments_hint")}</Typography>
           </Box>
         </DialogContent>
-        <DialogActions>
+        <DialogActions sx={dialogActionsSx}>
           <Button onClick={close} disabled={busy}>
             {t("billing.cancel")}
           </Button>

@@ -15,6 +15,7 @@ import { type FormEvent, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { clickGate, formatCents } from "./model.ts";
+import { dialogActionsSx } from "./ui.tsx";
 
 export interface PlanSide {
   title: string;
@@ -101,7 +102,9 @@ export function PlanChangeDialog(props: {
         <Box component="form" noValidate onSubmit={submit}>
           <DialogTitle id="plan-dialog-title">{t("billing.change_plan_title")}</DialogTitle>
           <DialogContent>
-            <DialogContentText sx={{ mb: 2 }}>{t("billing.change_plan_text")}</DialogContentText>
+            <DialogContentText sx={{ mb: 2 }}>
+              {props.target.pricePerMonth === 0 ? t("billing.change_plan_text_free") : t("billing.change_plan_text")}
+            </DialogContentText>
             <Box sx={{ display: "flex", alignItems: "center", gap: 1.5 }}>
               <PlanBox label={t("billing.from")} side={props.current} />
               <ArrowForward color="action" aria-hidden />
@@ -130,7 +133,7 @@ export function PlanChangeDialog(props: {
               />
             ) : null}
           </DialogContent>
-          <DialogActions>
+          <DialogActions sx={dialogActionsSx}>
             <Button onClick={close}>{t("billing.cancel")}</Button>
             {props.freeWarning || props.type === "contact_sales" ? (
               <Button variant="contained" href={salesUrl} target="_blank" rel="noopener noreferrer">
@@ -154,7 +157,7 @@ export function PlanChangeDialog(props: {
             </Alert>
           ) : null}
         </DialogContent>
-        <DialogActions>
+        <DialogActions sx={dialogActionsSx}>
           <Button onClick={close}>{t("billing.cancel")}</Button>
           <Button variant="contained" loading={props.busy} onClick={confirm}>
             {props.type === "upgrade" ? t("billing.accept_and_pay_now") : t("billing.accept_and_confirm")}
