@@ -1,9 +1,11 @@
+import crypto from "node:crypto";
 import { mkdirSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { useDashboard } from "../support/dashboard.ts";
 import type { RunningFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
+import { api } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
 const SHOTS = "/tmp/shots-credits";
@@ -73,6 +75,9 @@ describe("organization credits", () => {
     await page.waitForURL(url(`/orgs/${orgId}/credits`));
     await page.getByRole("heading", { name: "Credits", level: 1 }).waitFor();
     await page.getByText("Credits are only available for pilot, production and enterprise plans.").waitFor();
+    // No payment method yet: told so (spec 3 §5), with the way to add one.
+    await page.getByText("You must have a payment method set up to purchase credits.").waitFor();
+    await page.getByRole("link", { name: "Add a payment method" }).waitFor();
     const summary = page.getByRole("region", { name: "Credits summary" });
     expect(await summary.getByRole("button", { name: "Add credits" }).isDisabled()).toBe(true);
     await shot(page, "01-credits-free-plan");
@@ -86,6 +91,7 @@ describe("organization credits", () => {
     await summary.getByText("Pilot").waitFor();
     await summary.getByText("0 credits").waitFor();
     expect(await page.getByText(/only available for pilot/).count()).toBe(0);
+    expect(await page.getByText(/must have a payment method/).count()).toBe(0);
     await page.getByText("No credits purchased yet.").waitFor();
 
     // The calculator: 10 more devices for 12 months.
@@ -111,6 +117,14 @@ describe("organization credits", () => {
     await shot(page, "05-dialog-success");
     await dialog.getByRole("button", { name: "Purchase more credits" }).click();
     expect(await dialog.getByLabel("Credits to buy").inputValue()).toBe("1");
+    // At $2.00 a credit, $1,000,000 is still bought here; a cent more goes through sales (spec 3 §9).
+    await dialog.getByLabel("Credits to buy").fill("500000");
+    await dialog.getByRole("group", { name: "Total" }).getByText("$1,000,000.00").waitFor();
+    await dialog.getByRole("button", { name: "Next" }).waitFor();
+    await dialog.getByLabel("Credits to buy").fill("500001");
+    await dialog.getByRole("group", { name: "Total" }).getByText("$1,000,002.00").waitFor();
+    await dialog.getByRole("link", { name: "Contact sales" }).waitFor();
+    expect(await dialog.getByRole("button", { name: "Next" }).count()).toBe(0);
     await dialog.getByRole("button", { name: "Cancel" }).click();
     await dialog.waitFor({ state: "hidden" });
 
@@ -131,6 +145,14 @@ describe("organization credits", () => {
     await shot(page, "06-threshold-banner");
     await page.getByRole("button", { name: "Dismiss" }).click();
     await banner.waitFor({ state: "hidden" });
+    // Once the balance is no longer below the threshold, the dismissal is forgotten: the next time
+    // it falls below, the banner is back (spec 3 §4 Credits).
+    await notifications.getByLabel("Notify below (credits)").fill("50");
+    await notifications.getByRole("button", { name: "Apply" }).click();
+    // Apply stays disabled until 50 is the saved threshold: then 150 is a change again.
+    await notifications.getByLabel("Notify below (credits)").fill("150");
+    await notifications.getByRole("button", { name: "Apply" }).click();
+    await banner.waitFor();
     await shot(page, "07-credits-done");
   });
 });
@@ -157,6 +179,47 @@ describe("past due and frozen organization", () => {
     await addCardAndUpgradeToPilot(page, "4000 0000 0000 0341");
     await page.getByRole("table", { name: "Invoices" }).getByText("Past due").first().waitFor();
 
+    // Credits bought with the declining card: the provider's refusal as a danger toast, the
+    // dialog closed (spec 3 §4 Credits, §8); the failed bundle counts for nothing.
+    await page.goto(url(`/orgs/${orgId}/credits`));
+    const summary = page.getByRole("region", { name: "Credits summary" });
+    await summary.getByText("Pilot").waitFor();
+    await summary.getByRole("button", { name: "Add credits" }).click();
+    const dialog = page.getByRole("dialog", { name: "Add credits" });
+    await dialog.getByLabel("Credits to buy").fill("10");
+    await dialog.getByRole("button", { name: "Next" }).click();
+    await dialog.getByRole("button", { name: "Pay now" }).click();
+    await page.getByRole("alert").filter({ hasText: "Your card was declined." }).waitFor();
+    await dialog.waitFor({ state: "hidden" });
+    await page.getByRole("table", { name: "Purchase history" }).getByText("Failed").waitFor();
+    await summary.getByText("0 credits").waitFor();
+
+    // A device of the organization, for its pages' banner.
+    const { d: fleets } = await api<{ d: Array<{ id: number }> }>(
+      page,
+      flotilla.apiUrl,
+      "GET",
+      "/v7/application?$select=id&$filter=app_name eq 'demo-fleet'",
+    );
+    const fleetId = fleets[0]?.id ?? 0;
+    const key = await api<string>(page, flotilla.apiUrl, "POST", "/api-key/v2/", {
+      actorType: "application",
+      actorTypeId: fleetId,
+      roles: ["provisioning-api-key"],
+    });
+    const deviceUuid = crypto.randomBytes(16).toString("hex");
+    const registered = await fetch(`${flotilla.apiUrl}/device/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: JSON.stringify({
+        application: fleetId,
+        uuid: deviceUuid,
+        device_type: "raspberrypi4-64",
+        api_key: crypto.randomBytes(20).toString("hex"),
+      }),
+    });
+    expect(registered.status).toBe(201);
+
     // The billing job marks the organization past due within a minute.
     const banner = page.getByTestId("past-due-banner");
     await expect
@@ -173,6 +236,28 @@ describe("past due and frozen organization", () => {
     await banner.getByText("An invoice of this organization is past due.").waitFor();
     await banner.getByRole("link", { name: "Update billing details" }).waitFor();
     await shot(page, "08-past-due-warning");
+
+    // The same banner above the fleet's and the device's pages (spec 3 §4 Past due and frozen).
+    await page.goto(url(`/fleets/${fleetId}`));
+    await banner.getByText("An invoice of this organization is past due.").waitFor();
+    await page.goto(url(`/devices/${deviceUuid}`));
+    await banner.getByText("An invoice of this organization is past due.").waitFor();
+    await banner.getByRole("link", { name: "Update billing details" }).click();
+    await page.waitForURL(url(`/orgs/${orgId}/billing#payment-method`));
+
+    // A member sees the banner without the link, and is told to contact an administrator.
+    const memberBefore = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const memberPage = await memberBefore.newPage();
+    await signIn(memberPage, flotilla.dashboardUrl, "demo-member", DEMO.password);
+    await memberPage.goto(url(`/orgs/${orgId}`));
+    const memberBanner = memberPage.getByTestId("past-due-banner");
+    await memberBanner
+      .getByText(
+        "An invoice of this organization is past due. Please contact an administrator of the organization to update its billing details.",
+      )
+      .waitFor();
+    expect(await memberBanner.getByRole("link").count()).toBe(0);
+    await memberBefore.close();
 
     // The platform administrator moves the billing clock 65 days ahead.
     const adminContext = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -209,5 +294,6 @@ describe("past due and frozen organization", () => {
     await member.getByText("This organization is frozen: please reach its administrators.").waitFor();
     await shot(member, "10-frozen-member-orgs");
     await memberContext.close();
-  });
+    // The billing job's minute, the device and the member make this walk longer than the default.
+  }, 180_000);
 });

@@ -185,5 +185,31 @@ describe("organization billing", () => {
     await page
       .getByText("Only the organization's administrators can see and change its plan and billing: contact one of them.")
       .waitFor();
+    // The credits page too (spec 1 §2.2: without resin.organization.access_billing, `/`).
+    await page.goto(url(`/orgs/${orgId}/credits`));
+    await page.waitForURL(url("/fleets"));
+    expect(await page.getByRole("heading", { name: "Credits", level: 1 }).count()).toBe(0);
+  });
+
+  it("says so when the billing service cannot be reached", async () => {
+    await signIn(DEMO.email);
+    const orgId = await openDemoOrganization();
+    // The one failure: the billing account's request answers 503 (the rest of the page loads).
+    await page.route(
+      (address) => address.pathname === `/billing/v1/account/${orgId}`,
+      (route) =>
+        route.request().method() === "GET"
+          ? route.fulfill({ status: 503, contentType: "application/json", body: '{"message":"unavailable"}' })
+          : route.continue(),
+    );
+    await page.goto(url(`/orgs/${orgId}/billing`));
+    const text = "The billing details could not be loaded. Please try again later.";
+    // In the page, with a way to try again, and as an error toast (spec 3 §8).
+    const alerts = page.getByRole("alert").filter({ hasText: text });
+    await expect.poll(() => alerts.count(), { timeout: 30_000 }).toBe(2);
+    await alerts.getByRole("button", { name: "Refresh" }).waitFor();
+    // The plans, which do not depend on the account, still show.
+    await page.getByRole("table", { name: "Plans" }).getByRole("row", { name: /Pilot/ }).waitFor();
+    await shot(page, "07-billing-api-down");
   });
 });

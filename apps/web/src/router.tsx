@@ -809,6 +809,8 @@ const deviceRoute = createRoute({
       throw redirect({ href: `/fleets/${fleetId}`, replace: true });
     }
   },
+  // The organization's past-due banner above the device's pages (spec 3 §4).
+  component: page(() => import("./features/billing/past-due.tsx"), "DeviceLayout"),
 });
 const devicePages = {
   summary: () => import("./features/devices/summary-page.tsx"),

@@ -1,4 +1,4 @@
-import type { BillingCycle, TaxId } from "@flotilla/domain";
+import { BILLING_PLAN_CACHE_MS, type BillingCycle, type TaxId } from "@flotilla/domain";
 import { errorText, getStatusCode } from "../../lib/errors.ts";
 import type { Sdk } from "../../lib/sdk.ts";
 import { pineOf } from "../orgs/data.ts";
@@ -167,6 +167,32 @@ export function billingApi(sdk: Sdk, apiUrl: string) {
 }
 
 export type BillingApi = ReturnType<typeof billingApi>;
+
+/**
+ * The organization's billing plan, kept for an hour (spec 3 §9 "Billing plan cache one hour"):
+ * the billing and credits pages share it, and a plan change made here invalidates it at once.
+ */
+export const billingPlanQuery = (api: Pick<BillingApi, "getPlan">, orgId: number) => ({
+  queryKey: billingKeys.plan(orgId),
+  queryFn: () => api.getPlan(orgId),
+  staleTime: BILLING_PLAN_CACHE_MS,
+});
+
+/** The plan catalogue, kept for an hour as the plan is. */
+export const planCatalogueQuery = (api: Pick<BillingApi, "getCatalogue">) => ({
+  queryKey: billingKeys.catalogue,
+  queryFn: () => api.getCatalogue(),
+  staleTime: BILLING_PLAN_CACHE_MS,
+});
+
+/**
+ * A setup intent the payment form can confirm: one without a client_secret cannot be, and is an
+ * error (spec 3 §8), said in `missingText`.
+ */
+export function requireClientSecret(intent: SetupIntent, missingText: string): SetupIntent & { client_secret: string } {
+  if (!intent.client_secret) throw new Error(missingText);
+  return { ...intent, client_secret: intent.client_secret };
+}
 
 /**
  * The words for a billing call's failure: a refusal (4xx) shows the server's own message, which

@@ -1,5 +1,4 @@
 import {
-  BILLING_PLAN_CACHE_MS,
   type BillingCycle,
   canDownloadInvoice,
   cardTypeOf,
@@ -51,7 +50,9 @@ import {
   billingApi,
   billingErrorText,
   billingKeys,
+  billingPlanQuery,
   type Invoice,
+  planCatalogueQuery,
   type Usage,
 } from "./api.ts";
 import { CompanyDialog } from "./company-dialog.tsx";
@@ -91,7 +92,7 @@ export function BillingPage() {
   const quiet = { meta: { handlesErrors: true }, throwOnError: false } as const;
   const account = useQuery({ queryKey: billingKeys.account(orgId), queryFn: () => api.getAccount(orgId), ...quiet });
   const active = account.data?.account_state === "active";
-  const plan = useQuery({ queryKey: billingKeys.plan(orgId), queryFn: () => api.getPlan(orgId), ...quiet });
+  const plan = useQuery({ ...billingPlanQuery(api, orgId), ...quiet });
   const info = useQuery({
     queryKey: billingKeys.info(orgId),
     queryFn: () => api.getInfo(orgId),
@@ -105,12 +106,7 @@ export function BillingPage() {
     ...quiet,
   });
   const usage = useQuery({ queryKey: billingKeys.usage(orgId), queryFn: () => api.getUsage(orgId), ...quiet });
-  const catalogue = useQuery({
-    queryKey: billingKeys.catalogue,
-    queryFn: () => api.getCatalogue(),
-    staleTime: BILLING_PLAN_CACHE_MS,
-    ...quiet,
-  });
+  const catalogue = useQuery({ ...planCatalogueQuery(api), ...quiet });
   useFailureToast(account, t("billing.errors.error_loading_billing_api"));
   useFailureToast(plan, t("billing.errors.failed_retrieving_plan"));
   useFailureToast(info, t("billing.errors.failed_retrieving_billing_info"));
@@ -394,7 +390,7 @@ function CurrentPlanCard(props: {
       title={t("billing.current_plan")}
       action={
         props.onCancel ? (
-          <Button size="small" color="inherit" onClick={props.onCancel}>
+          <Button size="small" onClick={props.onCancel}>
             {t("billing.cancel_subscription")}
           </Button>
         ) : undefined
@@ -475,10 +471,16 @@ function CurrentPlanCard(props: {
               </TableBody>
               <TableFooter>
                 <TableRow>
-                  <TableCell colSpan={3} sx={{ fontWeight: 600, color: "text.primary", borderBottom: 0 }}>
+                  <TableCell
+                    colSpan={3}
+                    sx={{ fontWeight: 600, fontSize: "0.875rem", color: "text.primary", borderBottom: 0 }}
+                  >
                     {t("billing.total")}
                   </TableCell>
-                  <TableCell align="right" sx={{ ...numeric, fontWeight: 600, color: "text.primary", borderBottom: 0 }}>
+                  <TableCell
+                    align="right"
+                    sx={{ ...numeric, fontWeight: 600, fontSize: "0.875rem", color: "text.primary", borderBottom: 0 }}
+                  >
                     {formatCents(data.billing.totalCostCents, currency)}
                   </TableCell>
                 </TableRow>
@@ -611,42 +613,40 @@ function PlansCard(props: {
               : t("billing.switch_to_monthly")
             : t("billing.contact_sales");
     return (
-      <TableCell align="right" sx={{ verticalAlign: "middle" }}>
-        <Box sx={{ display: "flex", alignItems: "center", justifyContent: "flex-end", gap: 2 }}>
-          <Box sx={{ textAlign: "right" }}>
-            <Typography component="span" variant="body1" sx={{ fontWeight: 600, ...numeric }}>
-              {formatCents(price)}
+      <>
+        <TableCell align="right">
+          <Typography component="span" variant="body1" sx={{ fontWeight: 600, ...numeric }}>
+            {formatCents(price)}
+          </Typography>
+          <Typography component="span" variant="body2" color="text.secondary">
+            {" "}
+            {t("billing.per_month")}
+          </Typography>
+          {cycle === "annual" ? (
+            <Typography variant="caption" color="text.secondary" component="div" sx={numeric}>
+              {t("billing.billed_annually", { total: formatCents(entry.annual_price) })}
             </Typography>
-            <Typography component="span" variant="body2" color="text.secondary">
-              {" "}
-              {t("billing.per_month")}
-            </Typography>
-            {cycle === "annual" ? (
-              <Typography variant="caption" color="text.secondary" component="div" sx={numeric}>
-                {t("billing.billed_annually", { total: formatCents(entry.annual_price) })}
-              </Typography>
-            ) : null}
-          </Box>
-          <Box sx={{ width: 148, textAlign: "right" }}>
-            {type === "no_change" ? (
-              <Chip color="success" label={t("billing.current_plan_marker")} />
-            ) : type === "contact_sales" ? (
-              <Button size="small" href={salesUrl} target="_blank" rel="noopener noreferrer">
-                {label}
-              </Button>
-            ) : (
-              <Button
-                size="small"
-                variant={type === "upgrade" ? "contained" : "outlined"}
-                aria-label={`${label}: ${entry.title} ${cycle === "annual" ? t("billing.annual") : t("billing.monthly")}`}
-                onClick={() => props.onChoose(entry.billing_code, cycle)}
-              >
-                {label}
-              </Button>
-            )}
-          </Box>
-        </Box>
-      </TableCell>
+          ) : null}
+        </TableCell>
+        <TableCell sx={{ width: 160, pl: 0 }}>
+          {type === "no_change" ? (
+            <Chip color="success" label={t("billing.current_plan_marker")} />
+          ) : type === "contact_sales" ? (
+            <Button size="small" href={salesUrl} target="_blank" rel="noopener noreferrer">
+              {label}
+            </Button>
+          ) : (
+            <Button
+              size="small"
+              variant={type === "upgrade" ? "contained" : "outlined"}
+              aria-label={`${label}: ${entry.title} ${cycle === "annual" ? t("billing.annual") : t("billing.monthly")}`}
+              onClick={() => props.onChoose(entry.billing_code, cycle)}
+            >
+              {label}
+            </Button>
+          )}
+        </TableCell>
+      </>
     );
   };
   return (
@@ -668,7 +668,9 @@ function PlansCard(props: {
             <TableRow>
               <TableCell>{t("billing.plan")}</TableCell>
               <TableCell align="right">{t("billing.monthly")}</TableCell>
+              <TableCell aria-hidden />
               <TableCell align="right">{t("billing.annual")}</TableCell>
+              <TableCell aria-hidden />
             </TableRow>
           </TableHead>
           <TableBody>
@@ -821,7 +823,10 @@ function UsageCard({ usage }: { usage: UseQueryResult<Usage> }) {
   );
 }
 
-function InvoicesCard(props: { invoices: UseQueryResult<Invoice[]>; onDownload: (invoice: Invoice) => Promise<void> }) {
+export function InvoicesCard(props: {
+  invoices: UseQueryResult<Invoice[]>;
+  onDownload: (invoice: Invoice) => Promise<void>;
+}) {
   const { t } = useTranslation();
   const [showAll, setShowAll] = useState(false);
   const [downloading, setDownloading] = useState<string>();

@@ -14,6 +14,7 @@ import { useTranslation } from "react-i18next";
 import { isValidEmail } from "../orgs/access.ts";
 import { type BillingAccount, type BillingAddress, billingErrorText, isInvalidTaxIdError } from "./api.ts";
 import { taxIdChoiceKey, taxIdChoiceOf, taxIdPayload, taxIdRowOf } from "./model.ts";
+import { dialogActionsSx } from "./ui.tsx";
 
 const ADDRESS_FIELDS = ["address1", "address2", "city", "state", "zip", "country", "phone"] as const;
 
@@ -183,7 +184,7 @@ export function CompanyDialog(props: {
             />
           </Box>
         </DialogContent>
-        <DialogActions>
+        <DialogActions sx={dialogActionsSx}>
           <Button onClick={close} disabled={busy}>
             {t("billing.cancel")}
           </Button>

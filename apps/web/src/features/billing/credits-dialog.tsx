@@ -26,7 +26,7 @@ import { getStatusCode } from "../../lib/errors.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { type BillingInfo, billingErrorText, type CreditBundle } from "./api.ts";
 import { formatCents } from "./model.ts";
-import { numeric } from "./ui.tsx";
+import { dialogActionsSx, numeric } from "./ui.tsx";
 
 /**
  * The add-credits dialog (spec 3 §4 Credits): step 0 chooses the quantity, Next → step 1 confirms
@@ -161,7 +161,7 @@ export function AddCreditsDialog(props: {
           </Box>
         )}
       </DialogContent>
-      <DialogActions>
+      <DialogActions sx={dialogActionsSx}>
         {step === 0 ? (
           <>
             <Button onClick={props.onClose}>{t("credits.cancel")}</Button>

@@ -35,7 +35,16 @@ import { PageHeader } from "../../components/page.tsx";
 import { showToast } from "../../lib/toasts.ts";
 import { useOrganization } from "../orgs/data.ts";
 import { Card, useNumericParam } from "../orgs/ui.tsx";
-import { billingApi, billingErrorText, billingKeys, type CreditBundle, creditKeys, creditsApi } from "./api.ts";
+import {
+  billingApi,
+  billingErrorText,
+  billingKeys,
+  billingPlanQuery,
+  type CreditBundle,
+  creditKeys,
+  creditsApi,
+  planCatalogueQuery,
+} from "./api.ts";
 import { AddCreditsDialog } from "./credits-dialog.tsx";
 import { formatCents, historyPage, planDevices, unexpiredCreditBalance, usageRows } from "./model.ts";
 import { day, Fact, Failed, Loading, numeric, useFailureToast } from "./ui.tsx";
@@ -63,7 +72,7 @@ export function CreditsPage() {
   const org = useOrganization(orgId, true, true);
 
   const quiet = { meta: { handlesErrors: true }, throwOnError: false } as const;
-  const plan = useQuery({ queryKey: billingKeys.plan(orgId), queryFn: () => api.getPlan(orgId), ...quiet });
+  const plan = useQuery({ ...billingPlanQuery(api, orgId), ...quiet });
   const account = useQuery({ queryKey: billingKeys.account(orgId), queryFn: () => api.getAccount(orgId), ...quiet });
   const info = useQuery({
     queryKey: billingKeys.info(orgId),
@@ -72,7 +81,7 @@ export function CreditsPage() {
     ...quiet,
   });
   const usage = useQuery({ queryKey: billingKeys.usage(orgId), queryFn: () => api.getUsage(orgId), ...quiet });
-  const catalogue = useQuery({ queryKey: billingKeys.catalogue, queryFn: () => api.getCatalogue(), ...quiet });
+  const catalogue = useQuery({ ...planCatalogueQuery(api), ...quiet });
   const feature = useQuery({
     queryKey: creditKeys.feature,
     queryFn: () => credits.getFeatureId(CREDIT_FEATURE_SLUG),
@@ -149,7 +158,7 @@ export function CreditsPage() {
           {t("credits.only_available")}
         </Alert>
       ) : null}
-      {available && info.isSuccess && !hasPaymentMethod ? (
+      {info.isSuccess && !hasPaymentMethod ? (
         <Alert severity="warning" sx={{ mb: 2 }}>
           {t("credits.payment_method_required")}{" "}
           <TextLink to="/orgs/$orgId/billing" params={{ orgId: String(orgId) }} hash="payment-method" color="inherit">
@@ -210,7 +219,9 @@ export function CreditsPage() {
           onBuy={(quantity) => setDialog({ quantity })}
         />
         <NotificationsCard
-          key={`${threshold ?? "none"}-${usage.isSuccess}`}
+          // A fresh form once the saved notification (or the suggestion's device count) is known, not
+          // on each save: what the user types meanwhile stays.
+          key={`${notification.isFetched}-${notification.data?.id ?? "none"}-${usage.isSuccess}`}
           saved={threshold}
           notificationId={notification.data?.id}
           suggested={defaultCreditThreshold(deviceCount)}
@@ -343,7 +354,6 @@ function NotificationsCard(props: {
         props.notificationId !== undefined ? (
           <Button
             size="small"
-            color="inherit"
             disabled={remove.isPending}
             onClick={() => props.notificationId !== undefined && remove.mutate(props.notificationId)}
           >

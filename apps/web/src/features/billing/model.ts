@@ -128,3 +128,36 @@ export function planDevices(plan: CataloguePlan | undefined): { included: number
   const price = plan?.plan_addon?.find((row) => row.feature[0]?.slug === slug)?.base_price;
   return { included, ...(price !== undefined ? { pricePerDeviceCents: price } : {}) };
 }
+
+/**
+ * Why the payment form cannot be sent yet, as the catalogue key of its error (spec 3 §5, §8):
+ * before the billing provider has initialised (its captcha still loading), or without a
+ * verified captcha. Undefined when it can be sent.
+ */
+export function paymentFormBlocker(captcha: {
+  loading: boolean;
+  ready: boolean;
+}):
+  | "billing.errors.submitting_billing_form_before_initialization"
+  | "billing.errors.recaptcha_not_verified"
+  | undefined {
+  if (captcha.loading) return "billing.errors.submitting_billing_form_before_initialization";
+  if (!captcha.ready) return "billing.errors.recaptcha_not_verified";
+  return undefined;
+}
+
+/**
+ * A gate for a button whose clicks must be at least `ms` apart (spec 3 §9: the plan-change
+ * confirm is debounced 500 ms): `pass()` is true for a click that counts.
+ */
+export function clickGate(ms: number, now: () => number = Date.now) {
+  let last = Number.NEGATIVE_INFINITY;
+  return {
+    pass(): boolean {
+      const at = now();
+      if (at - last < ms) return false;
+      last = at;
+      return true;
+    },
+  };
+}

@@ -1,8 +1,11 @@
 import { pastDueState } from "@flotilla/domain";
 import Alert from "@mui/material/Alert";
+import { useQuery } from "@tanstack/react-query";
 import { Outlet, useParams, useRouterState } from "@tanstack/react-router";
 import { useTranslation } from "react-i18next";
+import { useSdk } from "../../app-services.tsx";
 import { ButtonLink } from "../../components/links.tsx";
+import { deviceQuery } from "../devices/data.ts";
 import { useFleet } from "../fleet-access/data.ts";
 import { organizationCan } from "../orgs/access.ts";
 import { useMyRoleIn, useOrganization } from "../orgs/data.ts";
@@ -78,6 +81,23 @@ export function OrgLayout() {
 export function FleetLayout() {
   const params = useParams({ strict: false }) as { fleetId?: string };
   const fleetId = params.fleetId && /^\d+$/.test(params.fleetId) ? Number(params.fleetId) : undefined;
+  const fleet = useFleet(fleetId ?? 0, fleetId !== undefined, true);
+  return (
+    <>
+      <PastDueBanner orgId={fleet.data?.organization[0]?.id} />
+      <Outlet />
+    </>
+  );
+}
+
+/** `/devices/{uuid}/…`: the device's pages under its organization's past-due banner (spec 3 §4). */
+export function DeviceLayout() {
+  const sdk = useSdk();
+  const params = useParams({ strict: false }) as { uuid?: string };
+  const uuid = params.uuid ?? "";
+  // The device page's own query (it polls); here only its fleet is read.
+  const device = useQuery({ ...deviceQuery(sdk, uuid), enabled: uuid !== "", throwOnError: false });
+  const fleetId = device.data?.belongs_to__application[0]?.id;
   const fleet = useFleet(fleetId ?? 0, fleetId !== undefined, true);
   return (
     <>

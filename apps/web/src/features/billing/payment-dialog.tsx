@@ -14,8 +14,9 @@ import Typography from "@mui/material/Typography";
 import { type FormEvent, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useCaptcha } from "../auth/captcha.tsx";
-import { type BillingApi, type BillingInfo, billingErrorText } from "./api.ts";
-import { groupCardNumber, parseExpiry } from "./model.ts";
+import { type BillingApi, type BillingInfo, billingErrorText, requireClientSecret } from "./api.ts";
+import { groupCardNumber, parseExpiry, paymentFormBlocker } from "./model.ts";
+import { dialogActionsSx } from "./ui.tsx";
 
 type Method = "card" | "bank";
 
@@ -92,20 +93,16 @@ export function PaymentDialog(props: {
     event.preventDefault();
     setTouched(true);
     if (invalid) return;
-    if (captcha.loading) {
-      setError(t("billing.provider_not_ready"));
-      return;
-    }
-    if (!captcha.ready) {
-      setError(t("billing.recaptcha_not_verified"));
+    const blocker = paymentFormBlocker(captcha);
+    if (blocker) {
+      setError(t(blocker));
       return;
     }
     setBusy(true);
     setError(undefined);
     try {
       const intent = await props.api.createSetupIntent(props.orgId, captcha.response);
-      if (!intent.client_secret) throw new Error(t("billing.missing_client_secret"));
-      const secret = { ...intent, client_secret: intent.client_secret };
+      const secret = requireClientSecret(intent, t("billing.errors.missing_client_secret"));
       if (method === "card" && expiry) {
         await props.api.confirmTestSetupIntent(secret, {
           card: {
@@ -247,7 +244,7 @@ export function PaymentDialog(props: {
             <Typography variant="caption">{t("billing.test_payments_hint")}</Typography>
           </Box>
         </DialogContent>
-        <DialogActions>
+        <DialogActions sx={dialogActionsSx}>
           <Button onClick={close} disabled={busy}>
             {t("billing.cancel")}
           </Button>

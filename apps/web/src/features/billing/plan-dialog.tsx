@@ -11,10 +11,11 @@ import DialogTitle from "@mui/material/DialogTitle";
 import Paper from "@mui/material/Paper";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
-import { type FormEvent, useRef, useState } from "react";
+import { type FormEvent, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
-import { formatCents } from "./model.ts";
+import { clickGate, formatCents } from "./model.ts";
+import { dialogActionsSx } from "./ui.tsx";
 
 export interface PlanSide {
   title: string;
@@ -77,12 +78,10 @@ export function PlanChangeDialog(props: {
   const { t } = useTranslation();
   const [reason, setReason] = useState("");
   const [terms, setTerms] = useState(false);
-  const lastClick = useRef(0);
+  const [gate] = useState(() => clickGate(PLAN_CHANGE_DEBOUNCE_MS));
 
   const confirm = () => {
-    const now = Date.now();
-    if (now - lastClick.current < PLAN_CHANGE_DEBOUNCE_MS) return;
-    lastClick.current = now;
+    if (!gate.pass()) return;
     props.onConfirm(props.downgrade && reason.trim() ? reason.trim() : undefined);
   };
   const close = () => {
@@ -103,7 +102,9 @@ export function PlanChangeDialog(props: {
         <Box component="form" noValidate onSubmit={submit}>
           <DialogTitle id="plan-dialog-title">{t("billing.change_plan_title")}</DialogTitle>
           <DialogContent>
-            <DialogContentText sx={{ mb: 2 }}>{t("billing.change_plan_text")}</DialogContentText>
+            <DialogContentText sx={{ mb: 2 }}>
+              {props.target.pricePerMonth === 0 ? t("billing.change_plan_text_free") : t("billing.change_plan_text")}
+            </DialogContentText>
             <Box sx={{ display: "flex", alignItems: "center", gap: 1.5 }}>
               <PlanBox label={t("billing.from")} side={props.current} />
               <ArrowForward color="action" aria-hidden />
@@ -132,7 +133,7 @@ export function PlanChangeDialog(props: {
               />
             ) : null}
           </DialogContent>
-          <DialogActions>
+          <DialogActions sx={dialogActionsSx}>
             <Button onClick={close}>{t("billing.cancel")}</Button>
             {props.freeWarning || props.type === "contact_sales" ? (
               <Button variant="contained" href={salesUrl} target="_blank" rel="noopener noreferrer">
@@ -156,7 +157,7 @@ export function PlanChangeDialog(props: {
             </Alert>
           ) : null}
         </DialogContent>
-        <DialogActions>
+        <DialogActions sx={dialogActionsSx}>
           <Button onClick={close}>{t("billing.cancel")}</Button>
           <Button variant="contained" loading={props.busy} onClick={confirm}>
             {props.type === "upgrade" ? t("billing.accept_and_pay_now") : t("billing.accept_and_confirm")}

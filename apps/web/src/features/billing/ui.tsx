@@ -15,6 +15,8 @@ const DAY_FORMAT = "MMM d, yyyy";
 
 export const day = (value: string | null | undefined) => (value ? format(new Date(value), DAY_FORMAT) : "–");
 export const numeric = { fontVariantNumeric: "tabular-nums", whiteSpace: "nowrap" } as const;
+/** A dialog's buttons lined up with its content's edges (24 px), not MUI's 8 px. */
+export const dialogActionsSx = { px: 3, pb: 2.5, pt: 1 } as const;
 
 /** A failed load of one part of the page shows its own error toast once (spec 3 §8). */
 export function useFailureToast(query: UseQueryResult<unknown>, text: string) {
