@@ -233,10 +233,22 @@ describe("configuration", () => {
     expect(
       loadConfig({
         STRIPE_SECRET_KEY: "sk_test_abc123",
+        STRIPE_PUBLISHABLE_KEY: "pk_test_abc123",
         STRIPE_WEBHOOK_SECRET: "whsec_xyz",
         STRIPE_API_URL: "http://localhost:12111",
       }).stripe,
-    ).toEqual({ secretKey: "sk_test_abc123", webhookSecret: "whsec_xyz", apiUrl: "http://localhost:12111" });
+    ).toEqual({
+      secretKey: "sk_test_abc123",
+      publishableKey: "pk_test_abc123",
+      webhookSecret: "whsec_xyz",
+      apiUrl: "http://localhost:12111",
+    });
+    expect(() => loadConfig({ STRIPE_SECRET_KEY: "sk_test_abc123" })).toThrow(
+      "Invalid STRIPE_PUBLISHABLE_KEY: Missing billing provider configuration parameters",
+    );
+    expect(() => loadConfig({ STRIPE_PUBLISHABLE_KEY: "pk_test_abc123" })).toThrow(
+      "Invalid STRIPE_SECRET_KEY: Missing billing provider configuration parameters",
+    );
     expect(() => loadConfig({ STRIPE_SECRET_KEY: "pk_test_abc" })).toThrow(
       /^Invalid STRIPE_SECRET_KEY=.*: must be a Stripe secret key/,
     );

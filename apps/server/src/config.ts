@@ -228,6 +228,10 @@ const schema = z.object({
     .regex(/^whsec_\w+$/, "must be a Stripe webhook signing secret (whsec_…)")
     .optional(),
   STRIPE_API_URL: httpUrl.optional(),
+  STRIPE_PUBLISHABLE_KEY: z
+    .string()
+    .regex(/^pk_(test|live)_\w+$/, "must be a Stripe publishable key (pk_test_…, pk_live_…)")
+    .optional(),
   FLOTILLA_SALES_URL: z
     .string()
     .regex(/^(https?:\/\/|mailto:)\S+$/, "must be an http(s) URL or a mailto: address")
@@ -305,7 +309,9 @@ export type Config = {
   /** Where the dashboard's "Contact sales" buttons lead (the operator's sales contact): FLOTILLA_SALES_URL, else the platform administrator's address. */
   salesUrl: string | undefined;
   /** Stripe as the payment provider (STRIPE_SECRET_KEY); undefined: the built-in test provider. */
-  stripe: { secretKey: string; webhookSecret: string | undefined; apiUrl: string | undefined } | undefined;
+  stripe:
+    | { secretKey: string; publishableKey: string; webhookSecret: string | undefined; apiUrl: string | undefined }
+    | undefined;
   /** Variable name rules (spec 2 §5 "Variables"): the domain's defaults unless configured. */
   variableRules: VariableRules;
   logLevel: string;
@@ -353,9 +359,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       "Invalid FLOTILLA_BUILDER: must be set when FLOTILLA_REGISTRY_MIRROR=1 (it copies the images)",
     );
   }
-  if ((e.STRIPE_WEBHOOK_SECRET || e.STRIPE_API_URL) && !e.STRIPE_SECRET_KEY) {
-    // The spec's text for an incomplete billing provider (spec 1 §8).
+  // The spec's text for an incomplete billing provider (spec 1 §8). The dashboard's card form is
+  // Stripe's own, so it needs the publishable key as much as the server needs the secret one.
+  if ((e.STRIPE_WEBHOOK_SECRET || e.STRIPE_API_URL || e.STRIPE_PUBLISHABLE_KEY) && !e.STRIPE_SECRET_KEY) {
     throw new ConfigError("Invalid STRIPE_SECRET_KEY: Missing billing provider configuration parameters");
+  }
+  if (e.STRIPE_SECRET_KEY && !e.STRIPE_PUBLISHABLE_KEY) {
+    throw new ConfigError("Invalid STRIPE_PUBLISHABLE_KEY: Missing billing provider configuration parameters");
   }
   if (e.FLOTILLA_REGISTRY_KEY && !e.FLOTILLA_REGISTRY_URL) {
     throw new ConfigError("Invalid FLOTILLA_REGISTRY_URL: must be set when FLOTILLA_REGISTRY_KEY is set");
@@ -411,7 +421,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     builder: e.FLOTILLA_BUILDER && { engine: e.FLOTILLA_BUILDER, mirror: e.FLOTILLA_REGISTRY_MIRROR === "1" },
     salesUrl: e.FLOTILLA_SALES_URL ?? (e.FLOTILLA_ADMIN_EMAIL ? `mailto:${e.FLOTILLA_ADMIN_EMAIL}` : undefined),
     stripe: e.STRIPE_SECRET_KEY
-      ? { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiUrl: e.STRIPE_API_URL }
+      ? {
+          secretKey: e.STRIPE_SECRET_KEY,
+          publishableKey: e.STRIPE_PUBLISHABLE_KEY ?? "",
+          webhookSecret: e.STRIPE_WEBHOOK_SECRET,
+          apiUrl: e.STRIPE_API_URL,
+        }
       : undefined,
     variableRules: {
       reservedNames: e.FLOTILLA_VARIABLE_RESERVED_NAMES ?? DEFAULT_VARIABLE_RULES.reservedNames,

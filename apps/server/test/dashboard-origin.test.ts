@@ -62,4 +62,17 @@ describe("the dashboard origin", () => {
     );
     expect(csp).toMatch(/frame-src 'self' https:\/\/www\.google\.com\/recaptcha\//);
   });
+
+  it("loads Stripe.js, its frames and API, and names the publishable key, only when Stripe takes the payments", async () => {
+    expect(String((await plain.inject({ url: "/" })).headers["content-security-policy"])).not.toContain("stripe");
+    expect(JSON.parse((await plain.inject({ url: "/config.json" })).body).stripePublishableKey).toBeNull();
+    const app = await start({ STRIPE_SECRET_KEY: "sk_test_abc", STRIPE_PUBLISHABLE_KEY: "pk_test_abc" });
+    const csp = String((await app.inject({ url: "/" })).headers["content-security-policy"]);
+    const served = JSON.parse((await app.inject({ url: "/config.json" })).body);
+    await app.close();
+    expect(csp).toMatch(/script-src 'self' https:\/\/js\.stripe\.com/);
+    expect(csp).toMatch(/frame-src 'self' https:\/\/js\.stripe\.com https:\/\/hooks\.stripe\.com/);
+    expect(csp).toMatch(/connect-src [^;]*https:\/\/api\.stripe\.com/);
+    expect(served.stripePublishableKey).toBe("pk_test_abc");
+  });
 });

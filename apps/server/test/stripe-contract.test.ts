@@ -23,6 +23,7 @@ let sent: Sent[] = [];
 let nextCharge: "succeeded" | "processing" | "declined" = "succeeded";
 let t: TestApp;
 let admin: { token: string };
+let adminUser: Awaited<ReturnType<TestApp["factories"]["user"]>>["user"];
 let org: number;
 
 function stripeApi(request: http.IncomingMessage, body: string): { status: number; json: unknown } {
@@ -121,11 +122,13 @@ beforeAll(async () => {
   const port = (stripe.address() as AddressInfo).port;
   t = await createTestApp({
     STRIPE_SECRET_KEY: SECRET_KEY,
+    STRIPE_PUBLISHABLE_KEY: "pk_test_flotilla",
     STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
     STRIPE_API_URL: `http://127.0.0.1:${port}`,
   });
   const a = await t.factories.user();
   admin = a;
+  adminUser = a.user;
   org = (await t.factories.organization({ name: "Stripe Org", admins: [a.user] })).id;
 });
 afterAll(async () => {
@@ -133,10 +136,22 @@ afterAll(async () => {
   await new Promise((resolve) => stripe.close(resolve));
 });
 
-const invoices = async () =>
-  (await call(t, "GET", `/billing/v1/account/${org}/invoices`, admin.token)).json as unknown as Array<{
+const invoices = async (organization = org) =>
+  (await call(t, "GET", `/billing/v1/account/${organization}/invoices`, admin.token)).json as unknown as Array<{
     state: string;
   }>;
+
+/** Another organization of the administrator's, with a card set up through Stripe. */
+async function organizationWithCard(name: string): Promise<number> {
+  const made = (await t.factories.organization({ name, admins: [adminUser] })).id;
+  await call(t, "POST", `/billing/v1/account/${made}/setup-intent`, admin.token, {});
+  const saved = await call(t, "PATCH", `/billing/v1/account/${made}/info`, admin.token, {
+    token_id: "seti_123",
+    token_type: "setup_intent",
+  });
+  expect(saved.status).toBe(200);
+  return made;
+}
 
 describe("the Stripe adapter", () => {
   it("creates a Customer and a SetupIntent for the dashboard, and takes the confirmed card as the default payment method", async () => {
@@ -204,27 +219,39 @@ describe("the Stripe adapter", () => {
     });
     expect((await invoices()).map((i) => i.state)).toEqual(["paid"]);
 
-    nextCharge = "declined";
+    // A change within the paid period charges nothing now: it is prorated on the next bill.
+    sent = [];
     const annual = await call(t, "PATCH", `/billing/v1/account/${org}/plan`, admin.token, {
       tier: "pilot-v2",
       annual: true,
     });
     expect(annual.status).toBe(200);
-    expect((await invoices()).map((i) => i.state)).toEqual(["past_due", "paid"]);
+    expect(sent.filter((s) => s.path === "/v1/payment_intents")).toEqual([]);
+    expect((await invoices()).map((i) => i.state)).toEqual(["paid"]);
+
+    const declining = await organizationWithCard("Declined Org");
+    nextCharge = "declined";
+    const refused = await call(t, "PATCH", `/billing/v1/account/${declining}/plan`, admin.token, {
+      tier: "pilot-v2",
+      annual: false,
+    });
+    expect(refused.status).toBe(200);
+    expect((await invoices(declining)).map((i) => i.state)).toEqual(["past_due"]);
   });
 
   it("keeps a bank debit processing until the signed webhook says it succeeded; refuses an unsigned one", async () => {
+    const debited = await organizationWithCard("Debit Org");
     nextCharge = "processing";
-    const changed = await call(t, "PATCH", `/billing/v1/account/${org}/plan`, admin.token, {
+    const changed = await call(t, "PATCH", `/billing/v1/account/${debited}/plan`, admin.token, {
       tier: "production-v2",
       annual: false,
     });
     expect(changed.status).toBe(200);
-    expect((await invoices())[0]?.state).toBe("processing");
+    expect((await invoices(debited))[0]?.state).toBe("processing");
     const reference = (
       await t.db.query<{ payment_reference: string }>(
         `SELECT payment_reference FROM "invoice" WHERE organization = $1 AND state = 'processing'`,
-        [org],
+        [debited],
       )
     ).rows[0]?.payment_reference;
     const payload = JSON.stringify({
@@ -239,7 +266,7 @@ describe("the Stripe adapter", () => {
       body: payload,
     });
     expect(unsigned.status).toBe(400);
-    expect((await invoices())[0]?.state).toBe("processing");
+    expect((await invoices(debited))[0]?.state).toBe("processing");
     const signature = new Stripe(SECRET_KEY).webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET });
     const signed = await fetch(`${t.url}/billing/v1/stripe/webhook`, {
       method: "POST",
@@ -247,6 +274,6 @@ describe("the Stripe adapter", () => {
       body: payload,
     });
     expect(signed.status).toBe(200);
-    expect((await invoices())[0]?.state).toBe("paid");
+    expect((await invoices(debited))[0]?.state).toBe("paid");
   });
 });

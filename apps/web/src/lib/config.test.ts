@@ -10,6 +10,7 @@ const served = {
   statusPageUrl: "https://status.example.com/api/v2/summary.json",
   mapTilesUrl: "https://tiles.example.com/{z}/{x}/{y}.png",
   salesUrl: "mailto:sales@example.com",
+  stripePublishableKey: null,
 };
 
 describe("runtime config", () => {
@@ -58,5 +59,12 @@ describe("runtime config", () => {
     );
     expect(parseRuntimeConfig({ ...served, salesUrl: "javascript:alert(1)" }).salesUrl).toBe("mailto:");
     expect(parseRuntimeConfig({ ...served, salesUrl: null }).salesUrl).toBe("mailto:");
+  });
+  it("reads Stripe's publishable key (Stripe takes the payments) or null (the built-in provider)", () => {
+    expect(parseRuntimeConfig({ ...served, stripePublishableKey: "pk_live_abc123" }).stripePublishableKey).toBe(
+      "pk_live_abc123",
+    );
+    expect(parseRuntimeConfig({ ...served, stripePublishableKey: "sk_live_abc123" }).stripePublishableKey).toBeNull();
+    expect(parseRuntimeConfig(served).stripePublishableKey).toBeNull();
   });
 });

@@ -13,6 +13,8 @@ export interface RuntimeConfig {
   mapTilesUrl: string | null;
   /** Where "Contact sales" buttons lead (server FLOTILLA_SALES_URL): an http(s) or mailto: address. */
   salesUrl: string;
+  /** Stripe's publishable key when Stripe takes the payments; null: the built-in test provider. */
+  stripePublishableKey: string | null;
 }
 
 /** The tiles of a server that does not say (older than FLOTILLA_MAP_TILES): OpenStreetMap's, as before. */
@@ -64,6 +66,10 @@ export function parseRuntimeConfig(value: unknown): RuntimeConfig {
     statusPageUrl: isHttpUrl(raw.statusPageUrl) ? raw.statusPageUrl : null,
     mapTilesUrl: mapTilesUrl(raw.mapTilesUrl),
     salesUrl: salesUrl(raw.salesUrl),
+    stripePublishableKey:
+      typeof raw.stripePublishableKey === "string" && /^pk_(test|live)_\w+$/.test(raw.stripePublishableKey)
+        ? raw.stripePublishableKey
+        : null,
   };
 }
 

@@ -25,6 +25,7 @@ describe("the lazily loaded SDK", () => {
     statusPageUrl: null,
     mapTilesUrl: null,
     salesUrl: "mailto:",
+    stripePublishableKey: null,
   };
   const connectivity = { isOffline: () => false, whenOnline: async () => {}, reportNetworkError: () => {} };
 

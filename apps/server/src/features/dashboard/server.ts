@@ -19,6 +19,8 @@ export function runtimeConfig(config: Config) {
     mapTilesUrl: config.mapTiles ?? null,
     /** Where "Contact sales" leads (FLOTILLA_SALES_URL); null: a mail with no address filled in. */
     salesUrl: config.salesUrl ?? null,
+    /** Stripe's publishable key when Stripe takes the payments; null: the built-in test provider. */
+    stripePublishableKey: config.stripe?.publishableKey ?? null,
   };
 }
 
@@ -29,17 +31,22 @@ const RECAPTCHA_SOURCES = ["https://www.google.com/recaptcha/", "https://www.gst
  * CSP host sources cannot name IPv6 literals, so a callback on [::1] is not reachable.
  */
 const LOCAL_CALLBACKS = ["http://localhost:*", "http://127.0.0.1:*"];
+/** Stripe.js and its Payment Element (frames, API calls), only when Stripe takes the payments. */
+const STRIPE_SCRIPTS = ["https://js.stripe.com"];
+const STRIPE_FRAMES = ["https://js.stripe.com", "https://hooks.stripe.com"];
+const STRIPE_CONNECT = ["https://api.stripe.com"];
 
 function contentSecurityPolicy(config: Config) {
   const api = new URL(config.apiUrl);
   const apiSocket = `${api.protocol === "https:" ? "wss:" : "ws:"}//${api.host}`;
   const recaptcha = config.captcha === "recaptcha" ? RECAPTCHA_SOURCES : [];
+  const stripe = config.stripe !== undefined;
   return {
     useDefaults: false,
     directives: {
       defaultSrc: ["'self'"],
-      scriptSrc: ["'self'", ...recaptcha],
-      frameSrc: ["'self'", ...recaptcha],
+      scriptSrc: ["'self'", ...recaptcha, ...(stripe ? STRIPE_SCRIPTS : [])],
+      frameSrc: ["'self'", ...recaptcha, ...(stripe ? STRIPE_FRAMES : [])],
       // MUI (emotion) injects style elements at run time.
       styleSrc: ["'self'", "'unsafe-inline'"],
       // The map's tile server is named even when it is plain http (https: covers the others).
@@ -57,6 +64,7 @@ function contentSecurityPolicy(config: Config) {
         api.origin,
         apiSocket,
         ...(config.statusPageUrl ? [new URL(config.statusPageUrl).origin] : []),
+        ...(stripe ? STRIPE_CONNECT : []),
       ],
       workerSrc: ["'self'", "blob:"],
       objectSrc: ["'none'"],

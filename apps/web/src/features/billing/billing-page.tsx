@@ -69,6 +69,7 @@ import {
 import { PaymentDialog } from "./payment-dialog.tsx";
 import { PlanChangeDialog } from "./plan-dialog.tsx";
 import type { BillingSearch } from "./search.ts";
+import { StripePaymentDialog } from "./stripe-payment.tsx";
 import { day, Fact, Failed, Loading, numeric, useFailureToast } from "./ui.tsx";
 
 type Proposal = { code: string; cycle: BillingCycle };
@@ -186,6 +187,23 @@ export function BillingPage() {
       element.scrollIntoView({ block: "start" });
     }
   });
+
+  // The payment dialog: Stripe's own form when Stripe takes the payments, else the built-in one.
+  const stripeKey = config.stripePublishableKey;
+  const paymentProps = {
+    open: paymentOpen !== undefined,
+    orgId,
+    api,
+    notice: paymentOpen?.thenPropose ? t("billing.payment_first") : undefined,
+    onClose: () => setPaymentOpen(undefined),
+    onSaved: async () => {
+      const then = paymentOpen?.thenPropose;
+      setPaymentOpen(undefined);
+      showToast("success", t("billing.payment_method_saved"));
+      await invalidate();
+      if (then) setProposal(then);
+    },
+  };
 
   const changePlan = useMutation({
     mutationFn: (body: { tier: string; cycle: BillingCycle; planChangeReason?: string }) => api.changePlan(orgId, body),
@@ -334,20 +352,11 @@ export function BillingPage() {
           }}
         />
       ) : null}
-      <PaymentDialog
-        open={paymentOpen !== undefined}
-        orgId={orgId}
-        api={api}
-        notice={paymentOpen?.thenPropose ? t("billing.payment_first") : undefined}
-        onClose={() => setPaymentOpen(undefined)}
-        onSaved={async () => {
-          const then = paymentOpen?.thenPropose;
-          setPaymentOpen(undefined);
-          showToast("success", t("billing.payment_method_saved"));
-          await invalidate();
-          if (then) setProposal(then);
-        }}
-      />
+      {stripeKey ? (
+        <StripePaymentDialog {...paymentProps} publishableKey={stripeKey} thenPropose={paymentOpen?.thenPropose} />
+      ) : (
+        <PaymentDialog {...paymentProps} />
+      )}
       {companyOpen ? (
         <CompanyDialog
           open
