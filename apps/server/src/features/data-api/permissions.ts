@@ -192,6 +192,8 @@ export function permissionsForUser(globalRoles: readonly string[] = []): string[
       "resin.plan.all",
       "resin.plan_feature.all",
       "resin.plan_addon.all",
+      // OAuth applications are registered by platform administrators (spec 1 §3; docs/identity.md).
+      "resin.oauth_application.all",
     );
   }
   return strings;
