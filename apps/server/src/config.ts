@@ -334,7 +334,15 @@ export type Config = {
  */
 export type SocialProvider =
   | { kind: "oidc"; slug: string; name: string; issuer: string; clientId: string; clientSecret: string }
-  | { kind: "github"; slug: "github"; name: string; clientId: string; clientSecret: string; webUrl: string; apiUrl: string };
+  | {
+      kind: "github";
+      slug: "github";
+      name: string;
+      clientId: string;
+      clientSecret: string;
+      webUrl: string;
+      apiUrl: string;
+    };
 
 export class ConfigError extends Error {}
 

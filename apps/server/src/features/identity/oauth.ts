@@ -67,7 +67,8 @@ async function revokeSessions(tx: Tx, authorizationsSql: string, ids: number[]) 
 export const oauthApplicationHooks: ResourceHooks = {
   beforeCreate({ body }) {
     checkApplicationFields(body);
-    if (body.client_id === undefined || body.client_id === null) body.client_id = crypto.randomBytes(16).toString("hex");
+    if (body.client_id === undefined || body.client_id === null)
+      body.client_id = crypto.randomBytes(16).toString("hex");
   },
   beforeUpdate({ body }) {
     checkApplicationFields(body);
@@ -232,7 +233,12 @@ export async function oauthRoutes(app: FastifyInstance, { db, tokens }: AppConte
       );
       const grant = rows[0];
       if (!grant || grant.redirect_uri !== redirectUri) {
-        return tokenError(reply, 400, "invalid_grant", "The code is invalid, expired, already used or for another redirect_uri.");
+        return tokenError(
+          reply,
+          400,
+          "invalid_grant",
+          "The code is invalid, expired, already used or for another redirect_uri.",
+        );
       }
       const user = await findUserById(db.orm, grant.user);
       if (!user) return tokenError(reply, 400, "invalid_grant", "The user of this code no longer exists.");

@@ -23,10 +23,11 @@ export async function resolveSocialAccount(
   );
   if (linked[0]) {
     if (identity.displayName) {
-      await tx.query(
-        `UPDATE "social_service_account" SET display_name = $3 WHERE provider = $1 AND remote_id = $2`,
-        [provider.slug, identity.remoteId, identity.displayName],
-      );
+      await tx.query(`UPDATE "social_service_account" SET display_name = $3 WHERE provider = $1 AND remote_id = $2`, [
+        provider.slug,
+        identity.remoteId,
+        identity.displayName,
+      ]);
     }
     const user = await findUserById(tx.orm, linked[0].user);
     if (!user) throw new FlotillaError("social_login_failed", undefined, { params: { provider: provider.name } });

@@ -1,5 +1,5 @@
-import * as oidc from "openid-client";
 import type { FastifyBaseLogger } from "fastify";
+import * as oidc from "openid-client";
 import type { SocialProvider } from "../../config.ts";
 import { FlotillaError } from "../../errors.ts";
 
