@@ -172,6 +172,13 @@ describe("OAuth applications", () => {
     const [authorization] = (await api.get("/v7/oauth_application_authorization", bob.token)).json.d as {
       id: number;
     }[];
+    // Grants go through POST /oauth/authorize, not the data API.
+    const forged = await api.post(
+      "/v7/oauth_application_authorization",
+      { belongs_to__user: bob.user.id, is_for__oauth_application: app.id },
+      bob.token,
+    );
+    expect([401, 403]).toContain(forged.status);
     // Another user cannot revoke it.
     await api.del(`/v7/oauth_application_authorization(${authorization?.id})`, alice.token);
     expect((await api.get("/actor/v1/whoami", accessToken)).status).toBe(200);
