@@ -27,7 +27,10 @@ import { deviceRoutes } from "./features/devices/routes.ts";
 import { createDeviceServices } from "./features/devices/services.ts";
 import { supervisorRelayRoutes } from "./features/devices/supervisor-relay.ts";
 import { healthRoutes } from "./features/health/routes.ts";
+import { handoffRoutes } from "./features/identity/handoff-routes.ts";
+import { oauthRoutes } from "./features/identity/oauth.ts";
 import { samlRoutes } from "./features/identity/saml-routes.ts";
+import { socialRoutes } from "./features/identity/social-routes.ts";
 import { invitationRoutes } from "./features/invitations/routes.ts";
 import { createMailer } from "./features/mail/mailer.ts";
 import { organizationLogoRoutes } from "./features/organizations/logo.ts";
@@ -130,6 +133,9 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(registryRoutes, ctx);
   await app.register(billingRoutes, ctx);
   await app.register(samlRoutes, ctx);
+  await app.register(socialRoutes, ctx);
+  await app.register(oauthRoutes, ctx);
+  await app.register(handoffRoutes, ctx);
   return app;
 }
 

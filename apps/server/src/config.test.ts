@@ -100,6 +100,96 @@ describe("configuration", () => {
     expect(() => loadConfig({ [name]: value })).toThrow(`Invalid ${name}="${value}": ${problem}`);
   });
 
+  it("reads social sign-in providers from FLOTILLA_OIDC_<NAME>_* and FLOTILLA_OAUTH_GITHUB_*", () => {
+    expect(loadConfig({}).socialProviders).toEqual([]);
+    const config = loadConfig({
+      FLOTILLA_OIDC_MY_KEYCLOAK_ISSUER: "https://sso.example.com/realms/main/",
+      FLOTILLA_OIDC_MY_KEYCLOAK_CLIENT_ID: "flotilla",
+      FLOTILLA_OIDC_MY_KEYCLOAK_CLIENT_SECRET: "s3cret",
+      FLOTILLA_OIDC_GOOGLE_ISSUER: "https://accounts.google.com",
+      FLOTILLA_OIDC_GOOGLE_CLIENT_ID: "id.apps.googleusercontent.com",
+      FLOTILLA_OIDC_GOOGLE_CLIENT_SECRET: "g-secret",
+      FLOTILLA_OIDC_GOOGLE_NAME: "Google",
+      FLOTILLA_OAUTH_GITHUB_CLIENT_ID: "gh",
+      FLOTILLA_OAUTH_GITHUB_CLIENT_SECRET: "gh-secret",
+    });
+    expect(config.socialProviders).toEqual([
+      {
+        kind: "oidc",
+        slug: "google",
+        name: "Google",
+        issuer: "https://accounts.google.com",
+        clientId: "id.apps.googleusercontent.com",
+        clientSecret: "g-secret",
+      },
+      {
+        kind: "oidc",
+        slug: "my-keycloak",
+        name: "My keycloak",
+        issuer: "https://sso.example.com/realms/main",
+        clientId: "flotilla",
+        clientSecret: "s3cret",
+      },
+      {
+        kind: "github",
+        slug: "github",
+        name: "GitHub",
+        clientId: "gh",
+        clientSecret: "gh-secret",
+        webUrl: "https://github.com",
+        apiUrl: "https://api.github.com",
+      },
+    ]);
+  });
+
+  it.each([
+    [
+      { FLOTILLA_OIDC_ACME_ISSUER: "https://id.acme.test", FLOTILLA_OIDC_ACME_CLIENT_ID: "x" },
+      "Invalid FLOTILLA_OIDC_ACME_CLIENT_SECRET: must be set when FLOTILLA_OIDC_ACME_* is set",
+    ],
+    [{ FLOTILLA_OIDC_ACME_NAME: "Acme" }, "Invalid FLOTILLA_OIDC_ACME_ISSUER: must be set"],
+    [
+      {
+        FLOTILLA_OIDC_ACME_ISSUER: "id.acme.test",
+        FLOTILLA_OIDC_ACME_CLIENT_ID: "x",
+        FLOTILLA_OIDC_ACME_CLIENT_SECRET: "y",
+      },
+      'Invalid FLOTILLA_OIDC_ACME_ISSUER="id.acme.test": must be an http(s) URL',
+    ],
+    [
+      {
+        FLOTILLA_OIDC_SAML_ISSUER: "https://x.test",
+        FLOTILLA_OIDC_SAML_CLIENT_ID: "x",
+        FLOTILLA_OIDC_SAML_CLIENT_SECRET: "y",
+      },
+      "Invalid FLOTILLA_OIDC_SAML_ISSUER: the provider name SAML is reserved",
+    ],
+    [{ FLOTILLA_OIDC_ACME_ISSUR: "https://x.test" }, "Invalid FLOTILLA_OIDC_ACME_ISSUR: not a provider setting"],
+    [
+      { FLOTILLA_OAUTH_GITHUB_CLIENT_ID: "gh" },
+      "Invalid FLOTILLA_OAUTH_GITHUB_CLIENT_SECRET: FLOTILLA_OAUTH_GITHUB_CLIENT_ID and FLOTILLA_OAUTH_GITHUB_CLIENT_SECRET are set together",
+    ],
+    [
+      { FLOTILLA_SUPPORT_PORTAL_URL: "https://help.example.com/access/jwt" },
+      "Invalid FLOTILLA_SUPPORT_PORTAL_SECRET: FLOTILLA_SUPPORT_PORTAL_URL and FLOTILLA_SUPPORT_PORTAL_SECRET are set together",
+    ],
+    [{ FLOTILLA_CHAT_SECRET: "short" }, 'Invalid FLOTILLA_CHAT_SECRET="short": must be at least 16 characters'],
+  ])("refuses a half-configured sign-in or handoff setting: %j", (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it("reads the support portal and chat secrets", () => {
+    const config = loadConfig({
+      FLOTILLA_SUPPORT_PORTAL_URL: "https://help.example.com/access/jwt",
+      FLOTILLA_SUPPORT_PORTAL_SECRET: "0123456789abcdef",
+      FLOTILLA_CHAT_SECRET: "fedcba9876543210",
+    });
+    expect(config.supportPortal).toEqual({ url: "https://help.example.com/access/jwt", secret: "0123456789abcdef" });
+    expect(config.chatSecret).toBe("fedcba9876543210");
+    expect(loadConfig({}).supportPortal).toBeUndefined();
+  });
+
   it("trusts no forwarded header unless FLOTILLA_TRUST_PROXY names the proxies or a hop count", () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ FLOTILLA_TRUST_PROXY: "0" }).trustProxy).toBe(false);

@@ -237,6 +237,13 @@ const schema = z.object({
     .regex(/^(https?:\/\/|mailto:)\S+$/, "must be an http(s) URL or a mailto: address")
     .optional(),
   FLOTILLA_BUILDER: builderAddress.optional(),
+  FLOTILLA_OAUTH_GITHUB_CLIENT_ID: z.string().min(1).optional(),
+  FLOTILLA_OAUTH_GITHUB_CLIENT_SECRET: z.string().min(1).optional(),
+  FLOTILLA_OAUTH_GITHUB_URL: httpUrl.default("https://github.com"),
+  FLOTILLA_OAUTH_GITHUB_API_URL: httpUrl.default("https://api.github.com"),
+  FLOTILLA_SUPPORT_PORTAL_URL: httpUrl.optional(),
+  FLOTILLA_SUPPORT_PORTAL_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+  FLOTILLA_CHAT_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   FLOTILLA_RATE_LIMIT: z.coerce.number({ error: "must be a number" }).int().min(1).default(1000),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
@@ -314,10 +321,87 @@ export type Config = {
     | undefined;
   /** Variable name rules (spec 2 §5 "Variables"): the domain's defaults unless configured. */
   variableRules: VariableRules;
+  /** Social sign-in providers (FLOTILLA_OIDC_<NAME>_*, FLOTILLA_OAUTH_GITHUB_*), in a stable order. */
+  socialProviders: SocialProvider[];
+  /**
+   * The support portal's JWT single sign-on (Zendesk's shape): its sign-in URL and the shared
+   * secret the tokens are signed with. Undefined: no support-portal handoff.
+   */
+  supportPortal: { url: string; secret: string } | undefined;
+  /** The chat widget's identity-verification secret (Intercom's `user_hash`). */
+  chatSecret: string | undefined;
   logLevel: string;
 };
 
+/**
+ * A social sign-in provider. `slug` names it in `/auth/{slug}` and in `social_service_account.provider`.
+ * `oidc`: an OpenID Connect provider found by discovery at `issuer`; `github`: GitHub's plain
+ * OAuth 2.0 (no discovery, no id_token), its web host at `webUrl` and REST API at `apiUrl`.
+ */
+export type SocialProvider =
+  | { kind: "oidc"; slug: string; name: string; issuer: string; clientId: string; clientSecret: string }
+  | {
+      kind: "github";
+      slug: "github";
+      name: string;
+      clientId: string;
+      clientSecret: string;
+      webUrl: string;
+      apiUrl: string;
+    };
+
 export class ConfigError extends Error {}
+
+const OIDC_VARIABLE = /^FLOTILLA_OIDC_([A-Z0-9_]+?)_(ISSUER|CLIENT_ID|CLIENT_SECRET|NAME)$/;
+/** Slugs taken by other routes under /auth (or other sign-in methods). */
+const RESERVED_SLUGS = new Set(["github", "saml", "providers", "v1"]);
+
+/**
+ * FLOTILLA_OIDC_<NAME>_{ISSUER,CLIENT_ID,CLIENT_SECRET,NAME}: one provider per NAME (letters,
+ * digits, `_`), its slug NAME in lowercase with `-` for `_`. ISSUER, CLIENT_ID and CLIENT_SECRET
+ * are required together; NAME (the button's text) defaults to the NAME part.
+ */
+function oidcProviders(env: NodeJS.ProcessEnv): SocialProvider[] {
+  const byName = new Map<string, Partial<Record<"ISSUER" | "CLIENT_ID" | "CLIENT_SECRET" | "NAME", string>>>();
+  for (const [key, value] of Object.entries(env)) {
+    if (!key.startsWith("FLOTILLA_OIDC_") || value === undefined || value === "") continue;
+    const match = key.match(OIDC_VARIABLE);
+    if (!match) {
+      throw new ConfigError(
+        `Invalid ${key}: not a provider setting (FLOTILLA_OIDC_<NAME>_ISSUER, _CLIENT_ID, _CLIENT_SECRET or _NAME, NAME in capitals, digits and _)`,
+      );
+    }
+    const [, name = "", part = ""] = match;
+    byName.set(name, { ...byName.get(name), [part]: value });
+  }
+  const providers: SocialProvider[] = [];
+  for (const [name, settings] of [...byName].sort(([a], [b]) => a.localeCompare(b))) {
+    for (const part of ["ISSUER", "CLIENT_ID", "CLIENT_SECRET"] as const) {
+      if (!settings[part]) {
+        throw new ConfigError(`Invalid FLOTILLA_OIDC_${name}_${part}: must be set when FLOTILLA_OIDC_${name}_* is set`);
+      }
+    }
+    const issuer = settings.ISSUER ?? "";
+    if (!httpUrl.safeParse(issuer).success) {
+      throw new ConfigError(`Invalid FLOTILLA_OIDC_${name}_ISSUER=${JSON.stringify(issuer)}: must be an http(s) URL`);
+    }
+    const slug = name.toLowerCase().replaceAll("_", "-");
+    if (RESERVED_SLUGS.has(slug)) {
+      throw new ConfigError(
+        `Invalid FLOTILLA_OIDC_${name}_ISSUER: the provider name ${name} is reserved (${[...RESERVED_SLUGS].join(", ")})`,
+      );
+    }
+    providers.push({
+      kind: "oidc",
+      slug,
+      name: settings.NAME ?? name.charAt(0) + name.slice(1).toLowerCase().replaceAll("_", " "),
+      issuer: trimSlash(issuer),
+      clientId: settings.CLIENT_ID ?? "",
+      clientSecret: settings.CLIENT_SECRET ?? "",
+    });
+  }
+  return providers;
+}
 
 const trimSlash = (url: string) => url.replace(/\/+$/, "");
 
@@ -369,6 +453,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (e.FLOTILLA_REGISTRY_KEY && !e.FLOTILLA_REGISTRY_URL) {
     throw new ConfigError("Invalid FLOTILLA_REGISTRY_URL: must be set when FLOTILLA_REGISTRY_KEY is set");
+  }
+  if (Boolean(e.FLOTILLA_OAUTH_GITHUB_CLIENT_ID) !== Boolean(e.FLOTILLA_OAUTH_GITHUB_CLIENT_SECRET)) {
+    const missing = e.FLOTILLA_OAUTH_GITHUB_CLIENT_ID
+      ? "FLOTILLA_OAUTH_GITHUB_CLIENT_SECRET"
+      : "FLOTILLA_OAUTH_GITHUB_CLIENT_ID";
+    throw new ConfigError(
+      `Invalid ${missing}: FLOTILLA_OAUTH_GITHUB_CLIENT_ID and FLOTILLA_OAUTH_GITHUB_CLIENT_SECRET are set together`,
+    );
+  }
+  if (Boolean(e.FLOTILLA_SUPPORT_PORTAL_URL) !== Boolean(e.FLOTILLA_SUPPORT_PORTAL_SECRET)) {
+    const missing = e.FLOTILLA_SUPPORT_PORTAL_URL ? "FLOTILLA_SUPPORT_PORTAL_SECRET" : "FLOTILLA_SUPPORT_PORTAL_URL";
+    throw new ConfigError(
+      `Invalid ${missing}: FLOTILLA_SUPPORT_PORTAL_URL and FLOTILLA_SUPPORT_PORTAL_SECRET are set together`,
+    );
+  }
+  const socialProviders = oidcProviders(env);
+  if (e.FLOTILLA_OAUTH_GITHUB_CLIENT_ID && e.FLOTILLA_OAUTH_GITHUB_CLIENT_SECRET) {
+    socialProviders.push({
+      kind: "github",
+      slug: "github",
+      name: "GitHub",
+      clientId: e.FLOTILLA_OAUTH_GITHUB_CLIENT_ID,
+      clientSecret: e.FLOTILLA_OAUTH_GITHUB_CLIENT_SECRET,
+      webUrl: trimSlash(e.FLOTILLA_OAUTH_GITHUB_URL),
+      apiUrl: trimSlash(e.FLOTILLA_OAUTH_GITHUB_API_URL),
+    });
   }
   const dataDir = path.resolve(e.FLOTILLA_DATA_DIR);
   const publicUrl = trimSlash(e.FLOTILLA_PUBLIC_URL ?? `http://localhost:${e.FLOTILLA_PORT}`);
@@ -435,6 +545,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       whiteListedNamespaces: e.FLOTILLA_VARIABLE_WHITELISTED_NAMESPACES ?? DEFAULT_VARIABLE_RULES.whiteListedNamespaces,
       blackListedNames: e.FLOTILLA_VARIABLE_BLACKLISTED_NAMES ?? DEFAULT_VARIABLE_RULES.blackListedNames,
     },
+    socialProviders,
+    supportPortal:
+      e.FLOTILLA_SUPPORT_PORTAL_URL && e.FLOTILLA_SUPPORT_PORTAL_SECRET
+        ? { url: e.FLOTILLA_SUPPORT_PORTAL_URL, secret: e.FLOTILLA_SUPPORT_PORTAL_SECRET }
+        : undefined,
+    chatSecret: e.FLOTILLA_CHAT_SECRET,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -22,6 +22,11 @@ describe("error catalogue", () => {
         code === "service_unavailable" ||
         code === "deploy_config_load_failed" ||
         code === "device_relay_timeout" ||
+        // The identity provider could not be reached (discovery, token or user info).
+        code === "social_provider_unavailable" ||
+        // Features the operator did not configure on this server.
+        code === "support_portal_not_configured" ||
+        code === "chat_missing_username_hash" ||
         // The device answered but did not start the update: a bad gateway, not the client's fault.
         code === "os_update_not_triggered";
       expect(entry.status >= 500, code).toBe(isServerSide);

@@ -93,6 +93,42 @@ export const errorCatalogue = {
     status: 409,
     text: "This identity provider still has SAML accounts. Revoke them before removing it.",
   },
+  // Social sign-in (spec 1 §2.1, §4, §7; docs/identity.md "Social sign-in").
+  social_provider_unknown: { status: 404, text: "Unknown sign-in provider: {provider}" },
+  social_provider_unavailable: { status: 502, text: "{provider} could not be reached. Please try again later." },
+  social_login_failed: { status: 401, text: "Signing in with {provider} failed. Please try again." },
+  social_login_expired: {
+    status: 400,
+    text: "This sign-in with {provider} has expired or was already used. Please start it again.",
+  },
+  social_state_mismatch: {
+    status: 400,
+    text: "This sign-in with {provider} was not started from this browser. Please start it again.",
+  },
+  social_email_required: {
+    status: 400,
+    text: "{provider} did not share an email address. Allow access to your email address and try again.",
+  },
+  social_email_unverified: {
+    status: 403,
+    text: "{provider} has not verified your email address {email}. Verify it there first, then sign in again.",
+  },
+  social_email_unverified_existing: {
+    status: 409,
+    text: "An account with the email {email} already exists, but {provider} has not verified this email address, so they cannot be linked. Log in with your password instead.",
+  },
+  social_account_unverified: {
+    status: 409,
+    text: "An account with the email {email} already exists, but its email address was never verified. Verify it or reset its password first, then sign in with {provider} again.",
+  },
+  // OAuth applications (spec 1 §2.1 /login/oauth/{clientId}, §7 POST /oauth/authorize).
+  oauth_application_unknown: { status: 404, text: "Unknown OAuth application: {clientId}" },
+  oauth_unsupported_response_type: { status: 400, text: "Unsupported response_type: only code is supported" },
+  oauth_redirect_uri_invalid: { status: 400, text: "redirect_uri: must be an https URL, or http on localhost" },
+  // Support portal and chat handoffs (spec 1 §7, §8 missing-configuration texts).
+  support_portal_not_configured: { status: 501, text: "The support portal is not configured on this server." },
+  chat_missing_user_id: { status: 400, text: "Missing user_id" },
+  chat_missing_username_hash: { status: 501, text: "Missing username hash" },
   // Fleets, apps and blocks (spec 2 §5 "Creating a fleet", "Fleet changes", §8).
   missing_required_attributes: { status: 400, text: "missing required attributes" },
   invalid_device_type: { status: 400, text: "Invalid device type: {type}" },

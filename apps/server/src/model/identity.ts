@@ -97,10 +97,11 @@ export const identityResources = [
     fields: [
       id,
       createdAt,
-      field("name", "Text"),
-      field("client_id", "Text"),
-      field("redirect_uri", "Text"),
-      field("description", "Text"),
+      // Written by platform administrators only (permissions); the client id is generated when not given.
+      editable("name", "Text", true),
+      editable("client_id", "Text"),
+      editable("redirect_uri", "Text", true),
+      editable("description", "Text"),
     ],
     navigations: many(
       ["oauth_application_authorization"],

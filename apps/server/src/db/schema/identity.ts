@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { boolean, check, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
-import { actor, user } from "./accounts.ts";
+import { actor, user, user_session } from "./accounts.ts";
 import { createdAt, date, id, optional, ownedBy, requires, shortText } from "./columns.ts";
 import { organization, team } from "./organizations.ts";
 
@@ -146,6 +146,56 @@ export const oauth_application_authorization = pgTable(
     uniqueIndex("oauth_application_authorization_key").on(t.belongs_to__user, t.is_for__oauth_application),
     index("oauth_application_authorization_app_idx").on(t.is_for__oauth_application),
   ],
+);
+
+/**
+ * A social sign-in under way (`GET /auth/{provider}` until its callback), in the database so any
+ * API instance can finish it; keyed by the SHA-256 of the OAuth `state`. `client_state_hash` is
+ * the hash of the dashboard's own random value (login-CSRF guard); `code_verifier` (PKCE) and
+ * `nonce` never leave the server. Removed when used or expired.
+ */
+export const social_login_state = pgTable(
+  "social_login_state",
+  {
+    state_hash: text().primaryKey(),
+    created_at: createdAt(),
+    expires_at: date().notNull(),
+    provider: shortText(),
+    client_state_hash: shortText(),
+    code_verifier: shortText(),
+    nonce: shortText(),
+  },
+  (t) => [index("social_login_state_expires_idx").on(t.expires_at)],
+);
+
+/**
+ * A one-time authorization code of an OAuth application (POST /oauth/authorize until
+ * POST /oauth/token), only its hash kept. `auth_time` is the granting session's authTime: the
+ * application's token is no fresher a sign-in than the one that granted it.
+ */
+export const oauth_authorization_code = pgTable(
+  "oauth_authorization_code",
+  {
+    code_hash: text().primaryKey(),
+    created_at: createdAt(),
+    expires_at: date().notNull(),
+    is_for__oauth_application_authorization: ownedBy(() => oauth_application_authorization.id),
+    redirect_uri: shortText(),
+    auth_time: date().notNull(),
+  },
+  (t) => [index("oauth_authorization_code_expires_idx").on(t.expires_at)],
+);
+
+/** The sessions an OAuth application holds through an authorization: revoking it ends them. */
+export const oauth_session = pgTable(
+  "oauth_session",
+  {
+    session: text()
+      .primaryKey()
+      .references(() => user_session.id, { onDelete: "cascade" }),
+    is_for__oauth_application_authorization: ownedBy(() => oauth_application_authorization.id),
+  },
+  (t) => [index("oauth_session_authorization_idx").on(t.is_for__oauth_application_authorization)],
 );
 
 /** A two-factor recovery code. Only its hash is kept; the code is shown once, when generated. */

@@ -94,6 +94,21 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
       return sign(u, session, Date.now(), u.totp_secret ? false : undefined, actualUser);
     },
 
+    /**
+     * A session for an OAuth application (POST /oauth/token): `authTime` is the granting session's,
+     * so the application's token is no fresher a sign-in than the one that granted it, and the
+     * second factor counts as passed (only a session past it can grant). Returns the session id too.
+     */
+    async startDelegated(u: User, authTime: number): Promise<{ token: string; session: string }> {
+      const session = crypto.randomUUID();
+      await orm.insert(user_session).values({
+        id: session,
+        user: u.id,
+        expires_at: new Date(Date.now() + SESSION_TOKEN_LIFETIME_MS),
+      });
+      return { token: await sign(u, session, authTime, u.totp_secret ? false : undefined), session };
+    },
+
     /** A fresh token for the same session, keeping its authTime (the SDK's hourly refresh). */
     async refresh(u: User, claims: SessionClaims): Promise<string> {
       await orm

@@ -9,6 +9,7 @@ import { deviceConfigVariableHooks, deviceSettingsHooks, frozenDeviceChildHooks 
 import { applicationHooks, deviceHooks } from "../fleets/hooks.ts";
 import { teamApplicationAccessHooks, userApplicationMembershipHooks } from "../fleets/membership-hooks.ts";
 import { identityProviderHooks, identityProviderMembershipHooks } from "../identity/hooks.ts";
+import { oauthApplicationAuthorizationHooks, oauthApplicationHooks } from "../identity/oauth.ts";
 import { applicationInviteHooks, organizationInviteHooks } from "../invitations/service.ts";
 import {
   organizationHooks,
@@ -58,6 +59,8 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     credit_bundle: creditBundleHooks(paymentProviderFor(ctx.config)),
     identity_provider: identityProviderHooks,
     organization__is_authorized_by__identity_provider: identityProviderMembershipHooks,
+    oauth_application: oauthApplicationHooks,
+    oauth_application_authorization: oauthApplicationAuthorizationHooks,
   };
   // Variables' name and value rules (spec 2 §5), after the resource's own checks (a frozen device).
   for (const name of Object.keys(VARIABLE_RESOURCES)) {

@@ -140,7 +140,9 @@ function userPermissions(): string[] {
     `resin.saml_account.read?belongs_to__user/any(u:u/${own})`,
     `resin.recovery_two_factor.read?belongs_to__user/any(u:u/${own})`,
     "resin.oauth_application.read",
-    `resin.oauth_application_authorization.all?belongs_to__user/any(u:u/${own})`,
+    // Grants are made by POST /oauth/authorize; a user reads and revokes their own.
+    `resin.oauth_application_authorization.read?belongs_to__user/any(u:u/${own})`,
+    `resin.oauth_application_authorization.delete?belongs_to__user/any(u:u/${own})`,
     // The plan catalogue is public.
     ...["plan", "feature", "plan_feature", "plan_addon", "support_tier", "support_feature"].map(
       (r) => `resin.${r}.read`,
@@ -192,6 +194,8 @@ export function permissionsForUser(globalRoles: readonly string[] = []): string[
       "resin.plan.all",
       "resin.plan_feature.all",
       "resin.plan_addon.all",
+      // OAuth applications are registered by platform administrators (spec 1 §3; docs/identity.md).
+      "resin.oauth_application.all",
     );
   }
   return strings;
