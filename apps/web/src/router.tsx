@@ -147,7 +147,11 @@ const redirectSearch = (search: Record<string, unknown>): { redirect?: string } 
 const loginRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: "/login",
-  validateSearch: redirectSearch,
+  // `saml_error`: a failed single sign-on lands here (spec 1 §8).
+  validateSearch: (search: Record<string, unknown>): { redirect?: string; saml_error?: string } => ({
+    ...redirectSearch(search),
+    ...(typeof search.saml_error === "string" ? { saml_error: search.saml_error } : {}),
+  }),
   beforeLoad: async ({ context }) => {
     const target = loggedOutOnlyGuard(await getSessionState(context.queryClient, context.sdk));
     if (target) throw redirect(target);
@@ -185,6 +189,45 @@ const signupRoute = createRoute({
     if (target) throw redirect(target);
   },
   component: page(() => import("./features/auth/signup-page.tsx"), "SignupPage"),
+});
+
+const samlPages = () => import("./features/identity/saml-pages.tsx");
+const stringSearch =
+  <K extends string>(...keys: K[]) =>
+  (search: Record<string, unknown>): Partial<Record<K, string>> => {
+    const out: Partial<Record<K, string>> = {};
+    for (const key of keys) if (typeof search[key] === "string") out[key] = search[key];
+    return out;
+  };
+
+/**
+ * Enterprise single sign-on (spec 1 §2.1): `/saml` asks for the SSO identifier,
+ * `/saml/{ssoIdentifier}` sends the browser to the identity provider through the API, and the
+ * API sends it back to `/saml/callback/signon` or, for an email that has an account already, to
+ * the consent page `/saml/callback/merge`. Open to everyone: the merge page asks for a login itself.
+ */
+const samlRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/saml",
+  validateSearch: stringSearch("saml_error", "sso"),
+  component: page(samlPages, "SamlPage"),
+});
+const samlSignonRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/saml/callback/signon",
+  validateSearch: stringSearch("code"),
+  component: page(samlPages, "SamlSignonPage"),
+});
+const samlMergeRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/saml/callback/merge",
+  validateSearch: stringSearch("code", "shouldMergeWith"),
+  component: page(samlPages, "SamlMergePage"),
+});
+const samlRedirectRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/saml/$ssoIdentifier",
+  component: page(samlPages, "SamlRedirectPage"),
 });
 
 const passwordResetRoute = createRoute({
@@ -908,6 +951,10 @@ export const routeTree = rootRoute.addChildren([
   loginRoute,
   twoFactorRoute,
   signupRoute,
+  samlRoute,
+  samlSignonRoute,
+  samlMergeRoute,
+  samlRedirectRoute,
   passwordResetRoute,
   passwordResetSuccessRoute,
   resetPasswordRoute,
