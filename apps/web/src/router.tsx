@@ -47,6 +47,7 @@ export type CrumbKey =
   | "nav.apps"
   | "nav.blocks"
   | "nav.organizations"
+  | "nav.identity_provider"
   | "nav.members"
   | "nav.teams"
   | "nav.billing"
@@ -619,6 +620,53 @@ const teamBlocksRoute = createRoute({
   component: page(teams, "TeamBlocksPage"),
 });
 
+/**
+ * `/identity-provider` (spec 3 §2 Identity provider): the provider the user administers, else
+ * an introduction; `/identity-provider/{id}`: a non-numeric id is "invalid id passed in url", a
+ * provider that is not there (or not the user's to manage) errors.no_idp_found; both go back
+ * to `/identity-provider`.
+ */
+const identityData = () => withChunkTimeout(import("./features/identity/data.ts"));
+const identityPages = () => import("./features/identity/idp-pages.tsx");
+const identityProviderRoute = createRoute({
+  getParentRoute: () => verifiedRoute,
+  path: "/identity-provider",
+  staticData: { crumb: "nav.identity_provider" },
+});
+const identityProviderIndexRoute = createRoute({
+  getParentRoute: () => identityProviderRoute,
+  path: "/",
+  beforeLoad: async ({ context }) => {
+    let id: number | undefined;
+    try {
+      id = await (await identityData()).loadAdministeredProvider(context.queryClient, context.sdk);
+    } catch {
+      // A failed lookup: the introduction, whose own reads report the failure.
+      return;
+    }
+    if (id !== undefined) throw redirect({ href: `/identity-provider/${id}`, replace: true });
+  },
+  component: page(identityPages, "IdentityProviderIntroPage"),
+});
+const identityProviderDetailRoute = createRoute({
+  getParentRoute: () => identityProviderRoute,
+  path: "$idpId",
+  beforeLoad: async ({ params, context, preload }) => {
+    const id = requireNumericId(params.idpId, `/identity-provider/${params.idpId}`);
+    let found: unknown;
+    try {
+      found = await (await identityData()).loadIdentityProvider(context.queryClient, context.sdk, id);
+    } catch {
+      return;
+    }
+    if (!found) {
+      if (!preload) showToast("error", t("errors.no_idp_found"));
+      throw redirect({ to: "/identity-provider", replace: true });
+    }
+  },
+  component: page(identityPages, "IdentityProviderPage"),
+});
+
 /** Invitation links (spec 1 §2.1): signed-out visitors log in (or sign up) and come back here. */
 const organizationInvitationRoute = createRoute({
   getParentRoute: () => verifiedRoute,
@@ -1007,6 +1055,7 @@ export const routeTree = rootRoute.addChildren([
           ]),
         ]),
       ]),
+      identityProviderRoute.addChildren([identityProviderIndexRoute, identityProviderDetailRoute]),
       organizationInvitationRoute,
       fleetInvitationRoute,
       deployRoute,

@@ -96,9 +96,7 @@ export function SignupPage() {
     >
       <Box component="form" noValidate onSubmit={submit}>
         <Stack spacing={2}>
-          {search.saml_error ? (
-            <Alert severity="error">{samlErrorText(search.saml_error)}</Alert>
-          ) : null}
+          {search.saml_error ? <Alert severity="error">{samlErrorText(search.saml_error)}</Alert> : null}
           {invitation ? <Alert severity="info">{t("signup.invitation")}</Alert> : null}
           {register.isError ? (
             <Alert severity="error" role="alert">

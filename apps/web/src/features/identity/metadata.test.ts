@@ -4,7 +4,7 @@ import { MetadataError, parseSamlMetadata, readMetadataFile } from "./metadata.t
 
 // The unit tests run in Node: xmldom stands in for the browser's DOMParser.
 const parse = (xml: string) =>
-  new DOMParser({ onError: () => undefined }).parseFromString(xml, "application/xml") as unknown as Document;
+  new DOMParser({ errorHandler: () => undefined }).parseFromString(xml, "application/xml") as unknown as Document;
 
 const BODY = `MIIC${"A".repeat(200)}`;
 const metadata = (descriptor: string, entityId = "https://idp.example.com/entity") =>
