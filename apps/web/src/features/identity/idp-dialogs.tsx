@@ -96,7 +96,13 @@ export function IdentityProviderDialog(props: {
   const created = useRef<number>(undefined);
   const fileInput = useRef<HTMLInputElement>(null);
 
-  const errors = { ...idpFormErrors(form), ...serverErrors };
+  const local = idpFormErrors(form);
+  const errors: IdpFormErrors = {
+    sso_identifier: serverErrors.sso_identifier ?? local.sso_identifier,
+    entry_point: serverErrors.entry_point ?? local.entry_point,
+    issuer: serverErrors.issuer ?? local.issuer,
+    certificate: serverErrors.certificate ?? local.certificate,
+  };
   const shown = (key: keyof IdpForm) => (submitted || touched[key] ? errors[key] : undefined);
   const set = (key: keyof IdpForm) => (event: ChangeEvent<HTMLInputElement>) => {
     setForm((current) => ({ ...current, [key]: event.target.value }));
