@@ -83,6 +83,7 @@ describe("identity provider and SAML sign-in", () => {
     await admin.getByRole("heading", { name: "Enterprise single sign-on" }).waitFor();
     await admin.getByText("Single sign-on (SAML) is part of the Production and Enterprise plans.").first().waitFor();
     expect(await admin.getByRole("button", { name: "Add identity provider" }).isDisabled()).toBe(true);
+    await shot(admin, "idp-00-introduction");
 
     await production(admin, demoOrg);
     await production(admin, second.id);
@@ -146,7 +147,6 @@ describe("identity provider and SAML sign-in", () => {
     await admin.getByRole("button", { name: "Copy Login URL" }).click();
     const loginUrl = await admin.evaluate(() => navigator.clipboard.readText());
     expect(loginUrl).toBe(url(`/saml/${SSO}`));
-    await shot(admin, "idp-01-provider-page");
 
     // The IdP's administrator registers Flotilla from its service provider metadata.
     idp.trust(await (await fetch(`${flotilla.apiUrl}/auth/saml/${SSO}/metadata`)).text());
@@ -197,6 +197,8 @@ describe("identity provider and SAML sign-in", () => {
     );
     expect(accounts.d).toHaveLength(2);
     await admin.reload();
+    await admin.getByText("SAML accounts: 2").waitFor();
+    await shot(admin, "idp-01-provider-page");
     await admin.getByRole("button", { name: "Remove", exact: true }).click();
     const confirm = admin.getByRole("dialog", { name: "Remove identity provider" });
     await confirm.getByRole("button", { name: "Remove", exact: true }).click();
@@ -223,6 +225,7 @@ describe("identity provider and SAML sign-in", () => {
     await page.getByRole("button", { name: "Continue" }).click();
     await page.waitForURL(/\/saml\?saml_error=unknown_sso_identifier/);
     await page.getByRole("alert").getByText("Unknown SSO identifier: nobody-here").waitFor();
+    await shot(page, "idp-04-unknown-sso");
     // A failed sign-in lands on the login page with its reason.
     await page.goto(url("/login?saml_error=saml_login_failed"));
     await page

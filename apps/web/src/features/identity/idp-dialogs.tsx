@@ -177,7 +177,7 @@ export function IdentityProviderDialog(props: {
       <Box component="form" noValidate onSubmit={submit}>
         <DialogTitle>{editing ? t("identity_provider.edit_title") : t("identity_provider.add")}</DialogTitle>
         <DialogContent>
-          <Stack spacing={2} sx={{ pt: 0.5 }}>
+          <Stack spacing={2} sx={{ pt: 1 }}>
             {error ? (
               <Alert severity="error" role="alert">
                 {error}

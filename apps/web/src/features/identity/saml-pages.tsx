@@ -235,16 +235,20 @@ export function SamlMergePage() {
               <Typography variant="body2" color="text.secondary">
                 {t("saml.merge_signed_in_as", { username: signedIn.email ?? signedIn.username })}
               </Typography>
-              <FormControlLabel
-                control={<Checkbox checked={linked} onChange={(event) => setLinked(event.target.checked)} />}
-                label={t("saml.consent_link")}
-                slotProps={{ typography: { variant: "body2" } }}
-              />
-              <FormControlLabel
-                control={<Checkbox checked={managed} onChange={(event) => setManaged(event.target.checked)} />}
-                label={t("saml.consent_orgs")}
-                slotProps={{ typography: { variant: "body2" } }}
-              />
+              <Stack spacing={1}>
+                <FormControlLabel
+                  control={<Checkbox checked={linked} onChange={(event) => setLinked(event.target.checked)} />}
+                  label={t("saml.consent_link")}
+                  slotProps={{ typography: { variant: "body2" } }}
+                  sx={{ alignItems: "flex-start", "& .MuiCheckbox-root": { mt: -1 } }}
+                />
+                <FormControlLabel
+                  control={<Checkbox checked={managed} onChange={(event) => setManaged(event.target.checked)} />}
+                  label={t("saml.consent_orgs")}
+                  slotProps={{ typography: { variant: "body2" } }}
+                  sx={{ alignItems: "flex-start", "& .MuiCheckbox-root": { mt: -1 } }}
+                />
+              </Stack>
               <Stack direction="row" spacing={1} sx={{ justifyContent: "flex-end" }}>
                 <ButtonLink to="/" variant="text">
                   {t("saml.cancel")}
