@@ -198,7 +198,16 @@ describe("identity provider and SAML sign-in", () => {
     expect(accounts.d).toHaveLength(2);
     await admin.reload();
     await admin.getByText("SAML accounts: 2").waitFor();
+    await admin.getByRole("heading", { name: "Identity provider", level: 1 }).scrollIntoViewIfNeeded();
     await shot(admin, "idp-01-provider-page");
+
+    // Edit opens the same form with the stored values; saving keeps them.
+    await admin.getByRole("button", { name: "Edit", exact: true }).click();
+    const edit = admin.getByRole("dialog", { name: "Edit identity provider" });
+    expect(await edit.getByLabel("SSO identifier").inputValue()).toBe(SSO);
+    expect(await edit.getByLabel("Issuer").inputValue()).toBe(idp.entityId);
+    await edit.getByRole("button", { name: "Save" }).click();
+    await admin.getByText("Identity provider updated").waitFor();
     await admin.getByRole("button", { name: "Remove", exact: true }).click();
     const confirm = admin.getByRole("dialog", { name: "Remove identity provider" });
     await confirm.getByRole("button", { name: "Remove", exact: true }).click();
@@ -207,6 +216,18 @@ describe("identity provider and SAML sign-in", () => {
       .waitFor();
     await confirm.getByRole("button", { name: "Cancel" }).click();
     expect((await call<{ d: unknown[] }>("GET", `/v7/identity_provider?$select=id`)).d).toHaveLength(1);
+
+    // The last organization stays: Acme Labs goes, Demo is refused with the warning.
+    await table.getByRole("button", { name: "Remove Acme Labs" }).click();
+    await admin.getByText("Organization removed from the identity provider").waitFor();
+    await table.getByRole("button", { name: "Remove Demo" }).click();
+    await admin.getByText("An identity provider must have at least one organization").waitFor();
+
+    // A non-numeric id and a provider that is not there lead back to /identity-provider.
+    await admin.goto(url("/identity-provider/abc"));
+    await admin.getByText("invalid id passed in url", { exact: false }).first().waitFor();
+    await admin.goto(url("/identity-provider/9999"));
+    await admin.getByText(/^Identity provider not found/).waitFor();
 
     // `/identity-provider` leads to the provider the administrator manages.
     await admin.goto(url("/identity-provider"));
