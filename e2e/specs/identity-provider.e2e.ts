@@ -233,7 +233,7 @@ describe("identity provider and SAML sign-in", () => {
     await admin.goto(url("/identity-provider"));
     await admin.waitForURL(url(`/identity-provider/${providerId}`));
     fs.rmSync(dir, { recursive: true, force: true });
-  });
+  }, 180_000);
 
   it("asks for the SSO identifier, and says so of an unknown one", async () => {
     const page = await newPage();

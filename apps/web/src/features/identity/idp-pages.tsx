@@ -57,7 +57,7 @@ function CopyRow(props: { label: string; value: string; href?: string }) {
       aria-label={props.label}
       sx={{
         display: "grid",
-        gridTemplateColumns: { xs: "1fr auto", sm: "200px 1fr auto" },
+        gridTemplateColumns: { xs: "1fr auto", sm: "240px 1fr auto" },
         alignItems: "center",
         columnGap: 2,
         py: 0.75,
