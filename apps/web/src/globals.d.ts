@@ -23,6 +23,7 @@ declare module "*/locales/en.json?public" {
   export const password_reset: Catalogue["password_reset"];
   export const profile: Catalogue["profile"];
   export const reauth: Catalogue["reauth"];
+  export const saml: Catalogue["saml"];
   export const signup: Catalogue["signup"];
   export const status_page: Catalogue["status_page"];
   export const two_factor: Catalogue["two_factor"];

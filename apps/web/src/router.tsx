@@ -47,6 +47,7 @@ export type CrumbKey =
   | "nav.apps"
   | "nav.blocks"
   | "nav.organizations"
+  | "nav.identity_provider"
   | "nav.members"
   | "nav.teams"
   | "nav.billing"
@@ -147,7 +148,11 @@ const redirectSearch = (search: Record<string, unknown>): { redirect?: string } 
 const loginRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: "/login",
-  validateSearch: redirectSearch,
+  // `saml_error`: a failed single sign-on lands here (spec 1 §8).
+  validateSearch: (search: Record<string, unknown>): { redirect?: string; saml_error?: string } => ({
+    ...redirectSearch(search),
+    ...(typeof search.saml_error === "string" ? { saml_error: search.saml_error } : {}),
+  }),
   beforeLoad: async ({ context }) => {
     const target = loggedOutOnlyGuard(await getSessionState(context.queryClient, context.sdk));
     if (target) throw redirect(target);
@@ -185,6 +190,45 @@ const signupRoute = createRoute({
     if (target) throw redirect(target);
   },
   component: page(() => import("./features/auth/signup-page.tsx"), "SignupPage"),
+});
+
+const samlPages = () => import("./features/identity/saml-pages.tsx");
+const stringSearch =
+  <K extends string>(...keys: K[]) =>
+  (search: Record<string, unknown>): Partial<Record<K, string>> => {
+    const out: Partial<Record<K, string>> = {};
+    for (const key of keys) if (typeof search[key] === "string") out[key] = search[key];
+    return out;
+  };
+
+/**
+ * Enterprise single sign-on (spec 1 §2.1): `/saml` asks for the SSO identifier,
+ * `/saml/{ssoIdentifier}` sends the browser to the identity provider through the API, and the
+ * API sends it back to `/saml/callback/signon` or, for an email that has an account already, to
+ * the consent page `/saml/callback/merge`. Open to everyone: the merge page asks for a login itself.
+ */
+const samlRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/saml",
+  validateSearch: stringSearch("saml_error", "sso"),
+  component: page(samlPages, "SamlPage"),
+});
+const samlSignonRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/saml/callback/signon",
+  validateSearch: stringSearch("code"),
+  component: page(samlPages, "SamlSignonPage"),
+});
+const samlMergeRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/saml/callback/merge",
+  validateSearch: stringSearch("code", "shouldMergeWith"),
+  component: page(samlPages, "SamlMergePage"),
+});
+const samlRedirectRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/saml/$ssoIdentifier",
+  component: page(samlPages, "SamlRedirectPage"),
 });
 
 const passwordResetRoute = createRoute({
@@ -576,6 +620,53 @@ const teamBlocksRoute = createRoute({
   component: page(teams, "TeamBlocksPage"),
 });
 
+/**
+ * `/identity-provider` (spec 3 §2 Identity provider): the provider the user administers, else
+ * an introduction; `/identity-provider/{id}`: a non-numeric id is "invalid id passed in url", a
+ * provider that is not there (or not the user's to manage) errors.no_idp_found; both go back
+ * to `/identity-provider`.
+ */
+const identityData = () => withChunkTimeout(import("./features/identity/data.ts"));
+const identityPages = () => import("./features/identity/idp-pages.tsx");
+const identityProviderRoute = createRoute({
+  getParentRoute: () => verifiedRoute,
+  path: "/identity-provider",
+  staticData: { crumb: "nav.identity_provider" },
+});
+const identityProviderIndexRoute = createRoute({
+  getParentRoute: () => identityProviderRoute,
+  path: "/",
+  beforeLoad: async ({ context }) => {
+    let id: number | undefined;
+    try {
+      id = await (await identityData()).loadAdministeredProvider(context.queryClient, context.sdk);
+    } catch {
+      // A failed lookup: the introduction, whose own reads report the failure.
+      return;
+    }
+    if (id !== undefined) throw redirect({ href: `/identity-provider/${id}`, replace: true });
+  },
+  component: page(identityPages, "IdentityProviderIntroPage"),
+});
+const identityProviderDetailRoute = createRoute({
+  getParentRoute: () => identityProviderRoute,
+  path: "$idpId",
+  beforeLoad: async ({ params, context, preload }) => {
+    const id = requireNumericId(params.idpId, `/identity-provider/${params.idpId}`);
+    let found: unknown;
+    try {
+      found = await (await identityData()).loadIdentityProvider(context.queryClient, context.sdk, id);
+    } catch {
+      return;
+    }
+    if (!found) {
+      if (!preload) showToast("error", t("errors.no_idp_found"));
+      throw redirect({ to: "/identity-provider", replace: true });
+    }
+  },
+  component: page(identityPages, "IdentityProviderPage"),
+});
+
 /** Invitation links (spec 1 §2.1): signed-out visitors log in (or sign up) and come back here. */
 const organizationInvitationRoute = createRoute({
   getParentRoute: () => verifiedRoute,
@@ -908,6 +999,10 @@ export const routeTree = rootRoute.addChildren([
   loginRoute,
   twoFactorRoute,
   signupRoute,
+  samlRoute,
+  samlSignonRoute,
+  samlMergeRoute,
+  samlRedirectRoute,
   passwordResetRoute,
   passwordResetSuccessRoute,
   resetPasswordRoute,
@@ -960,6 +1055,7 @@ export const routeTree = rootRoute.addChildren([
           ]),
         ]),
       ]),
+      identityProviderRoute.addChildren([identityProviderIndexRoute, identityProviderDetailRoute]),
       organizationInvitationRoute,
       fleetInvitationRoute,
       deployRoute,

@@ -94,3 +94,16 @@ describe("organization side menu", () => {
     expect(without).not.toContain("nav.credits");
   });
 });
+
+describe("home menu", () => {
+  it("has the Identity provider entry only when SAML is available to the user", () => {
+    const options = { displayApps: false, fleetSettings: false };
+    expect(labels(contextMenu("/fleets", {}, options))).not.toContain("nav.identity_provider");
+    expect(labels(contextMenu("/fleets", {}, { ...options, identityProvider: true }))).toEqual([
+      "nav.fleets",
+      "nav.blocks",
+      "nav.organizations",
+      "nav.identity_provider",
+    ]);
+  });
+});

@@ -3,6 +3,7 @@ import { useParams, useRouterState } from "@tanstack/react-router";
 import { useSdk } from "../app-services.tsx";
 import { deviceAbilities, deviceQuery } from "../features/devices/data.ts";
 import { fleetAbilities, useFleet } from "../features/fleet-access/data.ts";
+import { useIdentityProviderMenu } from "../features/identity/data.ts";
 import { fleetCan, organizationCan } from "../features/orgs/access.ts";
 import { useMyRoleIn } from "../features/orgs/data.ts";
 
@@ -11,6 +12,7 @@ export type NavLabel =
   | "nav.apps"
   | "nav.blocks"
   | "nav.organizations"
+  | "nav.identity_provider"
   | "nav.summary"
   | "nav.members"
   | "nav.teams"
@@ -30,6 +32,7 @@ export type MenuIcon =
   | "apps"
   | "blocks"
   | "orgs"
+  | "identity"
   | "summary"
   | "members"
   | "teams"
@@ -87,6 +90,8 @@ export function contextMenu(
     releaseSettings?: boolean;
     /** organization.access_billing: the organization's Billing entry. */
     orgBilling?: boolean;
+    /** SAML is available to the user (spec 1 §2.5; spec 3 §2): the Identity provider entry. */
+    identityProvider?: boolean;
   },
 ): MenuEntry[] & { context: MenuContext } {
   const withContext = (context: MenuContext, entries: MenuEntry[]) => Object.assign(entries, { context });
@@ -186,6 +191,9 @@ export function contextMenu(
     ...(options.displayApps ? [{ to: "/apps", label: "nav.apps", icon: "apps", alpha: true } as const] : []),
     { to: "/blocks", label: "nav.blocks", icon: "blocks" },
     { to: "/orgs", label: "nav.organizations", icon: "orgs" },
+    ...(options.identityProvider
+      ? [{ to: "/identity-provider", label: "nav.identity_provider", icon: "identity" } as const]
+      : []),
   ]);
 }
 
@@ -199,6 +207,7 @@ export function useContextMenu(displayApps: boolean) {
     releaseId?: string;
   };
   const pathname = useRouterState({ select: (state) => state.location.pathname });
+  const identityProvider = useIdentityProviderMenu();
   const fleetId = params.fleetId && /^\d+$/.test(params.fleetId) ? Number(params.fleetId) : undefined;
   const fleet = useFleet(fleetId ?? 0, fleetId !== undefined, true);
   const abilities = fleetAbilities(fleet.data ?? undefined);
@@ -219,5 +228,6 @@ export function useContextMenu(displayApps: boolean) {
     fleetMembers: abilities.readMembers,
     releaseSettings: fleetCan(abilities.role, "release", "update"),
     orgBilling: organizationCan(orgRole.data ?? undefined, "organization", "access_billing"),
+    identityProvider,
   });
 }

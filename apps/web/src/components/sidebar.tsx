@@ -1,4 +1,5 @@
 import AppsOutlined from "@mui/icons-material/AppsOutlined";
+import BadgeOutlined from "@mui/icons-material/BadgeOutlined";
 import BoltOutlined from "@mui/icons-material/BoltOutlined";
 import CorporateFareOutlined from "@mui/icons-material/CorporateFareOutlined";
 import CreditCardOutlined from "@mui/icons-material/CreditCardOutlined";
@@ -45,6 +46,7 @@ const ICONS: Record<MenuIcon, ReactNode> = {
   apps: <AppsOutlined fontSize="small" />,
   blocks: <ViewInArOutlined fontSize="small" />,
   orgs: <CorporateFareOutlined fontSize="small" />,
+  identity: <BadgeOutlined fontSize="small" />,
   summary: <DashboardOutlined fontSize="small" />,
   members: <PersonOutlined fontSize="small" />,
   teams: <GroupsOutlined fontSize="small" />,

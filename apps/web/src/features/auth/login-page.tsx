@@ -1,6 +1,7 @@
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
+import Divider from "@mui/material/Divider";
 import Stack from "@mui/material/Stack";
 import TextField from "@mui/material/TextField";
 import { useMutation } from "@tanstack/react-query";
@@ -10,10 +11,11 @@ import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { AuthFrame } from "../../components/auth-frame.tsx";
 import { PasswordField } from "../../components/form-fields.tsx";
-import { TextLink } from "../../components/links.tsx";
+import { ButtonLink, TextLink } from "../../components/links.tsx";
 import { errorText } from "../../lib/errors.ts";
 import { preloadSdk } from "../../lib/sdk.ts";
 import { type FieldErrors, hasErrors } from "../../lib/validation.ts";
+import { samlErrorText } from "../identity/saml-errors.ts";
 import { notePasswordLength } from "./password-too-long.ts";
 import { afterLoginTarget, storedClaims } from "./session.ts";
 import { noteFreshToken } from "./token.ts";
@@ -87,6 +89,11 @@ export function LoginPage() {
     >
       <Box component="form" noValidate onSubmit={(event) => void submit(event)} onInput={warmUp} onPointerDown={warmUp}>
         <Stack spacing={2}>
+          {search.saml_error && !login.isError ? (
+            <Alert severity="error" role="alert">
+              {samlErrorText(search.saml_error)}
+            </Alert>
+          ) : null}
           {login.isError ? (
             <Alert severity="error" role="alert">
               {errorText(login.error)}
@@ -122,6 +129,11 @@ export function LoginPage() {
           <Button type="submit" variant="contained" size="large" fullWidth loading={login.isPending}>
             {t("login.submit")}
           </Button>
+          <Divider sx={{ typography: "body2", color: "text.secondary" }}>{t("login.or")}</Divider>
+          {/* Enterprise single sign-on (spec 1 §2.3): the SSO identifier is asked on /saml. */}
+          <ButtonLink to="/saml" variant="outlined" size="large" fullWidth>
+            {t("login.sso")}
+          </ButtonLink>
         </Stack>
       </Box>
     </AuthFrame>

@@ -16,6 +16,7 @@ import { PasswordField } from "../../components/form-fields.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { errorText } from "../../lib/errors.ts";
 import { type FieldErrors, fieldErrors, hasErrors } from "../../lib/validation.ts";
+import { samlErrorText } from "../identity/saml-errors.ts";
 import { useCaptcha } from "./captcha.tsx";
 import { invitationFromRedirect, looksLikeEmail, rememberAfterSignup } from "./navigation.ts";
 import { checkSessionState, needsVerification, sessionKeys, startSession } from "./session.ts";
@@ -95,9 +96,7 @@ export function SignupPage() {
     >
       <Box component="form" noValidate onSubmit={submit}>
         <Stack spacing={2}>
-          {search.saml_error ? (
-            <Alert severity="error">{t("signup.saml_error", { error: search.saml_error })}</Alert>
-          ) : null}
+          {search.saml_error ? <Alert severity="error">{samlErrorText(search.saml_error)}</Alert> : null}
           {invitation ? <Alert severity="info">{t("signup.invitation")}</Alert> : null}
           {register.isError ? (
             <Alert severity="error" role="alert">
