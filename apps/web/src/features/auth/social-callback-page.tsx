@@ -9,32 +9,18 @@ import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { AuthFrame } from "../../components/auth-frame.tsx";
 import { ButtonLink } from "../../components/links.tsx";
-import { apiErrorCode, errorText } from "../../lib/errors.ts";
 import { accountRequest } from "./api.ts";
 import { takeReturnUrl } from "./navigation.ts";
 import { afterLoginTarget, startSession, storedClaims } from "./session.ts";
-import { SOCIAL_RETURN_KEY, socialProvidersQuery, takeClientState } from "./social.ts";
+import {
+  SOCIAL_RETURN_KEY,
+  socialCallbackErrorText,
+  socialCallbackQuery,
+  socialProvidersQuery,
+  takeClientState,
+} from "./social.ts";
 
 const callbackRoute = getRouteApi("/auth/$provider/callback");
-
-/** The query the API is given: the provider's, as it came, plus this tab's client_state. */
-export function socialCallbackQuery(search: string, clientState: string | undefined): string {
-  const params = new URLSearchParams(search);
-  params.delete("client_state");
-  if (clientState) params.set("client_state", clientState);
-  return params.toString();
-}
-
-/**
- * The words of a failed callback: the API's own text for the social sign-in codes (it names the
- * provider and, for the account errors, the email: packages/domain errors.ts), else the usual.
- */
-export function socialCallbackErrorText(error: unknown): string {
-  const code = apiErrorCode(error);
-  const body = (error as { body?: unknown } | null)?.body;
-  if (code?.startsWith("social_") && typeof body === "string" && body.trim()) return body.trim();
-  return errorText(error);
-}
 
 /**
  * `/auth/{provider}/callback` (spec 1 §2.1, §4, §7): the provider sends the browser back here;

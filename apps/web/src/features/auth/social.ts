@@ -1,3 +1,4 @@
+import { apiErrorCode, errorText } from "../../lib/errors.ts";
 import { t } from "../../lib/i18n.ts";
 import { setReturnUrl } from "./navigation.ts";
 
@@ -109,4 +110,23 @@ export function socialErrorText(code: string, provider: string): string {
   const key = SOCIAL_ERROR_KEYS[code as keyof typeof SOCIAL_ERROR_KEYS];
   if (key) return t(key, { provider });
   return t("errors.social_error_unknown", { provider, error: code.slice(0, 100) });
+}
+
+/** The query the API is given: the provider's, as it came, plus this tab's client_state. */
+export function socialCallbackQuery(search: string, clientState: string | undefined): string {
+  const params = new URLSearchParams(search);
+  params.delete("client_state");
+  if (clientState) params.set("client_state", clientState);
+  return params.toString();
+}
+
+/**
+ * The words of a failed callback: the API's own text for the social sign-in codes (it names the
+ * provider and, for the account errors, the email: packages/domain errors.ts), else the usual.
+ */
+export function socialCallbackErrorText(error: unknown): string {
+  const code = apiErrorCode(error);
+  const body = (error as { body?: unknown } | null)?.body;
+  if (code?.startsWith("social_") && typeof body === "string" && body.trim()) return body.trim();
+  return errorText(error);
 }
