@@ -7,13 +7,25 @@ import { startOidcIdp, type TestOidcIdp } from "../../apps/server/test/support/o
 import { freePort, launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { shot } from "./accounts-helpers.ts";
 import { api, consent } from "./fleets-helpers.ts";
-import { DEMO, signIn } from "./web-helpers.ts";
+import { DEMO, recordUrls, signIn } from "./web-helpers.ts";
 
 const CLIENT_ID = "flotilla-e2e";
 const CLIENT_SECRET = "flotilla-e2e-secret-0123456789";
 const ADMIN = { email: "platform-admin@example.com", password: "platform-admin-pw-1" };
 const PORTAL_SECRET = "support-portal-secret-0123456789";
 const MEMBER_EMAIL = "demo-member@example.com";
+const SECRET = crypto.randomBytes(36).toString("base64url");
+
+/** The same session's token, signed with the server's secret, as if the login were `ageMs` old. */
+function agedToken(token: string, ageMs: number): string {
+  const [header, payload] = token.split(".");
+  const claims = JSON.parse(Buffer.from(payload ?? "", "base64url").toString("utf8")) as Record<string, unknown>;
+  const body = Buffer.from(JSON.stringify({ ...claims, authTime: Date.now() - ageMs })).toString("base64url");
+  const signature = crypto.createHmac("sha256", SECRET).update(`${header}.${body}`).digest("base64url");
+  return `${header}.${body}.${signature}`;
+}
+const authTimeOf = (token: string) =>
+  (JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8")) as { authTime: number }).authTime;
 
 /** A tiny http server on 127.0.0.1 that remembers every URL it was asked for. */
 async function recorder() {
@@ -57,6 +69,7 @@ describe("social sign-in, OAuth authorization and the support portal", () => {
     ]);
     flotilla = await startFlotilla(
       {
+        FLOTILLA_SECRET: SECRET,
         FLOTILLA_OIDC_ACME_ISSUER: idp.issuer,
         FLOTILLA_OIDC_ACME_CLIENT_ID: CLIENT_ID,
         FLOTILLA_OIDC_ACME_CLIENT_SECRET: CLIENT_SECRET,
@@ -112,6 +125,11 @@ describe("social sign-in, OAuth authorization and the support portal", () => {
       .getByText("This sign-in with Acme ID was not started from this browser. Please start it again.")
       .waitFor();
 
+    // The sign-up page offers the provider too.
+    await page.goto(url("/signup"));
+    await page.getByRole("button", { name: "Sign up with Acme ID" }).waitFor();
+    await shot(page, "social-00-signup");
+
     await page.goto(url("/login"));
     const button = page.getByRole("button", { name: "Sign in with Acme ID" });
     await button.waitFor();
@@ -126,9 +144,6 @@ describe("social sign-in, OAuth authorization and the support portal", () => {
     await page.getByRole("button", { name: "Continue" }).click();
 
     // Back at the dashboard's callback, which finishes the sign-in with the API.
-    await page.waitForURL((u) => u.pathname !== "/auth/acme/callback" && u.href.startsWith(flotilla.dashboardUrl), {
-      timeout: 30_000,
-    });
     await page.waitForURL(/\/fleets$/, { timeout: 30_000 });
     const me = await api<{ d: Array<{ email: string; has_password_set: boolean }> }>(
       page,
@@ -138,6 +153,39 @@ describe("social sign-in, OAuth authorization and the support portal", () => {
     );
     expect(me.d[0]).toMatchObject({ email: "ann@acme.test", has_password_set: false });
 
+    // Re-authentication without a password (spec 1 §4): a sensitive action on a login older than
+    // 20 minutes offers to sign in again with the provider, which comes back to the same page.
+    const token = (await page.evaluate(() => localStorage.getItem("balena-token"))) ?? "";
+    await page.evaluate((aged) => localStorage.setItem("balena-token", aged), agedToken(token, 21 * 60 * 1000));
+    await page.goto(url("/preferences/access-tokens"));
+    await page.getByRole("button", { name: "Create API key" }).first().click();
+    const create = page.getByRole("dialog", { name: "Create API key" });
+    await create.getByLabel("Name").fill("from-acme");
+    await create.getByRole("button", { name: "Create API key" }).click();
+    const reauth = page.getByRole("dialog", { name: "Confirm it's you" });
+    await reauth.getByText("For your security, sign in again with Acme ID to continue.", { exact: false }).waitFor();
+    await shot(page, "social-04-reauth");
+    const visited = recordUrls(page);
+    await reauth.getByRole("button", { name: "Sign in again with Acme ID" }).click();
+    // The provider may remember the person (straight back, no form) or ask again: whatever it shows.
+    const deadline = Date.now() + 30_000;
+    while (!visited.some((u) => new URL(u).pathname === "/auth/acme/callback")) {
+      if (Date.now() > deadline) throw new Error(`no way back from the provider: ${visited.join(" → ")}`);
+      const form = page.getByPlaceholder("Enter any login");
+      const next = page.getByRole("button", { name: "Continue" });
+      if (await form.isVisible().catch(() => false)) {
+        await form.fill("ann-1");
+        await page.getByPlaceholder("and password").fill("whatever");
+        await page.getByRole("button", { name: "Sign-in" }).click();
+      } else if (await next.isVisible().catch(() => false)) {
+        await next.click();
+      }
+      await page.waitForTimeout(200);
+    }
+    await page.waitForURL(/\/preferences\/access-tokens$/, { timeout: 30_000 });
+    const fresh = (await page.evaluate(() => localStorage.getItem("balena-token"))) ?? "";
+    expect(Date.now() - authTimeOf(fresh)).toBeLessThan(60_000);
+
     // The same callback again (a replay) is refused, in words, with the way back to login.
     const replay = await newPage();
     await replay.goto(url("/auth/acme/callback?code=x&state=y"));
@@ -146,6 +194,7 @@ describe("social sign-in, OAuth authorization and the support portal", () => {
       .getByText(/Acme ID has expired or was already used/)
       .waitFor();
     await replay.getByRole("link", { name: "Back to login" }).waitFor();
+    await shot(replay, "social-03-callback-error");
   });
 
   it("lets a signed-in user authorize a registered application, or deny it", async () => {

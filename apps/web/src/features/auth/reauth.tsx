@@ -50,7 +50,8 @@ export function ReauthProvider({ children }: { children: ReactNode }) {
     enabled: open && passwordless,
     throwOnError: false,
   });
-  // The providers linked to this account first; all configured ones when none is (or unknown).
+  // The providers linked to this account (all configured ones when that cannot be read); single
+  // sign-on when none is linked (an account made by an identity provider).
   const linked = useQuery({
     queryKey: ["reauth", "social-accounts", user?.id],
     enabled: open && passwordless && user !== undefined,
@@ -66,7 +67,8 @@ export function ReauthProvider({ children }: { children: ReactNode }) {
   });
   const configured = providers.data ?? [];
   const mine = configured.filter((p) => linked.data?.includes(p.slug));
-  const offered: SocialProvider[] = mine.length > 0 ? mine : configured;
+  const offered: SocialProvider[] = linked.isSuccess ? mine : linked.isError ? configured : [];
+  const offerSso = linked.isSuccess && mine.length === 0;
   const here = () => `${window.location.pathname}${window.location.search}${window.location.hash}`;
   const [password, setPassword] = useState("");
   const [error, setError] = useState<string>();
@@ -129,7 +131,9 @@ export function ReauthProvider({ children }: { children: ReactNode }) {
           <DialogContentText sx={{ mb: 2 }}>
             {offered.length > 0
               ? t("reauth.social_text", { provider: offered.map((p) => p.name).join(" / ") })
-              : t("reauth.sso_text")}
+              : offerSso
+                ? t("reauth.sso_text")
+                : t("app.loading")}
           </DialogContentText>
           <Stack spacing={1.5}>
             {offered.map((provider) => (
@@ -142,17 +146,19 @@ export function ReauthProvider({ children }: { children: ReactNode }) {
                 {t("reauth.social_button", { provider: provider.name })}
               </Button>
             ))}
-            <Button
-              variant={offered.length > 0 ? "text" : "contained"}
-              fullWidth
-              onClick={() => {
-                // The single sign-on's return page comes back here (saml-pages.tsx).
-                setReturnUrl(here());
-                window.location.assign("/saml");
-              }}
-            >
-              {t("reauth.sso_button")}
-            </Button>
+            {offerSso ? (
+              <Button
+                variant="contained"
+                fullWidth
+                onClick={() => {
+                  // The single sign-on's return page comes back here (saml-pages.tsx).
+                  setReturnUrl(here());
+                  window.location.assign("/saml");
+                }}
+              >
+                {t("reauth.sso_button")}
+              </Button>
+            ) : null}
           </Stack>
         </DialogContent>
         <DialogActions>
