@@ -78,18 +78,23 @@ export type RunningFlotilla = {
 
 /**
  * Boots the real server (the same command `npm start` runs) on free ports with a fresh data
- * dir, or a fresh database on the PostgreSQL server when DATABASE_URL is set.
+ * dir, or a fresh database on the PostgreSQL server when DATABASE_URL is set. `reuse` restarts
+ * a server on its data; `{ ports }` alone starts a fresh one on ports chosen beforehand (a spec
+ * that must name the dashboard's URL to another service before the server starts).
  */
 export async function startFlotilla(
   env: Record<string, string> = {},
-  reuse?: Pick<RunningFlotilla, "dataDir" | "env"> & { ports?: { dashboard: number; api: number } },
+  reuse?:
+    | (Pick<RunningFlotilla, "dataDir" | "env"> & { ports?: { dashboard: number; api: number } })
+    | { ports: { dashboard: number; api: number }; dataDir?: undefined; env?: undefined },
 ): Promise<RunningFlotilla> {
   // A restart may keep the ports, so a page that is already open finds the server again.
   const [dashboardPort, apiPort] = reuse?.ports
     ? [reuse.ports.dashboard, reuse.ports.api]
     : [await freePort(), await freePort()];
   const dataDir = reuse?.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-e2e-"));
-  if (!reuse && pgliteTemplate && !process.env.DATABASE_URL && !env.DATABASE_URL) {
+  const fresh = !reuse?.dataDir;
+  if (fresh && pgliteTemplate && !process.env.DATABASE_URL && !env.DATABASE_URL) {
     fs.cpSync(pgliteTemplate, path.join(dataDir, "pglite"), { recursive: true });
   }
   created.dataDirs.add(dataDir);
@@ -104,7 +109,7 @@ export async function startFlotilla(
     FLOTILLA_CAPTCHA: "off",
     LOG_LEVEL: "info",
   };
-  if (!reuse && process.env.DATABASE_URL) {
+  if (fresh && process.env.DATABASE_URL) {
     const name = `flotilla_e2e_${crypto.randomBytes(6).toString("hex")}`;
     await adminQuery(process.env.DATABASE_URL, `CREATE DATABASE ${name}`);
     created.databases.add(name);

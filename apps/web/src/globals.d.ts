@@ -25,6 +25,7 @@ declare module "*/locales/en.json?public" {
   export const reauth: Catalogue["reauth"];
   export const saml: Catalogue["saml"];
   export const signup: Catalogue["signup"];
+  export const social: Catalogue["social"];
   export const status_page: Catalogue["status_page"];
   export const two_factor: Catalogue["two_factor"];
   export const verify_email: Catalogue["verify_email"];

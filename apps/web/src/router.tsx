@@ -148,10 +148,14 @@ const redirectSearch = (search: Record<string, unknown>): { redirect?: string } 
 const loginRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: "/login",
-  // `saml_error`: a failed single sign-on lands here (spec 1 §8).
-  validateSearch: (search: Record<string, unknown>): { redirect?: string; saml_error?: string } => ({
+  // `saml_error`, `social_error` (with `provider`): a failed sign-in lands here (spec 1 §8).
+  validateSearch: (
+    search: Record<string, unknown>,
+  ): { redirect?: string; saml_error?: string; social_error?: string; provider?: string } => ({
     ...redirectSearch(search),
     ...(typeof search.saml_error === "string" ? { saml_error: search.saml_error } : {}),
+    ...(typeof search.social_error === "string" ? { social_error: search.social_error } : {}),
+    ...(typeof search.provider === "string" ? { provider: search.provider } : {}),
   }),
   beforeLoad: async ({ context }) => {
     const target = loggedOutOnlyGuard(await getSessionState(context.queryClient, context.sdk));
@@ -231,6 +235,16 @@ const samlRedirectRoute = createRoute({
   component: page(samlPages, "SamlRedirectPage"),
 });
 
+/**
+ * `/auth/{provider}/callback` (spec 1 §2.1): a social provider sends the browser back here; the
+ * page passes the query on to the API. Open to everyone (a re-authentication comes back signed in).
+ */
+const socialCallbackRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/auth/$provider/callback",
+  component: page(() => import("./features/auth/social-callback-page.tsx"), "SocialCallbackPage"),
+});
+
 const passwordResetRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: "/password-reset",
@@ -294,6 +308,26 @@ const cliLoginRoute = createRoute({
   validateSearch: (search: Record<string, unknown>): { callback?: string } =>
     typeof search.callback === "string" ? { callback: search.callback } : {},
   component: page(() => import("./features/auth/cli-login-page.tsx"), "CliLoginPage"),
+});
+
+const handoffPages = () => import("./features/auth/handoff-pages.tsx");
+
+/** `/login/oauth/{clientId}?state=`: an OAuth application asks for access (spec 1 §2.1, §2.3). */
+const oauthAuthorizeRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: "/login/oauth/$clientId",
+  staticData: { hideSidebar: true },
+  validateSearch: stringSearch("state"),
+  component: page(handoffPages, "OAuthAuthorizePage"),
+});
+
+/** `/zendesk-login?return_to=`: the support portal's single sign-on (spec 1 §2.1). */
+const zendeskLoginRoute = createRoute({
+  getParentRoute: () => signedInRoute,
+  path: "/zendesk-login",
+  staticData: { hideSidebar: true },
+  validateSearch: stringSearch("return_to"),
+  component: page(handoffPages, "ZendeskLoginPage"),
 });
 
 /** Pages that need a verified email when verification is required (spec 1 §2.2). */
@@ -1003,6 +1037,7 @@ export const routeTree = rootRoute.addChildren([
   samlSignonRoute,
   samlMergeRoute,
   samlRedirectRoute,
+  socialCallbackRoute,
   passwordResetRoute,
   passwordResetSuccessRoute,
   resetPasswordRoute,
@@ -1010,6 +1045,8 @@ export const routeTree = rootRoute.addChildren([
   signedInRoute.addChildren([
     verifyEmailPendingRoute,
     cliLoginRoute,
+    oauthAuthorizeRoute,
+    zendeskLoginRoute,
     verifiedRoute.addChildren([
       signupProfileRoute,
       preferencesRoute.addChildren([

@@ -4,7 +4,7 @@ import Button from "@mui/material/Button";
 import Divider from "@mui/material/Divider";
 import Stack from "@mui/material/Stack";
 import TextField from "@mui/material/TextField";
-import { useMutation } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { getRouteApi, useRouter } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { useTranslation } from "react-i18next";
@@ -18,6 +18,8 @@ import { type FieldErrors, hasErrors } from "../../lib/validation.ts";
 import { samlErrorText } from "../identity/saml-errors.ts";
 import { notePasswordLength } from "./password-too-long.ts";
 import { afterLoginTarget, storedClaims } from "./session.ts";
+import { socialErrorText, socialProvidersQuery } from "./social.ts";
+import { SocialButtons } from "./social-buttons.tsx";
 import { noteFreshToken } from "./token.ts";
 
 const loginRoute = getRouteApi("/login");
@@ -35,9 +37,13 @@ const warmUp = () => {
 
 export function LoginPage() {
   const { t } = useTranslation();
-  const { sdk, queryClient } = useServices();
+  const { sdk, queryClient, config } = useServices();
   const router = useRouter();
   const search = loginRoute.useSearch();
+  const providers = useQuery({ ...socialProvidersQuery(config.apiUrl), throwOnError: false });
+  // A failed start of a social sign-in comes back here (spec 1 §8): named with the provider's name.
+  const socialProvider = search.provider ?? "";
+  const socialProviderName = providers.data?.find((p) => p.slug === socialProvider)?.name ?? socialProvider;
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
   const [errors, setErrors] = useState<FieldErrors>({});
@@ -94,6 +100,11 @@ export function LoginPage() {
               {samlErrorText(search.saml_error)}
             </Alert>
           ) : null}
+          {search.social_error && !login.isError ? (
+            <Alert severity="error" role="alert">
+              {socialErrorText(search.social_error, socialProviderName)}
+            </Alert>
+          ) : null}
           {login.isError ? (
             <Alert severity="error" role="alert">
               {errorText(login.error)}
@@ -130,6 +141,8 @@ export function LoginPage() {
             {t("login.submit")}
           </Button>
           <Divider sx={{ typography: "body2", color: "text.secondary" }}>{t("login.or")}</Divider>
+          {/* Social providers (spec 1 §2.3): one button each, none when none is configured. */}
+          <SocialButtons mode="login" redirect={search.redirect} />
           {/* Enterprise single sign-on (spec 1 §2.3): the SSO identifier is asked on /saml. */}
           <ButtonLink to="/saml" variant="outlined" size="large" fullWidth>
             {t("login.sso")}

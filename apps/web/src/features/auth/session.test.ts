@@ -116,6 +116,11 @@ describe("safeRedirect", () => {
       "/login/cli/http%3A%2F%2F127.0.0.1%3A5000%2Fcb",
     );
   });
+
+  it("returns to an OAuth application's authorization page, its state kept", () => {
+    expect(safeRedirect("/login/oauth/3f9c?state=xyz")).toBe("/login/oauth/3f9c?state=xyz");
+    expect(safeRedirect("/login/oauthx")).toBeUndefined();
+  });
 });
 
 describe("menuUsername", () => {

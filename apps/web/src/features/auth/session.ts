@@ -147,8 +147,9 @@ export function safeRedirect(value: unknown): string | undefined {
   }
   if ([...value].some((char) => char.charCodeAt(0) < 0x20 || char === "\u007f")) return undefined;
   const path = value.split(/[?#]/)[0] ?? "";
-  // Login pages are no place to return to, but for the command-line login that sent the user here.
-  if ((path === "/login" || path.startsWith("/login/")) && !path.startsWith("/login/cli/")) return undefined;
+  // Login pages are no place to return to, but for the handoffs that sent the user here: the
+  // command-line login and an OAuth application's authorization.
+  if ((path === "/login" || path.startsWith("/login/")) && !/^\/login\/(cli|oauth)\//.test(path)) return undefined;
   return value;
 }
 

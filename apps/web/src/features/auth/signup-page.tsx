@@ -20,6 +20,7 @@ import { samlErrorText } from "../identity/saml-errors.ts";
 import { useCaptcha } from "./captcha.tsx";
 import { invitationFromRedirect, looksLikeEmail, rememberAfterSignup } from "./navigation.ts";
 import { checkSessionState, needsVerification, sessionKeys, startSession } from "./session.ts";
+import { SocialButtons } from "./social-buttons.tsx";
 
 const signupRoute = getRouteApi("/signup");
 
@@ -145,6 +146,7 @@ export function SignupPage() {
           >
             {t("signup.submit")}
           </Button>
+          <SocialButtons mode="signup" redirect={search.redirect} divider="before" />
         </Stack>
       </Box>
     </AuthFrame>

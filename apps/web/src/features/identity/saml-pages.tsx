@@ -17,7 +17,7 @@ import { ButtonLink, TextLink } from "../../components/links.tsx";
 import { apiErrorCode, errorText } from "../../lib/errors.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { accountRequest } from "../auth/api.ts";
-import { sessionQuery, startSession, storedClaims } from "../auth/session.ts";
+import { afterLoginTarget, sessionQuery, startSession, storedClaims } from "../auth/session.ts";
 import { samlErrorText } from "./saml-errors.ts";
 
 const samlRoute = getRouteApi("/saml");
@@ -121,11 +121,13 @@ function useStartSamlSession() {
   return async (token: string) => {
     await startSession(queryClient, sdk, token);
     const claims = await storedClaims(sdk);
+    // A re-authentication that went through single sign-on (reauth.tsx) returns to its page.
+    const target = afterLoginTarget(undefined, undefined);
     if (claims?.twoFactorRequired) {
-      await router.navigate({ to: "/login/two-factor", search: {} });
+      await router.navigate({ to: "/login/two-factor", search: target === "/" ? {} : { redirect: target } });
       return;
     }
-    router.history.push("/");
+    router.history.push(target);
   };
 }
 
