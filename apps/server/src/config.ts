@@ -349,7 +349,11 @@ export type Config = {
 export type SupportTicketField = z.infer<typeof supportTicketField>;
 const supportTicketField = z
   .object({
-    id: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+    id: z
+      .number()
+      .int()
+      .min(100, "must be at least 100 (lower ids are the form's own fields)")
+      .max(Number.MAX_SAFE_INTEGER),
     type: z.enum(["text", "textarea", "tagger", "checkbox", "integer", "date"]),
     title_in_portal: z.string().trim().min(1).max(200),
     description: z.string().max(1000).optional(),

@@ -18,6 +18,7 @@ import {
   teamMembershipHooks,
 } from "../organizations/hooks.ts";
 import { removeOrganizationLogos } from "../organizations/logo.ts";
+import { removeOrganizationSupportFiles } from "../support/files.ts";
 import { supervisorReleaseHooks } from "../os-updates/supervisor-hooks.ts";
 import { devicePinHooks, fleetReleaseHooks, releaseHooks } from "../releases/hooks.ts";
 import { sshKeyHooks } from "../ssh-keys/hooks.ts";
@@ -43,7 +44,12 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     organization: {
       ...organizationHooks,
       afterDelete({ ids, afterCommit }) {
-        afterCommit(() => removeOrganizationLogos(ctx.config.dataDir, ids));
+        afterCommit(() =>
+          Promise.all([
+            removeOrganizationLogos(ctx.config.dataDir, ids),
+            removeOrganizationSupportFiles(ctx.config.dataDir, ids),
+          ]),
+        );
       },
     },
     user__is_member_of__organization: organizationMembershipHooks,
