@@ -145,6 +145,10 @@ export const errorCatalogue = {
   support_attachment_too_many: { status: 400, text: "A ticket can have at most {limit} attachments." },
   support_upload_invalid: { status: 400, text: "Unknown or already used upload token: {token}" },
   support_ticket_not_found: { status: 404, text: "Support ticket not found: {id}" },
+  support_tickets_in_zendesk: {
+    status: 409,
+    text: "Support tickets are handled in Zendesk on this server: reply to the ticket's emails or in the support portal.",
+  },
   // Fleets, apps and blocks (spec 2 §5 "Creating a fleet", "Fleet changes", §8).
   missing_required_attributes: { status: 400, text: "missing required attributes" },
   invalid_device_type: { status: 400, text: "Invalid device type: {type}" },

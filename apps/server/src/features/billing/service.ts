@@ -104,7 +104,12 @@ export async function planInfo(db: Db, organization: number, now = new Date()) {
   };
 }
 
-export type SupportTier = { slug: string; title: string; includes_private_support: boolean; includes__SLA: string | null };
+export type SupportTier = {
+  slug: string;
+  title: string;
+  includes_private_support: boolean;
+  includes__SLA: string | null;
+};
 
 async function supportOf(db: Db, plan: number): Promise<SupportTier> {
   const { rows } = await db.query<SupportTier>(

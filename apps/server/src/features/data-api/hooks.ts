@@ -18,10 +18,10 @@ import {
   teamMembershipHooks,
 } from "../organizations/hooks.ts";
 import { removeOrganizationLogos } from "../organizations/logo.ts";
-import { removeOrganizationSupportFiles } from "../support/files.ts";
 import { supervisorReleaseHooks } from "../os-updates/supervisor-hooks.ts";
 import { devicePinHooks, fleetReleaseHooks, releaseHooks } from "../releases/hooks.ts";
 import { sshKeyHooks } from "../ssh-keys/hooks.ts";
+import { removeOrganizationSupportFiles } from "../support/files.ts";
 import { chainHooks, VARIABLE_RESOURCES, variableHooks } from "../variables/hooks.ts";
 import { triggerUpdates } from "../variables/update-trigger.ts";
 
@@ -48,7 +48,7 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
           Promise.all([
             removeOrganizationLogos(ctx.config.dataDir, ids),
             removeOrganizationSupportFiles(ctx.config.dataDir, ids),
-          ]),
+          ]).then(() => undefined),
         );
       },
     },

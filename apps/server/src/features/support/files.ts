@@ -15,8 +15,10 @@ const startsWith = (bytes: Buffer, ...signature: number[]) =>
 
 const png = (b: Buffer) => startsWith(b, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
 const jpeg = (b: Buffer) => startsWith(b, 0xff, 0xd8, 0xff);
-const gif = (b: Buffer) => b.subarray(0, 6).toString("latin1") === "GIF87a" || b.subarray(0, 6).toString("latin1") === "GIF89a";
-const webp = (b: Buffer) => b.subarray(0, 4).toString("latin1") === "RIFF" && b.subarray(8, 12).toString("latin1") === "WEBP";
+const gif = (b: Buffer) =>
+  b.subarray(0, 6).toString("latin1") === "GIF87a" || b.subarray(0, 6).toString("latin1") === "GIF89a";
+const webp = (b: Buffer) =>
+  b.subarray(0, 4).toString("latin1") === "RIFF" && b.subarray(8, 12).toString("latin1") === "WEBP";
 const pdf = (b: Buffer) => b.subarray(0, 5).toString("latin1") === "%PDF-";
 // A zip starts with a local file header, or is empty (end of central directory only).
 const zip = (b: Buffer) => startsWith(b, 0x50, 0x4b, 0x03, 0x04) || startsWith(b, 0x50, 0x4b, 0x05, 0x06);
@@ -62,7 +64,10 @@ export const ALLOWED_EXTENSIONS = Object.keys(KINDS);
 /** A file name safe to store and to put in a Content-Disposition header: no path, no control or quote characters. */
 export function cleanFileName(raw: string): string {
   const base = path.basename(raw.replaceAll("\\", "/")).normalize("NFC");
-  const cleaned = base.replace(/[\u0000-\u001f\u007f"\\/]/g, "_").trim().slice(-200);
+  const cleaned = base
+    .replace(/[\u0000-\u001f\u007f"\\/]/g, "_")
+    .trim()
+    .slice(-200);
   return cleaned === "" || cleaned === "." || cleaned === ".." ? "attachment" : cleaned;
 }
 

@@ -117,7 +117,11 @@ export function zendeskClient(settings: NonNullable<Config["zendesk"]>, log: Log
     async upload(file: { name: string; contentType: string; bytes: Buffer }): Promise<string> {
       const answer = await call<{ upload?: { token?: string } }>(
         `/api/v2/uploads?filename=${encodeURIComponent(file.name)}`,
-        { method: "POST", headers: { "content-type": file.contentType.split(";")[0] ?? "application/binary" }, body: new Uint8Array(file.bytes) },
+        {
+          method: "POST",
+          headers: { "content-type": file.contentType.split(";")[0] ?? "application/binary" },
+          body: new Uint8Array(file.bytes),
+        },
       );
       const token = answer.upload?.token;
       if (typeof token !== "string" || token === "") {
