@@ -64,8 +64,9 @@ export const ALLOWED_EXTENSIONS = Object.keys(KINDS);
 /** A file name safe to store and to put in a Content-Disposition header: no path, no control or quote characters. */
 export function cleanFileName(raw: string): string {
   const base = path.basename(raw.replaceAll("\\", "/")).normalize("NFC");
-  const cleaned = base
-    .replace(/[\u0000-\u001f\u007f"\\/]/g, "_")
+  const cleaned = [...base]
+    .map((char) => (char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f || char === '"' ? "_" : char))
+    .join("")
     .trim()
     .slice(-200);
   return cleaned === "" || cleaned === "." || cleaned === ".." ? "attachment" : cleaned;
