@@ -66,11 +66,15 @@ async function upload(orgId: number, token: string, name: string, bytes: Buffer,
 beforeAll(async () => {
   mail = await startMailServer();
   t = await createTestApp({ SMTP_URL: mail.url, FLOTILLA_PUBLIC_URL: "https://console.example.com" });
-  [admin, member, ccMember, unverified, outsider, freeAdmin, otherAdmin, agent] = await Promise.all(
-    ["admin", "member", "cc", "unverified", "outsider", "free", "other", "agent"].map((name) =>
-      t.factories.user({ email: `${name}@support.example.com`, username: `sup_${name}` }),
-    ),
-  );
+  const person = (name: string) => t.factories.user({ email: `${name}@support.example.com`, username: `sup_${name}` });
+  admin = await person("admin");
+  member = await person("member");
+  ccMember = await person("cc");
+  unverified = await person("unverified");
+  outsider = await person("outsider");
+  freeAdmin = await person("free");
+  otherAdmin = await person("other");
+  agent = await person("agent");
   await t.db.query('UPDATE "user" SET is_verified = false WHERE id = $1', [unverified.user.id]);
   await grantGlobalRole(t.db.orm, agent.user.id, "support_agent");
   // The session carries the global roles of its start.
