@@ -237,10 +237,12 @@ describe("configuration", () => {
         [360002, true],
       ]);
       expect(loadConfig({}).supportTicketFields).toBeUndefined();
-      fs.writeFileSync(file, JSON.stringify([{ id: 1, type: "tagger", title_in_portal: "No options" }]));
+      fs.writeFileSync(file, JSON.stringify([{ id: 300, type: "tagger", title_in_portal: "No options" }]));
       expect(() => loadConfig({ FLOTILLA_SUPPORT_TICKET_FIELDS: file })).toThrow(
         "a tagger field needs options, other fields have none",
       );
+      fs.writeFileSync(file, JSON.stringify([{ id: 3, type: "text", title_in_portal: "Clash" }]));
+      expect(() => loadConfig({ FLOTILLA_SUPPORT_TICKET_FIELDS: file })).toThrow("lower ids are the form's own fields");
       fs.writeFileSync(file, "not json");
       expect(() => loadConfig({ FLOTILLA_SUPPORT_TICKET_FIELDS: file })).toThrow(ConfigError);
       expect(() => loadConfig({ FLOTILLA_SUPPORT_TICKET_FIELDS: path.join(dir, "missing.json") })).toThrow(
