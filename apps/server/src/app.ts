@@ -37,6 +37,7 @@ import { organizationLogoRoutes } from "./features/organizations/logo.ts";
 import { osUpdateRoutes } from "./features/os-updates/routes.ts";
 import { registryRoutes } from "./features/registry/routes.ts";
 import { releaseRoutes } from "./features/releases/routes.ts";
+import { supportRoutes } from "./features/support/routes.ts";
 import { terminalRoutes } from "./features/terminal/routes.ts";
 import { variableRoutes } from "./features/variables/routes.ts";
 import { bearerToken, isKnownDeviceKey, registerAuthentication, tokenHashOf } from "./lib/authenticate.ts";
@@ -136,6 +137,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(socialRoutes, ctx);
   await app.register(oauthRoutes, ctx);
   await app.register(handoffRoutes, ctx);
+  await app.register(supportRoutes, ctx);
   return app;
 }
 

@@ -1,3 +1,6 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, mapTilesSource } from "./config.ts";
 
@@ -188,6 +191,66 @@ describe("configuration", () => {
     expect(config.supportPortal).toEqual({ url: "https://help.example.com/access/jwt", secret: "0123456789abcdef" });
     expect(config.chatSecret).toBe("fedcba9876543210");
     expect(loadConfig({}).supportPortal).toBeUndefined();
+  });
+
+  it("reads Zendesk only when its URL, email and API token are all set", () => {
+    const all = {
+      ZENDESK_URL: "https://acme.zendesk.com/",
+      ZENDESK_EMAIL: "agent@acme.test",
+      ZENDESK_API_TOKEN: "zd-token-123",
+    };
+    expect(loadConfig(all).zendesk).toEqual({
+      url: "https://acme.zendesk.com",
+      email: "agent@acme.test",
+      apiToken: "zd-token-123",
+    });
+    expect(loadConfig({}).zendesk).toBeUndefined();
+    const { ZENDESK_EMAIL: _email, ...withoutEmail } = all;
+    expect(() => loadConfig(withoutEmail)).toThrow(ConfigError);
+    expect(() => loadConfig(withoutEmail)).toThrow(
+      "Invalid ZENDESK_EMAIL: ZENDESK_URL, ZENDESK_EMAIL and ZENDESK_API_TOKEN are set together",
+    );
+    expect(() => loadConfig({ ZENDESK_API_TOKEN: "zd-token-123" })).toThrow("Invalid ZENDESK_URL:");
+    expect(() => loadConfig({ ...all, ZENDESK_URL: "ftp://x" })).toThrow('Invalid ZENDESK_URL="ftp://x"');
+  });
+
+  it("reads the support ticket's custom fields from FLOTILLA_SUPPORT_TICKET_FIELDS, and refuses a bad file", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-fields-"));
+    const file = path.join(dir, "fields.json");
+    try {
+      fs.writeFileSync(
+        file,
+        JSON.stringify([
+          { id: 360001, type: "text", title_in_portal: "Device UUID" },
+          {
+            id: 360002,
+            type: "tagger",
+            title_in_portal: "Product",
+            required_in_portal: true,
+            options: [{ name: "Cloud", value: "cloud" }],
+          },
+        ]),
+      );
+      const fields = loadConfig({ FLOTILLA_SUPPORT_TICKET_FIELDS: file }).supportTicketFields;
+      expect(fields?.map((field) => [field.id, field.required_in_portal])).toEqual([
+        [360001, false],
+        [360002, true],
+      ]);
+      expect(loadConfig({}).supportTicketFields).toBeUndefined();
+      fs.writeFileSync(file, JSON.stringify([{ id: 300, type: "tagger", title_in_portal: "No options" }]));
+      expect(() => loadConfig({ FLOTILLA_SUPPORT_TICKET_FIELDS: file })).toThrow(
+        "a tagger field needs options, other fields have none",
+      );
+      fs.writeFileSync(file, JSON.stringify([{ id: 3, type: "text", title_in_portal: "Clash" }]));
+      expect(() => loadConfig({ FLOTILLA_SUPPORT_TICKET_FIELDS: file })).toThrow("lower ids are the form's own fields");
+      fs.writeFileSync(file, "not json");
+      expect(() => loadConfig({ FLOTILLA_SUPPORT_TICKET_FIELDS: file })).toThrow(ConfigError);
+      expect(() => loadConfig({ FLOTILLA_SUPPORT_TICKET_FIELDS: path.join(dir, "missing.json") })).toThrow(
+        "not a readable JSON file",
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("trusts no forwarded header unless FLOTILLA_TRUST_PROXY names the proxies or a hop count", () => {

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import { DEFAULT_DEVICE_LOG_LINES, DEFAULT_VARIABLE_RULES, type VariableRules } from "@flotilla/domain";
 import ipaddr from "ipaddr.js";
@@ -244,6 +245,10 @@ const schema = z.object({
   FLOTILLA_SUPPORT_PORTAL_URL: httpUrl.optional(),
   FLOTILLA_SUPPORT_PORTAL_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   FLOTILLA_CHAT_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+  FLOTILLA_SUPPORT_TICKET_FIELDS: z.string().min(1).optional(),
+  ZENDESK_URL: httpUrl.optional(),
+  ZENDESK_EMAIL: z.email("must be an email address").optional(),
+  ZENDESK_API_TOKEN: z.string().min(8, "must be at least 8 characters").optional(),
   FLOTILLA_RATE_LIMIT: z.coerce.number({ error: "must be a number" }).int().min(1).default(1000),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
@@ -330,8 +335,64 @@ export type Config = {
   supportPortal: { url: string; secret: string } | undefined;
   /** The chat widget's identity-verification secret (Intercom's `user_hash`). */
   chatSecret: string | undefined;
+  /**
+   * The custom fields of the support ticket form (FLOTILLA_SUPPORT_TICKET_FIELDS, a JSON file);
+   * undefined: the default "Affected fleet or device" field. Subject, description and priority are always there.
+   */
+  supportTicketFields: SupportTicketField[] | undefined;
+  /** Zendesk's Tickets API (ZENDESK_URL, ZENDESK_EMAIL, ZENDESK_API_TOKEN): tickets go there; undefined: kept here. */
+  zendesk: { url: string; email: string; apiToken: string } | undefined;
   logLevel: string;
 };
+
+/** A custom field of the support ticket form (Zendesk's ticket field shape, spec 3 §3). */
+export type SupportTicketField = z.infer<typeof supportTicketField>;
+const supportTicketField = z
+  .object({
+    id: z
+      .number()
+      .int()
+      .min(100, "must be at least 100 (lower ids are the form's own fields)")
+      .max(Number.MAX_SAFE_INTEGER),
+    type: z.enum(["text", "textarea", "tagger", "checkbox", "integer", "date"]),
+    title_in_portal: z.string().trim().min(1).max(200),
+    description: z.string().max(1000).optional(),
+    required_in_portal: z.boolean().default(false),
+    options: z
+      .array(z.object({ name: z.string().min(1).max(200), value: z.string().min(1).max(200) }).strict())
+      .max(200)
+      .optional(),
+  })
+  .strict()
+  .refine((field) => (field.type === "tagger") === (field.options !== undefined && field.options.length > 0), {
+    message: "a tagger field needs options, other fields have none",
+  });
+const supportTicketFields = z
+  .array(supportTicketField)
+  .max(50)
+  .refine((fields) => new Set(fields.map((field) => field.id)).size === fields.length, {
+    message: "field ids must be unique",
+  });
+
+/** FLOTILLA_SUPPORT_TICKET_FIELDS: a JSON file with an array of fields, read and checked at start. */
+function readSupportTicketFields(file: string): SupportTicketField[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(path.resolve(file), "utf8"));
+  } catch (error) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_SUPPORT_TICKET_FIELDS=${JSON.stringify(file)}: not a readable JSON file (${(error as Error).message})`,
+    );
+  }
+  const parsed = supportTicketFields.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(
+      `Invalid FLOTILLA_SUPPORT_TICKET_FIELDS=${JSON.stringify(file)}: ${issue?.path.join(".") || "fields"}: ${issue?.message ?? "invalid"}`,
+    );
+  }
+  return parsed.data;
+}
 
 /**
  * A social sign-in provider. `slug` names it in `/auth/{slug}` and in `social_service_account.provider`.
@@ -468,6 +529,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `Invalid ${missing}: FLOTILLA_SUPPORT_PORTAL_URL and FLOTILLA_SUPPORT_PORTAL_SECRET are set together`,
     );
   }
+  const zendeskParts = ["ZENDESK_URL", "ZENDESK_EMAIL", "ZENDESK_API_TOKEN"] as const;
+  const zendeskSet = zendeskParts.filter((name) => e[name]);
+  if (zendeskSet.length > 0 && zendeskSet.length < zendeskParts.length) {
+    const missing = zendeskParts.find((name) => !e[name]);
+    throw new ConfigError(`Invalid ${missing}: ZENDESK_URL, ZENDESK_EMAIL and ZENDESK_API_TOKEN are set together`);
+  }
   const socialProviders = oidcProviders(env);
   if (e.FLOTILLA_OAUTH_GITHUB_CLIENT_ID && e.FLOTILLA_OAUTH_GITHUB_CLIENT_SECRET) {
     socialProviders.push({
@@ -551,6 +618,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         ? { url: e.FLOTILLA_SUPPORT_PORTAL_URL, secret: e.FLOTILLA_SUPPORT_PORTAL_SECRET }
         : undefined,
     chatSecret: e.FLOTILLA_CHAT_SECRET,
+    supportTicketFields: e.FLOTILLA_SUPPORT_TICKET_FIELDS
+      ? readSupportTicketFields(e.FLOTILLA_SUPPORT_TICKET_FIELDS)
+      : undefined,
+    zendesk:
+      e.ZENDESK_URL && e.ZENDESK_EMAIL && e.ZENDESK_API_TOKEN
+        ? { url: trimSlash(e.ZENDESK_URL), email: e.ZENDESK_EMAIL, apiToken: e.ZENDESK_API_TOKEN }
+        : undefined,
     logLevel: e.LOG_LEVEL,
   };
 }

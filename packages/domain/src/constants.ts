@@ -42,3 +42,17 @@ export const DEFAULT_FLEET_MEMBERSHIP_ROLE = "developer";
 /** Device logs (spec 2 §9): lines kept per device by default (FLOTILLA_DEVICE_LOG_LINES), and a line's longest message. */
 export const DEFAULT_DEVICE_LOG_LINES = 5000;
 export const MAX_LOG_LINE_LENGTH = 10_000;
+
+/**
+ * Support tickets (spec 3 §3, §4 "Support ticket", §5, §9). An attachment is at most 5 MB
+ * (errors.support_attachment_exceed_limit with limit 5), read as 5 MiB like release assets; a
+ * ticket holds at most 10 attachments (a Flotilla decision).
+ */
+export const SUPPORT_ATTACHMENT_LIMIT_MB = 5;
+export const SUPPORT_ATTACHMENT_MAX_BYTES = SUPPORT_ATTACHMENT_LIMIT_MB * 1024 * 1024;
+export const SUPPORT_TICKET_MAX_ATTACHMENTS = 10;
+export const SUPPORT_TICKET_MAX_CCS = 20;
+export const SUPPORT_TICKET_STATUSES = ["open", "pending", "solved"] as const;
+export type SupportTicketStatus = (typeof SUPPORT_TICKET_STATUSES)[number];
+export const SUPPORT_TICKET_PRIORITIES = ["low", "normal", "high", "urgent"] as const;
+export type SupportTicketPriority = (typeof SUPPORT_TICKET_PRIORITIES)[number];

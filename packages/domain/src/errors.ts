@@ -129,6 +129,26 @@ export const errorCatalogue = {
   support_portal_not_configured: { status: 501, text: "The support portal is not configured on this server." },
   chat_missing_user_id: { status: 400, text: "Missing user_id" },
   chat_missing_username_hash: { status: 501, text: "Missing username hash" },
+  // Support tickets (spec 3 §2 Support drawer, §4 "Support ticket", §5, §8; docs/support.md).
+  something_went_wrong: { status: 502, text: "Something went wrong. Please try again later." },
+  no_private_support: {
+    status: 402,
+    text: "The plan of this organization does not include private support. Upgrade the plan, or ask the community forum.",
+  },
+  support_email_required: { status: 400, text: "Add an email address to your account to create a support ticket." },
+  support_email_unverified: { status: 403, text: "Verify your email address to use private support." },
+  support_attachment_exceed_limit: { status: 413, text: "Attachments must be at most {limit} MB each." },
+  support_attachment_type_not_allowed: {
+    status: 415,
+    text: "This file type cannot be attached: {filename}. Attach images, text or log files, PDF, or zip, tar or gzip archives.",
+  },
+  support_attachment_too_many: { status: 400, text: "A ticket can have at most {limit} attachments." },
+  support_upload_invalid: { status: 400, text: "Unknown or already used upload token: {token}" },
+  support_ticket_not_found: { status: 404, text: "Support ticket not found: {id}" },
+  support_tickets_in_zendesk: {
+    status: 409,
+    text: "Support tickets are handled in Zendesk on this server: reply to the ticket's emails or in the support portal.",
+  },
   // Fleets, apps and blocks (spec 2 §5 "Creating a fleet", "Fleet changes", §8).
   missing_required_attributes: { status: 400, text: "missing required attributes" },
   invalid_device_type: { status: 400, text: "Invalid device type: {type}" },

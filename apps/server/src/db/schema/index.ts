@@ -5,3 +5,4 @@ export * from "./fleets.ts";
 export * from "./identity.ts";
 export * from "./organizations.ts";
 export * from "./releases.ts";
+export * from "./support.ts";

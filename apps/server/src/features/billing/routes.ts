@@ -259,9 +259,24 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     return usageReport(ctx.db, id);
   });
 
-  app.get("/billing/v1/account/:org/can-access-support", async (request) =>
-    canAccessSupport(ctx.db, (await billingOrganization(request)).id),
-  );
+  /**
+   * Every member may ask (the support drawer is for ordinary members too, spec 3 §1, §2): a bare
+   * boolean, as balena's API answers (spec 3 §7); the tier and its SLA are at
+   * GET /support/v1/organizations/{orgId}/access (docs/support.md).
+   */
+  app.get("/billing/v1/account/:org/can-access-support", async (request) => {
+    const user = requireUser(request);
+    const raw = (request.params as { org: string }).org;
+    if (!/^\d{1,9}$/.test(raw)) throw new FlotillaError("bad_request", "invalid id passed in url");
+    const { rows } = await ctx.db.query(
+      `SELECT 1 FROM "organization" o WHERE o.id = $1
+          AND (EXISTS (SELECT 1 FROM "organization_membership" m WHERE m.is_member_of__organization = o.id AND m."user" = $2)
+               OR $3)`,
+      [Number(raw), user.id, user.caller.globalRoles.includes("balena_admin")],
+    );
+    if (rows.length === 0) throw new FlotillaError("not_found", "Organization not found");
+    return canAccessSupport(ctx.db, Number(raw));
+  });
 
   // The built-in provider's confirmation (what Stripe.js does against Stripe): the dashboard's
   // card or bank-debit form, checked here; the setup intent's client secret proves the caller started it.

@@ -104,14 +104,21 @@ export async function planInfo(db: Db, organization: number, now = new Date()) {
   };
 }
 
-async function supportOf(db: Db, plan: number) {
-  const { rows } = await db.query<{ slug: string; title: string; includes_private_support: boolean }>(
-    `SELECT t.slug, t.title, t.includes_private_support FROM "plan_feature" pf
+export type SupportTier = {
+  slug: string;
+  title: string;
+  includes_private_support: boolean;
+  includes__SLA: string | null;
+};
+
+async function supportOf(db: Db, plan: number): Promise<SupportTier> {
+  const { rows } = await db.query<SupportTier>(
+    `SELECT t.slug, t.title, t.includes_private_support, t."includes__SLA" FROM "plan_feature" pf
        JOIN "support_feature" sf ON sf.feature = pf.feature JOIN "support_tier" t ON t.id = sf.support_tier
       WHERE pf.plan = $1 ORDER BY t.includes_private_support DESC LIMIT 1`,
     [plan],
   );
-  return rows[0] ?? { slug: "community", title: "Community", includes_private_support: false };
+  return rows[0] ?? { slug: "community", title: "Community", includes_private_support: false, includes__SLA: null };
 }
 
 /**
@@ -135,8 +142,13 @@ export async function usageReport(db: Db, organization: number) {
 
 /** `GET /billing/v1/account/{org}/can-access-support`: the plan's support tier includes private support. */
 export async function canAccessSupport(db: Db, organization: number): Promise<boolean> {
+  return (await supportTierOf(db, organization)).includes_private_support;
+}
+
+/** The support tier of the organization's plan (spec 3 §3 support_feature); community when it has none. */
+export async function supportTierOf(db: Db, organization: number): Promise<SupportTier> {
   const { plan } = await currentSubscription(db, organization);
-  return (await supportOf(db, plan.id)).includes_private_support;
+  return supportOf(db, plan.id);
 }
 
 export type PlanChange = { tier: string; cycle: "monthly" | "annual"; planChangeReason?: string | undefined };

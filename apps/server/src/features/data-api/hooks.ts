@@ -21,6 +21,7 @@ import { removeOrganizationLogos } from "../organizations/logo.ts";
 import { supervisorReleaseHooks } from "../os-updates/supervisor-hooks.ts";
 import { devicePinHooks, fleetReleaseHooks, releaseHooks } from "../releases/hooks.ts";
 import { sshKeyHooks } from "../ssh-keys/hooks.ts";
+import { removeOrganizationSupportFiles } from "../support/files.ts";
 import { chainHooks, VARIABLE_RESOURCES, variableHooks } from "../variables/hooks.ts";
 import { triggerUpdates } from "../variables/update-trigger.ts";
 
@@ -43,7 +44,12 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     organization: {
       ...organizationHooks,
       afterDelete({ ids, afterCommit }) {
-        afterCommit(() => removeOrganizationLogos(ctx.config.dataDir, ids));
+        afterCommit(() =>
+          Promise.all([
+            removeOrganizationLogos(ctx.config.dataDir, ids),
+            removeOrganizationSupportFiles(ctx.config.dataDir, ids),
+          ]).then(() => undefined),
+        );
       },
     },
     user__is_member_of__organization: organizationMembershipHooks,

@@ -89,3 +89,22 @@ export function creditLowMail(
     { label: "Add credits", link: `${publicUrl}/orgs/${organization.id}/credits` },
   );
 }
+
+/** Platform staff answered a support ticket (docs/support.md): to the requester and the addresses copied. */
+export function supportReplyMail(
+  publicUrl: string,
+  ticket: { id: number; subject: string; status: string },
+  reply: { author: string; body: string },
+): MailContent {
+  return compose(
+    `[Ticket #${ticket.id}] ${ticket.subject}`,
+    [
+      `${reply.author} from support replied to the ticket #${ticket.id} "${ticket.subject}":`,
+      reply.body,
+      ticket.status === "solved"
+        ? "The ticket is marked solved. Reply on the ticket to reopen it."
+        : "Reply on the ticket to answer.",
+    ],
+    { label: "View the ticket", link: `${publicUrl}/support/tickets/${ticket.id}` },
+  );
+}
