@@ -90,8 +90,15 @@ describe("paid plans: roles, annual billing, the free plan's allowance", () => {
     await change.getByRole("button", { name: "Confirm" }).click();
     await change.waitFor({ state: "hidden" });
     await current.getByText("Billed annually").waitFor();
+    // Within the paid month nothing is charged now: the next bill states the proration.
+    await page
+      .getByRole("table", { name: "Charges" })
+      .getByRole("row")
+      .filter({ hasText: "Proration: Pilot (monthly) to Pilot (annual)" })
+      .waitFor();
     const invoices = page.getByRole("table", { name: "Invoices" });
-    await invoices.getByRole("row").filter({ hasText: "$3,229.20" }).getByText("Paid").waitFor();
+    await invoices.getByRole("row").filter({ hasText: "$299.00" }).getByText("Paid").waitFor();
+    expect(await invoices.getByRole("row").filter({ hasText: "$3,229.20" }).count()).toBe(0);
 
     // Eleven devices: more than the free plan's ten. Moving to it is refused with the reason.
     const key = await call<string>("POST", "/api-key/v2/", {
