@@ -324,9 +324,16 @@ describe("a real device runs what flotilla push built", () => {
     await dialog.getByRole("button", { name: "Stage change" }).click();
     await editor.getByRole("button", { name: "Apply 1 change" }).click();
     await page.getByText("all changes successful").waitFor();
+    // A new ticker container, not merely the old one gone (between the two there is none).
     await expect
-      .poll(async () => (await containers()).get("ticker")?.Id, { timeout: 60_000, interval: 1000 })
-      .not.toBe(before);
+      .poll(
+        async () => {
+          const id = (await containers()).get("ticker")?.Id;
+          return id !== undefined && id !== before;
+        },
+        { timeout: 60_000, interval: 1000 },
+      )
+      .toBe(true);
     const ticker = (await containers()).get("ticker");
     expect((await inspect(ticker?.Id ?? ""))?.Config.Env).toContain("GREETING=bonjour");
     await page.goto(`${flotilla.dashboardUrl}/devices/${deviceUuid}`);
