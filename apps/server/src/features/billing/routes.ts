@@ -282,13 +282,13 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
   // card or bank-debit form, checked here; the setup intent's client secret proves the caller started it.
   if (provider === builtInProvider) {
     // The test clock (docs/billing.md): platform administrators move billing time ahead and the
-    // billing job runs at once, to try renewals, past due and freezing.
+    // billing job runs at once, to try renewals, past due and freezing (0 days: only the job).
     app.post("/billing/v1/test-clock/advance", async (request) => {
       const user = requireUser(request);
       if (!user.caller.globalRoles.includes("balena_admin")) {
         throw new FlotillaError("forbidden", "Only platform administrators move the billing test clock.");
       }
-      const { days } = parseInput(z.object({ days: z.number().int().min(1).max(3660) }), request.body);
+      const { days } = parseInput(z.object({ days: z.number().int().min(0).max(3660) }), request.body);
       await advanceTestClock(ctx.db, days);
       const now = await billingNow(ctx.db, provider);
       const job = await runBillingJob(ctx.db, provider, now, mail);
