@@ -206,7 +206,10 @@ const schema = z.object({
   FLOTILLA_SUPPORT_FORUM_URL: httpUrl.default(DEFAULT_SUPPORT_FORUM_URL),
   FLOTILLA_FEATURE_REQUESTS_URL: httpUrl.default(DEFAULT_FEATURE_REQUESTS_URL),
   FLOTILLA_DOCS_SEARCH_URL: httpUrl
-    .refine((value) => value.includes("{query}"), "must be a URL template with {query}, such as https://docs.example.com/search?q={query}")
+    .refine(
+      (value) => value.includes("{query}"),
+      "must be a URL template with {query}, such as https://docs.example.com/search?q={query}",
+    )
     .optional(),
   FLOTILLA_MAP_TILES: z
     .string()

@@ -44,7 +44,9 @@ describe("runtime config", () => {
     expect(old.supportForumUrl).toBe("https://forums.balena.io/");
     expect(old.featureRequestsUrl).toBe("https://forums.balena.io/c/product-support/feature-requests/");
     expect(old.docsSearchUrl).toBeNull();
-    expect(parseRuntimeConfig({ ...served, docsSearchUrl: "https://docs.example.com/search" }).docsSearchUrl).toBeNull();
+    expect(
+      parseRuntimeConfig({ ...served, docsSearchUrl: "https://docs.example.com/search" }).docsSearchUrl,
+    ).toBeNull();
     expect(parseRuntimeConfig({ ...served, docsSearchUrl: "javascript:{query}" }).docsSearchUrl).toBeNull();
   });
 

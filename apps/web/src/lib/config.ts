@@ -75,8 +75,7 @@ export function parseRuntimeConfig(value: unknown): RuntimeConfig {
     statusPageUrl: isHttpUrl(raw.statusPageUrl) ? raw.statusPageUrl : null,
     supportForumUrl: isHttpUrl(raw.supportForumUrl) ? raw.supportForumUrl : DEFAULT_SUPPORT_FORUM_URL,
     featureRequestsUrl: isHttpUrl(raw.featureRequestsUrl) ? raw.featureRequestsUrl : DEFAULT_FEATURE_REQUESTS_URL,
-    docsSearchUrl:
-      isHttpUrl(raw.docsSearchUrl) && raw.docsSearchUrl.includes("{query}") ? raw.docsSearchUrl : null,
+    docsSearchUrl: isHttpUrl(raw.docsSearchUrl) && raw.docsSearchUrl.includes("{query}") ? raw.docsSearchUrl : null,
     mapTilesUrl: mapTilesUrl(raw.mapTilesUrl),
     salesUrl: salesUrl(raw.salesUrl),
     stripePublishableKey:
