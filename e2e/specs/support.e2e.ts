@@ -199,7 +199,9 @@ describe("support drawer, tickets and the staff inbox", () => {
     const ticket = agent.getByRole("region", { name: /^Ticket #\d+$/ });
     await ticket.getByRole("button", { name: "device.log" }).waitFor();
     await ticket.getByText("cc: ops@example.com, lead@example.com", { exact: false }).waitFor();
-    await ticket.getByRole("textbox", { name: "Reply" }).fill("Please send us the output of journalctl -u NetworkManager.");
+    await ticket
+      .getByRole("textbox", { name: "Reply" })
+      .fill("Please send us the output of journalctl -u NetworkManager.");
     await ticket.getByRole("button", { name: "Send reply" }).click();
     await agent.getByText("Reply sent.").waitFor();
     await ticket.getByRole("combobox", { name: "Priority" }).click();

@@ -41,7 +41,7 @@ export function ticketOrganizations(tickets: TicketSummary[]): { id: number; nam
 export function SupportInboxPage() {
   const { t } = useTranslation();
   const api = useSupportApi();
-  const [filters, setFilters] = useState<Filters>({ status: "open" });
+  const [filters, setFilters] = useState<Filters>({});
   const [selected, setSelected] = useState<number | undefined>();
   const tickets = useQuery({
     queryKey: supportKeys.staffTickets(filters),
@@ -70,7 +70,8 @@ export function SupportInboxPage() {
               status: (event.target.value || undefined) as SupportTicketStatus | undefined,
             }))
           }
-          sx={{ minWidth: 160 }}
+          fullWidth={false}
+          sx={{ width: 160 }}
         >
           <MenuItem value="">{t("support.inbox.all")}</MenuItem>
           {SUPPORT_TICKET_STATUSES.map((status) => (
@@ -90,7 +91,8 @@ export function SupportInboxPage() {
               organization: event.target.value ? Number(event.target.value) : undefined,
             }))
           }
-          sx={{ minWidth: 220 }}
+          fullWidth={false}
+          sx={{ width: 220 }}
         >
           <MenuItem value="">{t("support.inbox.all_organizations")}</MenuItem>
           {organizations.map((org) => (
@@ -197,7 +199,8 @@ function StaffTicket({ id }: { id: number }) {
               value={data.status}
               disabled={update.isPending}
               onChange={(event) => update.mutate({ status: event.target.value as SupportTicketStatus })}
-              sx={{ minWidth: 150 }}
+              fullWidth={false}
+              sx={{ width: 150 }}
             >
               {SUPPORT_TICKET_STATUSES.map((status) => (
                 <MenuItem key={status} value={status}>
@@ -212,7 +215,8 @@ function StaffTicket({ id }: { id: number }) {
               value={data.priority}
               disabled={update.isPending}
               onChange={(event) => update.mutate({ priority: event.target.value as SupportTicketPriority })}
-              sx={{ minWidth: 150 }}
+              fullWidth={false}
+              sx={{ width: 150 }}
             >
               {SUPPORT_TICKET_PRIORITIES.map((priority) => (
                 <MenuItem key={priority} value={priority}>
@@ -235,7 +239,8 @@ function StaffTicket({ id }: { id: number }) {
             label={t("support.inbox.reply_status")}
             value={replyStatus}
             onChange={(event) => setReplyStatus(event.target.value as SupportTicketStatus)}
-            sx={{ minWidth: 200 }}
+            fullWidth={false}
+            sx={{ width: 200 }}
           >
             {SUPPORT_TICKET_STATUSES.map((status) => (
               <MenuItem key={status} value={status}>

@@ -34,7 +34,10 @@ describe("the drawer's private-support state (spec 3 §2, §4; spec 1 §8)", () 
   });
 
   it("offers the upgrade when the plan has no private support, with the link for administrators", () => {
-    expect(supportView({ data: false }, { data: access() })).toEqual({ kind: "no_private_support", administrator: false });
+    expect(supportView({ data: false }, { data: access() })).toEqual({
+      kind: "no_private_support",
+      administrator: false,
+    });
     expect(supportView({ data: false }, { data: access({ is_administrator: true }) })).toEqual({
       kind: "no_private_support",
       administrator: true,
@@ -141,7 +144,9 @@ describe("the ticket form (spec 3 §3, §5, §7)", () => {
     expect(supportErrorText(apiError(413, "support_attachment_exceed_limit"))).toBe(
       "Attachments must be at most 5 MB each.",
     );
-    expect(supportErrorText(apiError(502, "something_went_wrong"))).toBe("Something went wrong. Please try again later.");
+    expect(supportErrorText(apiError(502, "something_went_wrong"))).toBe(
+      "Something went wrong. Please try again later.",
+    );
     expect(supportErrorText(new TypeError("Failed to fetch"))).toBe("Something went wrong. Please try again later.");
   });
 });
