@@ -63,6 +63,7 @@ export function SupportInboxPage() {
           select
           size="small"
           label={t("support.inbox.status_filter")}
+          slotProps={{ select: { displayEmpty: true }, inputLabel: { shrink: true } }}
           value={filters.status ?? ""}
           onChange={(event) =>
             setFilters((current) => ({
@@ -84,6 +85,7 @@ export function SupportInboxPage() {
           select
           size="small"
           label={t("support.inbox.organization_filter")}
+          slotProps={{ select: { displayEmpty: true }, inputLabel: { shrink: true } }}
           value={filters.organization ? String(filters.organization) : ""}
           onChange={(event) =>
             setFilters((current) => ({
@@ -191,7 +193,7 @@ function StaffTicket({ id }: { id: number }) {
       <ThreadMessages
         ticket={data}
         header={
-          <Box sx={{ display: "flex", gap: 1.5, mb: 2, flexWrap: "wrap" }}>
+          <Box sx={{ display: "flex", gap: 1.5, mt: 1.5, mb: 2, flexWrap: "wrap" }}>
             <TextField
               select
               size="small"
