@@ -85,12 +85,12 @@ describe("accounts: guards, shell and CLI login", () => {
     await page.waitForURL(url("/fleets"));
     const header = page.getByRole("banner");
     expect(await header.evaluate((element) => getComputedStyle(element).backgroundColor)).not.toBe("rgb(185, 28, 28)");
-    // The help links open the public documentation, forums and hub in a new tab.
-    await header.getByRole("button", { name: "Help and resources" }).click();
-    const help = page.getByRole("menu");
+    // The help drawer links to the public documentation, forums and hub in a new tab.
+    await header.getByRole("button", { name: "Help and support" }).click();
+    const help = page.getByRole("dialog", { name: "Help and support" });
     const links: Record<string, string | null> = {};
-    for (const name of ["Getting started", "Documentation", "Feature requests", "Forums", "Help", "Hub"]) {
-      const item = help.getByRole("menuitem", { name, exact: true });
+    for (const name of ["Getting started", "Documentation", "Feature requests", "Community forum", "Help", "Hub"]) {
+      const item = help.getByRole("link", { name, exact: true });
       links[name] = await item.getAttribute("href");
       expect(await item.getAttribute("target")).toBe("_blank");
     }

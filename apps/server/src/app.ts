@@ -21,6 +21,7 @@ import { dashboardServer } from "./features/dashboard/server.ts";
 import { dataApiRoutes } from "./features/data-api/routes.ts";
 import { deployRoutes } from "./features/deploy/routes.ts";
 import { deviceConfigRoutes } from "./features/device-config/routes.ts";
+import { deviceTypeRoutes } from "./features/device-types/routes.ts";
 import { diagnosticsRoutes } from "./features/devices/diagnostics.ts";
 import { deviceRegisterRoutes } from "./features/devices/register.ts";
 import { deviceRoutes } from "./features/devices/routes.ts";
@@ -123,6 +124,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(deployRoutes, ctx);
   await app.register(deviceConfigRoutes, ctx);
   await app.register(agentDownloadRoutes, ctx);
+  await app.register(deviceTypeRoutes, ctx);
   await app.register(deviceRegisterRoutes, ctx);
   await app.register(deviceRoutes, ctx);
   await app.register(supervisorRelayRoutes, ctx);

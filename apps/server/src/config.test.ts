@@ -49,6 +49,13 @@ describe("configuration", () => {
     ["SMTP_FROM", "Flotilla", 'must be an address, or "Name <address>"'],
     ["FLOTILLA_FEATURE_FLAGS", "a,,b", "must be a comma-separated list of flag names"],
     ["FLOTILLA_STATUS_PAGE_URL", "status", "must be an http(s) URL"],
+    ["FLOTILLA_SUPPORT_FORUM_URL", "forum", "must be an http(s) URL"],
+    ["FLOTILLA_FEATURE_REQUESTS_URL", "javascript:alert(1)", "must be an http(s) URL"],
+    [
+      "FLOTILLA_DOCS_SEARCH_URL",
+      "https://docs.example.com/search",
+      "must be a URL template with {query}, such as https://docs.example.com/search?q={query}",
+    ],
     [
       "FLOTILLA_MAP_TILES",
       "https://tiles.example.com/{z}/{x}.png",
@@ -422,6 +429,23 @@ describe("configuration", () => {
     expect(() => loadConfig({ FLOTILLA_SALES_URL: "javascript:alert(1)" })).toThrow(
       /^Invalid FLOTILLA_SALES_URL=.*: must be an http\(s\) URL or a mailto: address/,
     );
+  });
+
+  it("reads the support drawer's links, balena's forums by default, and the docs search template", () => {
+    const defaults = loadConfig({});
+    expect(defaults.supportForumUrl).toBe("https://forums.balena.io/");
+    expect(defaults.featureRequestsUrl).toBe("https://forums.balena.io/c/product-support/feature-requests/");
+    expect(defaults.docsSearchUrl).toBeUndefined();
+    const set = loadConfig({
+      FLOTILLA_SUPPORT_FORUM_URL: "https://forum.example.com/",
+      FLOTILLA_FEATURE_REQUESTS_URL: "https://ideas.example.com/",
+      FLOTILLA_DOCS_SEARCH_URL: "https://docs.example.com/search?q={query}",
+    });
+    expect([set.supportForumUrl, set.featureRequestsUrl, set.docsSearchUrl]).toEqual([
+      "https://forum.example.com/",
+      "https://ideas.example.com/",
+      "https://docs.example.com/search?q={query}",
+    ]);
   });
 
   it("treats an empty variable as unset", () => {

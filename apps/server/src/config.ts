@@ -17,6 +17,10 @@ const port = z.coerce
 
 const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
 
+/** The support drawer's community links when the operator names none (balena's forums, as the help links). */
+export const DEFAULT_SUPPORT_FORUM_URL = "https://forums.balena.io/";
+export const DEFAULT_FEATURE_REQUESTS_URL = "https://forums.balena.io/c/product-support/feature-requests/";
+
 /** OpenStreetMap's tile server: each map view sends the viewer's address to it (README). */
 export const DEFAULT_MAP_TILES = "https://tile.openstreetmap.org/{z}/{x}/{y}.png";
 
@@ -199,6 +203,14 @@ const schema = z.object({
   FLOTILLA_DEVICE_ACTIONS_HOST: z.string().min(1).optional(),
   FLOTILLA_WEB_DIST: z.string().min(1).optional(),
   FLOTILLA_STATUS_PAGE_URL: httpUrl.optional(),
+  FLOTILLA_SUPPORT_FORUM_URL: httpUrl.default(DEFAULT_SUPPORT_FORUM_URL),
+  FLOTILLA_FEATURE_REQUESTS_URL: httpUrl.default(DEFAULT_FEATURE_REQUESTS_URL),
+  FLOTILLA_DOCS_SEARCH_URL: httpUrl
+    .refine(
+      (value) => value.includes("{query}"),
+      "must be a URL template with {query}, such as https://docs.example.com/search?q={query}",
+    )
+    .optional(),
   FLOTILLA_MAP_TILES: z
     .string()
     .refine(isMapTilesSetting, "must be a tile URL template such as https://tiles.example.com/{z}/{x}/{y}.png, or none")
@@ -292,6 +304,11 @@ export type Config = {
   webDist: string;
   /** A status page's JSON summary (statuspage.io `/api/v2/summary.json` shape) shown in the dashboard. */
   statusPageUrl: string | undefined;
+  /** The support drawer's community forum and feature-request links (spec 3 §2 Support drawer). */
+  supportForumUrl: string;
+  featureRequestsUrl: string;
+  /** The support drawer's docs search: a URL template with `{query}`; undefined: no search box. */
+  docsSearchUrl: string | undefined;
   /** The device map's tile URL template; undefined (FLOTILLA_MAP_TILES=none) for no tiles. */
   mapTiles: string | undefined;
   /** Repository host for deploy-with-button: its API (default branch) and raw file URLs. */
@@ -583,6 +600,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deviceActionsHost: e.FLOTILLA_DEVICE_ACTIONS_HOST,
     webDist: path.resolve(e.FLOTILLA_WEB_DIST ?? new URL("../../web/dist", import.meta.url).pathname),
     statusPageUrl: e.FLOTILLA_STATUS_PAGE_URL,
+    supportForumUrl: e.FLOTILLA_SUPPORT_FORUM_URL,
+    featureRequestsUrl: e.FLOTILLA_FEATURE_REQUESTS_URL,
+    docsSearchUrl: e.FLOTILLA_DOCS_SEARCH_URL,
     mapTiles: e.FLOTILLA_MAP_TILES === "none" ? undefined : e.FLOTILLA_MAP_TILES,
     repositoryApiUrl: trimSlash(e.FLOTILLA_REPOSITORY_API_URL),
     repositoryRawUrl: trimSlash(e.FLOTILLA_REPOSITORY_RAW_URL),

@@ -8,6 +8,7 @@ import {
   createRouter,
   type ErrorComponentProps,
   lazyRouteComponent,
+  notFound,
   Outlet,
   redirect,
   useRouterState,
@@ -27,7 +28,7 @@ import type { Fleet, fleetAbilities } from "./features/fleet-access/data.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
 import { loadFullCatalogue, t } from "./lib/i18n.ts";
 import { setPreference } from "./lib/preferences.ts";
-import { requireNumericId } from "./lib/route-id.ts";
+import { isNumericId, requireNumericId } from "./lib/route-id.ts";
 import type { Sdk } from "./lib/sdk.ts";
 import { showToast } from "./lib/toasts.ts";
 import type { loadDevice, loadOrganization, loadRelease } from "./route-data.ts";
@@ -701,6 +702,30 @@ const identityProviderDetailRoute = createRoute({
   component: page(identityPages, "IdentityProviderPage"),
 });
 
+/**
+ * `/support`: the platform staff's support inbox (balena_admin, support_agent); anybody else gets
+ * the not-found page, as for a path that is not there.
+ */
+const supportPages = () => import("./features/support/inbox-page.tsx");
+const supportInboxRoute = createRoute({
+  getParentRoute: () => verifiedRoute,
+  path: "/support",
+  beforeLoad: async ({ context }) => {
+    const session = await getSessionState(context.queryClient, context.sdk);
+    if (session.kind !== "signed-in" || !isSupportStaff(session.claims)) throw notFound();
+  },
+  component: page(supportPages, "SupportInboxPage"),
+});
+/** `/support/tickets/{id}`: a ticket, where the reply e-mails link to (signed-out: log in, then back). */
+const supportTicketRoute = createRoute({
+  getParentRoute: () => verifiedRoute,
+  path: "/support/tickets/$ticketId",
+  beforeLoad: ({ params }) => {
+    if (!isNumericId(params.ticketId)) throw notFound();
+  },
+  component: page(() => import("./features/support/ticket-page.tsx"), "SupportTicketPage"),
+});
+
 /** Invitation links (spec 1 §2.1): signed-out visitors log in (or sign up) and come back here. */
 const organizationInvitationRoute = createRoute({
   getParentRoute: () => verifiedRoute,
@@ -1095,6 +1120,8 @@ export const routeTree = rootRoute.addChildren([
       identityProviderRoute.addChildren([identityProviderIndexRoute, identityProviderDetailRoute]),
       organizationInvitationRoute,
       fleetInvitationRoute,
+      supportInboxRoute,
+      supportTicketRoute,
       deployRoute,
       deviceRoute.addChildren(deviceChildren),
     ]),

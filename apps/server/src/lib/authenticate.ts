@@ -27,6 +27,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** Routes are authenticated unless they opt out with `public: true`. */
     public?: boolean;
+    /** Also answers without a token (`request.auth` unset); a token sent is still checked. */
+    guest?: boolean;
   }
 }
 
@@ -151,6 +153,7 @@ export function registerAuthentication(app: FastifyInstance, ctx: AppContext) {
   app.decorateRequest("auth", undefined);
   const authenticate = async (request: FastifyRequest) => {
     const token = bearerToken(request);
+    if (!token && request.routeOptions.config.guest && request.headers.authorization === undefined) return;
     if (!token) throw new FlotillaError("not_logged_in");
     const caller = await identify(ctx, token, () => tokenHashOf(request, token));
     if (caller.session?.twoFactorRequired === true) {

@@ -63,6 +63,46 @@ export function ServiceStatusLink() {
 }
 
 /**
+ * The support drawer's status indicator (spec 3 §7): the dot and the summary's words on a light
+ * background, linking to the status page; nothing when the deployment has none.
+ */
+export function ServiceStatusIndicator() {
+  const { t } = useTranslation();
+  const { configured, pageUrl, summary } = useStatusPage();
+  if (!configured || !pageUrl) return null;
+  const description = summary
+    ? summary.description || (summary.indicator === "none" ? t("status_page.operational") : t("status_page.disruption"))
+    : t("status_page.unknown");
+  return (
+    <Link
+      href={pageUrl}
+      {...external}
+      underline="hover"
+      color="text.primary"
+      aria-label={t("status_page.link_title", { description })}
+      sx={{ display: "flex", alignItems: "center", gap: 1, fontSize: 14 }}
+    >
+      <Box
+        component="span"
+        aria-hidden
+        data-indicator={summary?.indicator ?? "unknown"}
+        sx={{
+          width: 10,
+          height: 10,
+          flexShrink: 0,
+          borderRadius: "50%",
+          bgcolor: summary ? INDICATOR_COLORS[summary.indicator] : "grey.400",
+        }}
+      />
+      <Box component="span" sx={{ flex: 1, "&::first-letter": { textTransform: "uppercase" } }}>
+        {description}
+      </Box>
+      <OpenInNew aria-hidden sx={{ fontSize: 16, color: "text.secondary" }} />
+    </Link>
+  );
+}
+
+/**
  * The status page banner (spec 1 §7): while the status page reports anything but "none", a calm
  * strip with its description and the ongoing incidents, each linking to its page. It can be
  * dismissed; it comes back when the disruption changes.

@@ -8,6 +8,9 @@ const served = {
   deviceUrlsBaseDomain: null,
   deviceActionsHost: "actions.example.com",
   statusPageUrl: "https://status.example.com/api/v2/summary.json",
+  supportForumUrl: "https://forum.example.com/",
+  featureRequestsUrl: "https://forum.example.com/ideas",
+  docsSearchUrl: "https://docs.example.com/search?q={query}",
   mapTilesUrl: "https://tiles.example.com/{z}/{x}/{y}.png",
   salesUrl: "mailto:sales@example.com",
   stripePublishableKey: null,
@@ -34,6 +37,17 @@ describe("runtime config", () => {
     expect(parseRuntimeConfig({ ...served, statusPageUrl: null }).statusPageUrl).toBeNull();
     expect(parseRuntimeConfig({ apiUrl: served.apiUrl }).statusPageUrl).toBeNull();
     expect(parseRuntimeConfig({ ...served, statusPageUrl: "ftp://status.example.com/x" }).statusPageUrl).toBeNull();
+  });
+
+  it("reads the support drawer's links: balena's forums from a server that does not say, no docs search without {query}", () => {
+    const old = parseRuntimeConfig({ apiUrl: served.apiUrl });
+    expect(old.supportForumUrl).toBe("https://forums.balena.io/");
+    expect(old.featureRequestsUrl).toBe("https://forums.balena.io/c/product-support/feature-requests/");
+    expect(old.docsSearchUrl).toBeNull();
+    expect(
+      parseRuntimeConfig({ ...served, docsSearchUrl: "https://docs.example.com/search" }).docsSearchUrl,
+    ).toBeNull();
+    expect(parseRuntimeConfig({ ...served, docsSearchUrl: "javascript:{query}" }).docsSearchUrl).toBeNull();
   });
 
   it("rejects a config without a usable API URL", () => {

@@ -9,6 +9,11 @@ export interface RuntimeConfig {
   deviceActionsHost: string | null;
   /** A statuspage.io-style summary JSON (spec 1 §7, §9); null when the deployment has no status page. */
   statusPageUrl: string | null;
+  /** The support drawer's community forum and feature-request links (server FLOTILLA_SUPPORT_FORUM_URL, …). */
+  supportForumUrl: string;
+  featureRequestsUrl: string;
+  /** The support drawer's docs search: an http(s) URL template with `{query}`; null: no search box. */
+  docsSearchUrl: string | null;
   /** The device map's tile URL template (server FLOTILLA_MAP_TILES); null: no tiles, markers only. */
   mapTilesUrl: string | null;
   /** Where "Contact sales" buttons lead (server FLOTILLA_SALES_URL): an http(s) or mailto: address. */
@@ -16,6 +21,10 @@ export interface RuntimeConfig {
   /** Stripe's publishable key when Stripe takes the payments; null: the built-in test provider. */
   stripePublishableKey: string | null;
 }
+
+/** The community links of a server that does not say (balena's forums, as the header's help links were). */
+export const DEFAULT_SUPPORT_FORUM_URL = "https://forums.balena.io/";
+export const DEFAULT_FEATURE_REQUESTS_URL = "https://forums.balena.io/c/product-support/feature-requests/";
 
 /** The tiles of a server that does not say (older than FLOTILLA_MAP_TILES): OpenStreetMap's, as before. */
 export const DEFAULT_MAP_TILES_URL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png";
@@ -64,6 +73,9 @@ export function parseRuntimeConfig(value: unknown): RuntimeConfig {
     deviceUrlsBaseDomain: optionalString(raw.deviceUrlsBaseDomain),
     deviceActionsHost: optionalString(raw.deviceActionsHost),
     statusPageUrl: isHttpUrl(raw.statusPageUrl) ? raw.statusPageUrl : null,
+    supportForumUrl: isHttpUrl(raw.supportForumUrl) ? raw.supportForumUrl : DEFAULT_SUPPORT_FORUM_URL,
+    featureRequestsUrl: isHttpUrl(raw.featureRequestsUrl) ? raw.featureRequestsUrl : DEFAULT_FEATURE_REQUESTS_URL,
+    docsSearchUrl: isHttpUrl(raw.docsSearchUrl) && raw.docsSearchUrl.includes("{query}") ? raw.docsSearchUrl : null,
     mapTilesUrl: mapTilesUrl(raw.mapTilesUrl),
     salesUrl: salesUrl(raw.salesUrl),
     stripePublishableKey:

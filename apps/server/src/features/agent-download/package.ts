@@ -100,3 +100,16 @@ export async function buildAgentPackage(): Promise<AgentPackage> {
   ]);
   return { tgz, sha256: crypto.createHash("sha256").update(tgz).digest("hex"), version: APP_VERSION };
 }
+
+let building: Promise<AgentPackage> | undefined;
+/**
+ * The agent package, bundled on first use (about a second) and kept: the agent's source does not
+ * change while the server runs. A failed bundle is tried again on the next call.
+ */
+export function agentPackage(): Promise<AgentPackage> {
+  building ??= buildAgentPackage().catch((error: unknown) => {
+    building = undefined;
+    throw error;
+  });
+  return building;
+}

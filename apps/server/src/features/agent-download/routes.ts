@@ -2,7 +2,7 @@ import fs from "node:fs";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
-import { type AgentPackage, buildAgentPackage, nodePtyVersion } from "./package.ts";
+import { agentPackage, nodePtyVersion } from "./package.ts";
 
 const INSTALLER = fs.readFileSync(new URL("./install.sh", import.meta.url), "utf8");
 
@@ -16,17 +16,7 @@ export const installScript = (apiUrl: string) =>
  * agent's code is no secret.
  */
 export async function agentDownloadRoutes(app: FastifyInstance, ctx: AppContext) {
-  // Bundled on first request (about a second) and kept: the agent's source does not change while the server runs.
-  let agentPackage: Promise<AgentPackage> | undefined;
-  const getPackage = () => {
-    agentPackage ??= buildAgentPackage().catch((error: unknown) => {
-      // The next request tries again; the operator finds the cause in the log.
-      agentPackage = undefined;
-      app.log.error({ err: error }, "cannot build the agent package");
-      throw new FlotillaError("service_unavailable", "The agent package cannot be built on this server.");
-    });
-    return agentPackage;
-  };
+  const getPackage = () => servedAgentPackage(app);
 
   app.get("/install.sh", { config: { public: true } }, async (_request, reply) => {
     reply.type("text/x-shellscript; charset=utf-8").header("cache-control", "no-cache");
@@ -42,5 +32,13 @@ export async function agentDownloadRoutes(app: FastifyInstance, ctx: AppContext)
       .type("application/gzip")
       .header("content-disposition", `attachment; filename="flotilla-agent-${version}.tgz"`)
       .send(tgz);
+  });
+}
+
+/** The agent package for a response: a bundling failure is logged for the operator and answered 503. */
+export function servedAgentPackage(app: Pick<FastifyInstance, "log">) {
+  return agentPackage().catch((error: unknown) => {
+    app.log.error({ err: error }, "cannot build the agent package");
+    throw new FlotillaError("service_unavailable", "The agent package cannot be built on this server.");
   });
 }

@@ -15,6 +15,11 @@ export function runtimeConfig(config: Config) {
     deviceUrlsBaseDomain: config.deviceUrlsBaseDomain ?? null,
     deviceActionsHost: config.deviceActionsHost ?? null,
     statusPageUrl: config.statusPageUrl ?? null,
+    /** The support drawer's links (FLOTILLA_SUPPORT_FORUM_URL, FLOTILLA_FEATURE_REQUESTS_URL). */
+    supportForumUrl: config.supportForumUrl,
+    featureRequestsUrl: config.featureRequestsUrl,
+    /** The support drawer's docs search template with `{query}` (FLOTILLA_DOCS_SEARCH_URL); null: none. */
+    docsSearchUrl: config.docsSearchUrl ?? null,
     /** The device map's tile URL template (FLOTILLA_MAP_TILES); null: no tiles, markers only. */
     mapTilesUrl: config.mapTiles ?? null,
     /** Where "Contact sales" leads (FLOTILLA_SALES_URL); null: a mail with no address filled in. */

@@ -80,24 +80,32 @@ const idpMembershipWrite =
 const PUBLIC_FLEET = (at: string) =>
   `${at}is_public eq true and ${at}organization/any(po:po/handle eq '${OS_CATALOGUE_ORGANIZATION}')`;
 
-/** What every signed-in user holds, whatever their roles. */
-function userPermissions(): string[] {
-  const own = "actor eq @__ACTOR_ID";
+/**
+ * What anyone may read without a token, as on balena: the device-type catalogue (public types
+ * only) and the public OS catalogue (migration 0013): host-OS and supervisor fleets of the system
+ * organization, their releases and tags. Read only: nobody holds a role on them, so no write
+ * grant reaches them; fleet lists ask for fleets the user holds a role on.
+ */
+export function guestPermissions(): string[] {
   return [
-    // The public catalogue; a private device type only for the organizations given access to it.
-    ...["cpu_architecture", "device_family", "device_manufacturer"].map((r) => `resin.${r}.read`),
-    `resin.device_type.read?is_private eq false or is_accessible_privately_by__organization/any(o:${memberOf("o/")})`,
+    ...["cpu_architecture", "device_family", "device_manufacturer", "application_type"].map((r) => `resin.${r}.read`),
+    "resin.device_type.read?is_private eq false",
     "resin.device_type_alias.read?device_type/canAccess()",
-    ...["application_type", "application_membership_role", "organization_membership_role"].map(
-      (r) => `resin.${r}.read`,
-    ),
-    // The public OS catalogue (migration 0013): host-OS and supervisor fleets of the system
-    // organization, their releases and tags. Read only: nobody holds a role on them, so no
-    // write grant reaches them; fleet lists ask for fleets the user holds a role on.
     `resin.application.read?${PUBLIC_FLEET("")}`,
     `resin.application_tag.read?application/any(pa:${PUBLIC_FLEET("pa/")})`,
     `resin.release.read?belongs_to__application/any(pa:${PUBLIC_FLEET("pa/")})`,
     `resin.release_tag.read?release/any(pr:pr/belongs_to__application/any(pa:${PUBLIC_FLEET("pa/")}))`,
+  ];
+}
+
+/** What every signed-in user holds, whatever their roles. */
+function userPermissions(): string[] {
+  const own = "actor eq @__ACTOR_ID";
+  return [
+    ...guestPermissions(),
+    // A private device type only for the organizations given access to it.
+    `resin.device_type.read?is_accessible_privately_by__organization/any(o:${memberOf("o/")})`,
+    ...["application_membership_role", "organization_membership_role"].map((r) => `resin.${r}.read`),
     // Oneself, and the people one shares an organization with (member lists show them).
     `resin.actor.read?id eq @__ACTOR_ID`,
     `resin.user.read?${own}`,

@@ -8,19 +8,38 @@ import { createPermissions, type Hooks, handleODataRequest, type ODataRequest } 
 import { resendVerificationEmail } from "../account/service.ts";
 import { assetUploadHooks, assetUploadTarget, isAssetUpload, readAssetUpload } from "../releases/assets.ts";
 import { createHooks } from "./hooks.ts";
-import { permissionsForKey, permissionsForUser } from "./permissions.ts";
+import { guestPermissions, permissionsForKey, permissionsForUser } from "./permissions.ts";
 
 /** The data API at /v7 (DESIGN §3): every resource of the model, filtered by the caller's rights. */
 /** `PATCH /v7/user(1)` or `/v7/user(id=1)`: the user addressed by key. */
 const USER_BY_KEY = /^\/v7\/user\((?:id=)?(\d+)\)(?:\?.*)?$/;
 
-/** A data API request as the caller: their permissions and hooks apply, as on /v7. */
+/** Actor ids start at 1: a guest's `@__ACTOR_ID` matches no row. */
+const GUEST_ACTOR = 0;
+
+/**
+ * A data API request as the caller: their permissions and hooks apply, as on /v7. Without a
+ * caller (no token) it is a guest's read of the public catalogues (`guestPermissions`).
+ */
 export function odataAs(
   ctx: AppContext,
-  caller: Caller,
+  caller: Caller | undefined,
   request: Pick<ODataRequest, "method" | "url" | "body">,
   hooks: Hooks = hooksOf(ctx),
 ) {
+  if (!caller) {
+    if (request.method !== "GET") throw new FlotillaError("not_logged_in");
+    return handleODataRequest({
+      db: ctx.db,
+      model,
+      permissions: createPermissions({ model, permissions: guestPermissions(), actorId: GUEST_ACTOR }),
+      hooks,
+      actorId: GUEST_ACTOR,
+      actorType: "guest",
+      authTime: undefined,
+      ...request,
+    });
+  }
   const strings = caller.user ? permissionsForUser(caller.globalRoles) : permissionsForKey(caller.apiKey?.role);
   return handleODataRequest({
     db: ctx.db,
@@ -82,7 +101,14 @@ export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
   app.route({
     method: ["GET", "POST", "PATCH", "DELETE"],
     url: "/v7/*",
+    // Reads without a token see the public catalogues only, as on balena; writes need a caller.
+    config: { guest: true },
     handler: async (request, reply) => {
+      if (!request.auth) {
+        if (request.method !== "GET") throw new FlotillaError("not_logged_in");
+        const response = await odataAs(ctx, undefined, { method: "GET", url: request.url, body: undefined });
+        return reply.code(response.status).headers(response.headers).send(response.body);
+      }
       const caller = requireAuth(request);
       if (request.isMultipart()) {
         if (!isAssetUpload(request) || request.method === "GET" || request.method === "DELETE") {

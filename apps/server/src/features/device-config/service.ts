@@ -78,8 +78,11 @@ export async function buildDeviceConfig(
   }
   let deviceType = fleet.device_type;
   if (input.deviceType !== undefined && input.deviceType !== deviceType) {
-    const known = await db.query<{ architecture: number }>(
-      'SELECT is_of__cpu_architecture AS architecture FROM "device_type" WHERE slug = $1',
+    // By slug or alias (balena's older names such as `raspberrypi`), as the SDK resolves them.
+    const known = await db.query<{ slug: string; architecture: number }>(
+      `SELECT dt.slug, dt.is_of__cpu_architecture AS architecture
+         FROM "device_type" dt JOIN "device_type_alias" dta ON dta.device_type = dt.id
+        WHERE dta.is_referenced_by__alias = $1`,
       [input.deviceType],
     );
     if (known.rows.length === 0) {
@@ -92,7 +95,7 @@ export async function buildDeviceConfig(
         `deviceType: "${input.deviceType}" has another CPU architecture than this fleet's ${fleet.device_type}`,
       );
     }
-    deviceType = input.deviceType;
+    deviceType = known.rows[0]?.slug ?? input.deviceType;
   }
   const apiKey = await createApiKey(db.orm, {
     actor: fleet.actor,

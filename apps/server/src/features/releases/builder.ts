@@ -42,6 +42,8 @@ export type BuildInput = {
   files: ProjectFiles;
   draft: boolean;
   note: string | undefined;
+  /** The Dockerfile of a project without a compose file (balena's dockerfilePath); `Dockerfile` by default. */
+  dockerfile?: string;
   /** The archive on disk, for build contexts. */
   archive?: ProjectArchive;
   builder?: Builder;
@@ -94,7 +96,7 @@ async function build(db: Db, input: BuildInput, release: number, write: Write): 
   const final = !input.draft;
   let project: Project;
   try {
-    project = parseProject(input.files);
+    project = parseProject(input.files, input.dockerfile);
   } catch (error) {
     if (!(error instanceof ProjectError)) throw error;
     await write(`error: ${error.message}`);

@@ -33,7 +33,8 @@ export function normalise(name: string): string | undefined {
   return parts.join("/");
 }
 
-const isWanted = (name: string) =>
+const isWanted = (name: string, dockerfile?: string) =>
+  name === dockerfile ||
   COMPOSE_FILES.includes(name) ||
   name === "balena.yml" ||
   name === "balena.yaml" ||
@@ -45,8 +46,13 @@ const isWanted = (name: string) =>
  */
 export async function readProject(
   source: Readable,
-  { flatten = false, maxUnpackedBytes = PROJECT_MAX_UNPACKED_BYTES } = {},
+  {
+    flatten = false,
+    maxUnpackedBytes = PROJECT_MAX_UNPACKED_BYTES,
+    dockerfile,
+  }: { flatten?: boolean; maxUnpackedBytes?: number; dockerfile?: string } = {},
 ): Promise<ReadProject> {
+  const wantedDockerfile = dockerfile === undefined ? undefined : normalise(dockerfile);
   const head = await peek(source, 2);
   const gzipped = head.bytes[0] === 0x1f && head.bytes[1] === 0x8b;
   const extract = tar.extract();
@@ -66,7 +72,11 @@ export async function readProject(
     for await (const entry of extract) {
       const name = normalise(entry.header.name);
       if (name) tops.add(name.split("/")[0] ?? "");
-      if (name && entry.header.type === "file" && (isWanted(name) || (flatten && isWanted(stripTop(name))))) {
+      if (
+        name &&
+        entry.header.type === "file" &&
+        (isWanted(name, wantedDockerfile) || (flatten && isWanted(stripTop(name), wantedDockerfile)))
+      ) {
         if ((entry.header.size ?? 0) > TEXT_FILE_MAX_BYTES) {
           throw new ProjectError(`${name} is larger than ${TEXT_FILE_MAX_BYTES / 1024} KiB`);
         }
@@ -160,21 +170,30 @@ function keyValues(value: unknown, what: string, service: string): Record<string
 const joinPath = (...parts: string[]) => normalise(parts.join("/")) ?? "";
 
 /** The composition of a project: its compose file, or a single Dockerfile as the service `main`. */
-export function parseProject(files: ProjectFiles): Project {
+export function parseProject(files: ProjectFiles, dockerfilePath?: string): Project {
   const version = parseVersion(files);
   const composeName = COMPOSE_FILES.find((name) => files.has(name));
   if (!composeName) {
-    const dockerfile = files.get("Dockerfile");
+    const dockerfileName = dockerfilePath ? normalise(dockerfilePath) : "Dockerfile";
+    if (!dockerfileName) throw new ProjectError(`dockerfilePath "${dockerfilePath}" is not a path inside the project`);
+    const dockerfile = files.get(dockerfileName);
     if (dockerfile === undefined) {
-      throw new ProjectError("no docker-compose.yml or Dockerfile at the top of the project");
+      throw new ProjectError(
+        dockerfilePath
+          ? `${dockerfileName} (dockerfilePath) is not in the project`
+          : "no docker-compose.yml or Dockerfile at the top of the project",
+      );
     }
     return {
-      composition: { version: "2.1", services: { main: { build: { context: "." } } } },
+      composition: {
+        version: "2.1",
+        services: { main: { build: dockerfilePath ? { context: ".", dockerfile: dockerfileName } : { context: "." } } },
+      },
       services: [
         {
           name: "main",
           image: undefined,
-          build: { context: ".", dockerfile: "Dockerfile", args: {} },
+          build: { context: ".", dockerfile: dockerfileName, args: {} },
           labels: {},
           environment: {},
         },

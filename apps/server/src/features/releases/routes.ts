@@ -12,7 +12,8 @@ import { odataAs } from "../data-api/routes.ts";
 import { loadRegistryKeys } from "../registry/keys.ts";
 import { type ProjectArchive, removeArchive, spoolArchive } from "./archive.ts";
 import { readAsset } from "./assets.ts";
-import { type BuildEvent, type Builder, runBuild } from "./builder.ts";
+import { builderMessages, jsonArrayWriter } from "./balena-build-stream.ts";
+import { type BuildEvent, type Builder, type BuildInput, runBuild } from "./builder.ts";
 import { connectEngine } from "./image-engine.ts";
 import { PROJECT_MAX_BYTES, ProjectError, type ProjectFiles, readProject } from "./project.ts";
 import { closeStalledBuilds, findFleet } from "./queries.ts";
@@ -30,13 +31,32 @@ const ARCHIVE_TYPES = [
   "application/octet-stream",
 ];
 
-const buildQuery = z.object({
-  app: z.string().min(1).max(300),
-  owner: z.string().min(1).max(300).optional(),
-  draft: z.enum(["true", "false"]).optional(),
-  message: z.string().max(10_000).optional(),
-  headless: z.string().optional(),
-});
+const flag = z.enum(["true", "false"]).optional();
+/**
+ * Our CLI names the fleet by `app` (an id, or a name with `owner`); balena-cli by
+ * `slug={org}/{fleet}` with its own flags (`isdraft`, `headless`, …), and expects balena's stream.
+ */
+const buildQuery = z
+  .object({
+    app: z.string().min(1).max(300).optional(),
+    owner: z.string().min(1).max(300).optional(),
+    slug: z
+      .string()
+      .max(601)
+      .regex(/^[^/]+\/[^/]+$/, "slug must read {organization}/{fleet}")
+      .optional(),
+    draft: flag,
+    isdraft: flag,
+    message: z.string().max(10_000).optional(),
+    headless: flag,
+    dockerfilePath: z.string().max(1000).optional(),
+    // Accepted for balena-cli and without effect here: builds run on the builder's own engine.
+    emulated: flag,
+    nocache: flag,
+  })
+  .refine((query) => query.app !== undefined || query.slug !== undefined, {
+    message: "The build needs slug ({organization}/{fleet}), or app (a fleet id, or a name with owner)",
+  });
 
 const urlBody = z.object({ url: z.string().max(2000), shouldFlatten: z.boolean().optional() });
 
@@ -77,16 +97,19 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
       : undefined;
   // The archive reaches the handler as a stream (bounded there), never buffered by Fastify.
   app.addContentTypeParser(ARCHIVE_TYPES, (_request, payload, done) => done(null, payload));
+  // balena-cli sends the gzipped tar with no Content-Type at all (Content-Encoding: gzip only).
+  // Scoped to these routes: JSON bodies keep their own parser.
+  app.addContentTypeParser("*", (_request, payload, done) => done(null, payload));
 
   /** The fleet a build goes to, checked for the pusher: 404 when unreadable, 403 without push rights. */
   async function fleetToBuild(request: FastifyRequest) {
     const user = requireUser(request);
     const parsed = buildQuery.safeParse(request.query ?? {});
-    if (!parsed.success)
-      throw new FlotillaError("bad_request", "The build needs app (a fleet id, or a name with owner)");
-    const { app: name, owner } = parsed.data;
-    const fleet = await findFleet(ctx.db, name, owner);
-    const label = owner ? `${owner}/${name}` : name;
+    if (!parsed.success) throw new FlotillaError("bad_request", parsed.error.issues[0]?.message);
+    const { slug } = parsed.data;
+    const [owner, name] = slug ? slug.split("/") : [parsed.data.owner, parsed.data.app ?? ""];
+    const fleet = await findFleet(ctx.db, name ?? "", owner);
+    const label = slug ?? (owner ? `${owner}/${name}` : name);
     if (!fleet || !(await mayDo(ctx.db, user.caller, "application.read", { fleet: fleet.id }))) {
       throw new FlotillaError("not_found", `Fleet not found: ${label}`);
     }
@@ -103,10 +126,14 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
   async function projectOf(
     source: Readable,
     flatten: boolean,
+    dockerfile?: string,
   ): Promise<{ files: ProjectFiles; archive: ProjectArchive }> {
     const file = await spoolArchive(source.pipe(bounded(PROJECT_MAX_BYTES)), ctx.config.dataDir);
     try {
-      const { files, stripTop } = await readProject(fs.createReadStream(file), { flatten });
+      const { files, stripTop } = await readProject(fs.createReadStream(file), {
+        flatten,
+        ...(dockerfile ? { dockerfile } : {}),
+      });
       return { files, archive: { file, stripTop } };
     } catch (error) {
       removeArchive(file);
@@ -128,11 +155,26 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
     if (!(request.body instanceof Readable)) {
       throw new FlotillaError("unsupported_media_type", "Send the project as application/x-tar (gzip allowed)");
     }
-    const { files, archive } = await projectOf(request.body, false).catch((error: unknown) => {
+    const { files, archive } = await projectOf(request.body, false, query.dockerfilePath).catch((error: unknown) => {
       // Refused mid-upload (too large, not a project): close the connection so the client stops sending.
       reply.header("connection", "close");
       throw error;
     });
+    const balena = query.slug !== undefined;
+    const input = {
+      fleet: fleet.id,
+      user: user.id,
+      files,
+      archive,
+      ...(builder ? { builder } : {}),
+      draft: (balena ? query.isdraft : query.draft) === "true",
+      note: query.message,
+      ...(query.dockerfilePath ? { dockerfile: query.dockerfilePath } : {}),
+    };
+    if (balena && query.headless === "true") {
+      // balena-cli --detached: one JSON object once the release exists; the build goes on alone.
+      return { started: true, releaseId: await buildInBackground(request, fleet.id, input) };
+    }
     const aborted = new AbortController();
     reply.raw.on("close", () => {
       if (!reply.raw.writableFinished) aborted.abort();
@@ -140,34 +182,41 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
     reply.hijack();
     reply.raw.writeHead(200, {
       ...(reply.getHeaders() as Record<string, string>),
-      "content-type": "application/x-ndjson; charset=utf-8",
+      "content-type": balena ? "application/json; charset=utf-8" : "application/x-ndjson; charset=utf-8",
       "cache-control": "no-store",
     });
-    const emit = (event: BuildEvent) => {
-      if (!reply.raw.destroyed) reply.raw.write(`${JSON.stringify(event)}\n`);
+    const write = (text: string) => {
+      if (!reply.raw.destroyed) reply.raw.write(text);
     };
+    const array = jsonArrayWriter(write);
+    const names = { fleet: `${fleet.handle}/${fleet.app_name}`, user: user.username };
+    const emit = balena
+      ? (event: BuildEvent) => {
+          for (const message of builderMessages(event, names)) array.message(message);
+        }
+      : (event: BuildEvent) => write(`${JSON.stringify(event)}\n`);
     try {
-      const status = await runBuild(
-        ctx.db,
-        request.log,
-        {
-          fleet: fleet.id,
-          user: user.id,
-          files,
-          archive,
-          ...(builder ? { builder } : {}),
-          draft: query.draft === "true",
-          note: query.message,
-          signal: aborted.signal,
-        },
-        emit,
-      );
+      const status = await runBuild(ctx.db, request.log, { ...input, signal: aborted.signal }, emit);
       await releaseBuilt(fleet.id, status);
     } finally {
       removeArchive(archive.file);
+      if (balena) array.end();
       reply.raw.end();
     }
   });
+
+  /** Starts a build that outlives the request; answers its release id once the release exists. */
+  function buildInBackground(request: FastifyRequest, fleet: number, input: BuildInput): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      runBuild(ctx.db, request.log, input, (event) => event.type === "release" && resolve(event.id))
+        .then((status) => releaseBuilt(fleet, status))
+        .catch((error) => {
+          request.log.error({ err: error }, "background build failed");
+          reject(error); // only heard when the release could not even be created
+        })
+        .finally(() => input.archive && removeArchive(input.archive.file));
+    });
+  }
 
   app.post("/v3/buildFromUrl", async (request) => {
     const { fleet, user, query } = await fleetToBuild(request);
@@ -203,25 +252,15 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
       return { started: false, message: `Could not read the project at this URL: ${(error as Error).message}` };
     }
     // Answers once the release exists; the build goes on without the caller.
-    const started = new Promise<number>((resolve) => {
-      runBuild(
-        ctx.db,
-        request.log,
-        {
-          fleet: fleet.id,
-          user: user.id,
-          ...project,
-          ...(builder ? { builder } : {}),
-          draft: query.draft === "true",
-          note: query.message,
-        },
-        (event) => event.type === "release" && resolve(event.id),
-      )
-        .then((status) => releaseBuilt(fleet.id, status))
-        .catch((error) => request.log.error({ err: error }, "build from URL failed"))
-        .finally(() => removeArchive(project.archive.file));
+    const releaseId = await buildInBackground(request, fleet.id, {
+      fleet: fleet.id,
+      user: user.id,
+      ...project,
+      ...(builder ? { builder } : {}),
+      draft: query.draft === "true",
+      note: query.message,
     });
-    return { started: true, releaseId: await started };
+    return { started: true, releaseId };
   });
 
   // The CLI's package metadata (spec 2 §7): the add-release dialog reads the version offered,
