@@ -190,7 +190,8 @@ describe("support drawer, tickets and the staff inbox", () => {
 
     // The agent answers in the inbox, leaves the ticket pending and raises its priority.
     const agent = await signedIn(AGENT.email, AGENT.password);
-    await agent.goto(url("/support"));
+    await agent.getByRole("button", { name: "Account menu" }).click();
+    await agent.getByRole("menuitem", { name: "Support inbox" }).click();
     await agent.getByRole("heading", { name: "Support inbox" }).waitFor();
     await agent
       .getByRole("list", { name: "Tickets" })
@@ -241,7 +242,12 @@ describe("support drawer, tickets and the staff inbox", () => {
     await signedOut.waitForURL(link);
     await signedOut.getByText("Please send us the output of journalctl -u NetworkManager.").waitFor();
 
-    // The inbox is for platform staff only.
+    // The inbox is for platform staff only: not in their menu, not found at its address.
+    await member.goto(url("/fleets"));
+    await member.getByRole("button", { name: "Account menu" }).click();
+    await member.getByRole("menuitem", { name: "Preferences" }).waitFor();
+    expect(await member.getByRole("menuitem", { name: "Support inbox" }).count()).toBe(0);
+    await member.keyboard.press("Escape");
     await member.goto(url("/support"));
     await member.getByRole("heading", { name: "Page not found" }).waitFor();
   });

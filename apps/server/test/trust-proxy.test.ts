@@ -8,11 +8,11 @@ import { createTestApp, type TestApp } from "./harness.ts";
  */
 const LIMIT = 3;
 
-/** Statuses of unauthenticated data API calls (401), which the global limit counts. */
+/** Statuses of unauthenticated reads of devices (401: devices are never public), which the global limit counts. */
 async function statuses(t: TestApp, forwardedFor: (n: number) => string) {
   const seen: number[] = [];
   for (let n = 0; n < LIMIT + 2; n++) {
-    const response = await fetch(`${t.url}/v7/application`, { headers: { "x-forwarded-for": forwardedFor(n) } });
+    const response = await fetch(`${t.url}/v7/device`, { headers: { "x-forwarded-for": forwardedFor(n) } });
     await response.text();
     seen.push(response.status);
   }

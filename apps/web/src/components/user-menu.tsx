@@ -7,6 +7,7 @@ import LightModeOutlined from "@mui/icons-material/LightModeOutlined";
 import LoginOutlined from "@mui/icons-material/LoginOutlined";
 import LogoutOutlined from "@mui/icons-material/LogoutOutlined";
 import SettingsOutlined from "@mui/icons-material/SettingsOutlined";
+import SupportAgentOutlined from "@mui/icons-material/SupportAgentOutlined";
 import Avatar from "@mui/material/Avatar";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
@@ -29,6 +30,7 @@ import { type FormEvent, useId, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../app-services.tsx";
 import { logOut, menuUsername, sessionQuery } from "../features/auth/session.ts";
+import { isSupportStaff } from "../features/auth/token.ts";
 import { useLogInAs } from "../features/orgs/log-in-as.ts";
 import { usePreference } from "../lib/preferences.ts";
 import { headerColors } from "../theme.ts";
@@ -90,6 +92,7 @@ export function UserMenu({ admin = false }: { admin?: boolean }) {
   const close = () => setAnchor(null);
   const [loggingInAs, setLoggingInAs] = useState(false);
   const impersonating = session.data?.kind === "signed-in" && session.data.claims.actualUser !== undefined;
+  const staff = session.data?.kind === "signed-in" && isSupportStaff(session.data.claims);
 
   const copyUsername = async () => {
     close();
@@ -179,6 +182,19 @@ export function UserMenu({ admin = false }: { admin?: boolean }) {
               <LoginOutlined fontSize="small" />
             </ListItemIcon>
             <ListItemText>{t("orgs.log_in_as")}</ListItemText>
+          </MenuItem>
+        ) : null}
+        {staff ? (
+          <MenuItem
+            onClick={() => {
+              close();
+              void navigate({ to: "/support" });
+            }}
+          >
+            <ListItemIcon>
+              <SupportAgentOutlined fontSize="small" />
+            </ListItemIcon>
+            <ListItemText>{t("user_menu.support_inbox")}</ListItemText>
           </MenuItem>
         ) : null}
         {admin ? (
