@@ -17,7 +17,10 @@ const failures = [];
 
 function step(name, command, args, options = {}) {
   process.stdout.write(`\n━━ ${name}: ${[command, ...args].join(" ")}\n`);
+  const started = Date.now();
   const result = spawnSync(command, args, { cwd: ROOT, stdio: "inherit", ...options });
+  // Each step's time, to see where the 30 minutes of CI go.
+  process.stdout.write(`━━ ${name}: ${result.status === 0 ? "done" : "failed"} in ${Math.round((Date.now() - started) / 1000)} s\n`);
   if (result.status !== 0) failedSteps.push(name);
   return result.status === 0;
 }
