@@ -40,6 +40,7 @@ import { registryRoutes } from "./features/registry/routes.ts";
 import { releaseRoutes } from "./features/releases/routes.ts";
 import { supportRoutes } from "./features/support/routes.ts";
 import { terminalRoutes } from "./features/terminal/routes.ts";
+import { createTerminalSessions } from "./features/terminal/sessions.ts";
 import { variableRoutes } from "./features/variables/routes.ts";
 import { bearerToken, isKnownDeviceKey, registerAuthentication, tokenHashOf } from "./lib/authenticate.ts";
 import { ERROR_CODE_HEADER, registerErrorHandler } from "./lib/error-handler.ts";
@@ -155,12 +156,19 @@ export async function buildContext(
   logger: FastifyBaseLogger = pino({ level: config.logLevel }),
 ): Promise<AppContext> {
   const secret = loadSecret(config);
+  const devices = await createDeviceServices(config, db, logger);
   return {
     config,
     db,
     tokens: createSessionTokens(db.orm, secret),
     captcha: createProofOfWork(secret),
     mail: createMailer(config, db.orm, logger),
-    devices: await createDeviceServices(config, db, logger),
+    devices,
+    terminals: createTerminalSessions({
+      relay: devices.relay,
+      bus: devices.bus,
+      db,
+      onError: (error) => logger.error({ err: error }, "terminal: audit or relay failed"),
+    }),
   };
 }
