@@ -172,7 +172,8 @@ describe("balena ssh through the gateway", () => {
       );
       const row = rows[0];
       return (
-        row?.actor_user === people.ownerperson?.id &&
+        row !== undefined &&
+        row.actor_user === people.ownerperson?.id &&
         row.details.via === "ssh" &&
         row.details.target === "host" &&
         row.details.connected === true &&

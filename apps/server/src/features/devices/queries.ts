@@ -1,4 +1,5 @@
 import type { Queryable } from "../../db/index.ts";
+import { isFrozenSql } from "../../model/devices.ts";
 
 /** SQL of the device feature: the device path reads and the batched writes. */
 
@@ -207,4 +208,22 @@ export async function writeImageInstalls(db: Db, rows: ImageInstallRow[]) {
      ON CONFLICT (device, installs__service) DO NOTHING`,
     [json],
   );
+}
+
+export type FleetRelayTarget = { id: number; uuid: string; frozen: boolean; supervisor_version: string | null };
+
+/** A fleet's devices on cloudlink now: those a fleet-wide supervisor action reaches. */
+export async function connectedDevicesOf(db: Db, fleetId: number): Promise<FleetRelayTarget[]> {
+  const { rows } = await db.query<FleetRelayTarget>(
+    `SELECT d.id, d.uuid, ${isFrozenSql("d")} AS frozen, d.supervisor_version
+       FROM "device" d WHERE d.belongs_to__application = $1 AND d.is_connected_to_vpn ORDER BY d.id`,
+    [fleetId],
+  );
+  return rows;
+}
+
+/** Does the fleet exist? (Whether the caller may see it is the permission check's business.) */
+export async function fleetExists(db: Db, fleetId: number): Promise<boolean> {
+  const { rows } = await db.query(`SELECT 1 FROM "application" WHERE id = $1`, [fleetId]);
+  return rows.length > 0;
 }
