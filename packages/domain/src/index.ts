@@ -14,5 +14,6 @@ export * from "./releases.ts";
 export * from "./ssh-keys.ts";
 export * from "./tax-ids.ts";
 export * from "./terminal.ts";
+export * from "./tunnel.ts";
 export * from "./user-actions.ts";
 export * from "./variables.ts";

@@ -2,12 +2,22 @@ import type { AddressInfo } from "node:net";
 import { StringDecoder } from "node:string_decoder";
 import { MAX_TERMINAL_DATA_CHARS, TERMINAL_MAX_COLS, TERMINAL_MAX_ROWS, terminalSize } from "@flotilla/domain";
 import type { FastifyBaseLogger } from "fastify";
-import { type Connection, type PublicKeyAuthContext, Server, type ServerChannel, type Session, utils } from "ssh2";
+import {
+  type Connection,
+  type PublicKeyAuthContext,
+  Server,
+  type ServerChannel,
+  type Session,
+  type TcpipRequestInfo,
+  utils,
+} from "ssh2";
 import type { AppContext } from "../../context.ts";
 import type { Caller } from "../../lib/authenticate.ts";
 import { mayDo } from "../data-api/actions.ts";
 import { terminalRefusal, visibleTerminalDevice } from "../terminal/access.ts";
 import { TerminalLimitError, terminalMessage } from "../terminal/sessions.ts";
+import { tunnelDevice, tunnelTarget } from "../tunnels/access.ts";
+import { TunnelLimitError } from "../tunnels/tunnels.ts";
 import { globalRolesOf } from "../users/service.ts";
 import { type GatewayCommand, parseGatewayCommand, USAGE } from "./commands.ts";
 import { loadSshHostKey } from "./host-key.ts";
@@ -73,9 +83,14 @@ export async function startSshGateway(
       const user = caller;
       if (!user) return client.end();
       client.on("session", (accept) => handleSession(ctx, log, user, accept()));
+      // `ssh -L port:{uuid}.balena:{port}` and `ssh -W {uuid}:{port}`: a tunnel to a device's port.
+      client.on("tcpip", (accept, reject, info) => {
+        forwardToDevice(ctx, user, info, accept, reject).catch((error: unknown) => {
+          log.error({ err: error }, "ssh gateway: opening a tunnel failed");
+          reject();
+        });
+      });
     });
-    // Port forwarding is not offered (docs/balena-cli.md: balena device tunnel).
-    client.on("tcpip", (_accept, reject) => reject());
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -92,6 +107,57 @@ export async function startSshGateway(
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * A direct-tcpip channel to a device's port: accepted once the device connected to it, refused
+ * (without words: SSH has none for this) when the device is unknown, not allowed, offline or
+ * not listening there.
+ */
+async function forwardToDevice(
+  ctx: AppContext,
+  caller: Caller,
+  info: TcpipRequestInfo,
+  accept: () => ServerChannel,
+  reject: () => void,
+) {
+  const target = tunnelTarget(info.destIP, info.destPort);
+  const device = target ? await tunnelDevice(ctx.db, caller, target.uuid) : "not_found";
+  if (!target || typeof device === "string" || !caller.user) return reject();
+  let channel: ServerChannel | undefined;
+  let id: string | undefined;
+  let opened: { id: string } | undefined;
+  try {
+    opened = await ctx.tunnels.open({
+      deviceId: device.id,
+      uuid: device.uuid,
+      userId: caller.user.id,
+      port: target.port,
+      via: "ssh",
+      sink: {
+        opened() {
+          const accepted = accept();
+          channel = accepted;
+          accepted.on("data", (chunk: Buffer) => {
+            if (id) ctx.tunnels.write(id, chunk);
+          });
+          accepted.on("close", () => {
+            if (id) ctx.tunnels.userClosed(id);
+          });
+        },
+        data: (chunk) => channel?.write(chunk),
+        close() {
+          if (channel) channel.end();
+          else reject();
+        },
+      },
+    });
+  } catch (error) {
+    if (error instanceof TunnelLimitError) return reject();
+    throw error;
+  }
+  if (!opened) return reject();
+  id = opened.id;
 }
 
 /** The user whose stored key this is, once the signature (when sent) checks out. */
