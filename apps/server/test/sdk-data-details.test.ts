@@ -10,6 +10,7 @@ import { call, provisioningKeyFor, registerDevice, type TestDevice } from "./sup
  * fleet's default state.
  */
 let t: TestApp;
+let org: Awaited<ReturnType<TestApp["factories"]["organization"]>>;
 let fleet: Awaited<ReturnType<TestApp["factories"]["fleet"]>>;
 let device: TestDevice;
 let provisioningKey: string;
@@ -25,7 +26,7 @@ beforeAll(async () => {
   t = await createTestApp();
   const owner = await t.factories.user();
   tokens.owner = owner.token;
-  const org = await t.factories.organization({ name: "Details", admins: [owner.user] });
+  org = await t.factories.organization({ name: "Details", admins: [owner.user] });
   fleet = await t.factories.fleet(org, { name: "detailed" });
   const observer = await t.factories.user();
   await t.factories.fleetMember(observer.user, fleet, "observer");
@@ -169,5 +170,38 @@ describe("GET /device/v3/fleet/{uuid}/state", () => {
     expect((await call(t, "GET", `${path}?releaseUuid=${"0".repeat(32)}`, tokens.owner)).status).toBe(401);
     expect((await call(t, "GET", path, tokens.stranger)).status).toBe(401);
     expect((await call(t, "GET", `/device/v3/fleet/${"f".repeat(32)}/state`, tokens.owner)).status).toBe(401);
+  });
+});
+
+describe("device API keys", () => {
+  it("are listed to those who may read the device, with balena-sdk", async () => {
+    const observer = await sdkAs(tokens.observer ?? "");
+    const keys = await observer.models.apiKey.getDeviceApiKeysByDevice(device.uuid);
+    expect(keys.length).toBeGreaterThanOrEqual(1);
+    expect(keys[0]).not.toHaveProperty("key");
+    const stranger = await sdkAs(tokens.stranger ?? "");
+    await expect(stranger.models.apiKey.getDeviceApiKeysByDevice(device.uuid)).rejects.toThrow(/not found/i);
+    const { rows } = await t.db.query<{ actor: number }>(`SELECT actor FROM "device" WHERE id = $1`, [device.id]);
+    const direct = await call(t, "GET", `/v7/api_key?$filter=is_of__actor eq ${rows[0]?.actor}`, tokens.stranger);
+    expect(direct.json).toEqual({ d: [] });
+  });
+});
+
+describe("compatible CPU architectures", () => {
+  it("moves and registers a 64-bit ARM device into a 32-bit ARM fleet, not the other way", async () => {
+    const armv7 = await t.factories.fleet(org, { name: "armv7-fleet", deviceType: "raspberrypi3" });
+    const sdk = await sdkAs(tokens.owner ?? "");
+    await sdk.models.device.move(device.uuid, armv7.id);
+    const { rows } = await t.db.query<{ fleet: number }>(
+      `SELECT belongs_to__application AS fleet FROM "device" WHERE id = $1`,
+      [device.id],
+    );
+    expect(rows[0]?.fleet).toBe(armv7.id);
+    const key = await provisioningKeyFor(t, tokens.owner ?? "", armv7.id);
+    const registered = await registerDevice(t, key, armv7, { device_type: "raspberrypi4-64" });
+    expect(registered.id).toBeGreaterThan(0);
+    const older = await registerDevice(t, key, armv7, { device_type: "raspberrypi3" });
+    const back = await call(t, "PATCH", `/v7/device(${older.id})`, tokens.owner, { belongs_to__application: fleet.id });
+    expect(back).toMatchObject({ status: 400, code: "no_compatible_architecture" });
   });
 });

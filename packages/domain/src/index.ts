@@ -1,4 +1,5 @@
 export * from "./accounts.ts";
+export * from "./architectures.ts";
 export * from "./billing.ts";
 export * from "./cloudlink.ts";
 export * from "./constants.ts";
