@@ -18,6 +18,7 @@ const FLEET_PATHS: Readonly<Record<string, readonly string[]>> = {
   application: [],
   application_tag: ["application"],
   application_environment_variable: ["application"],
+  build_environment_variable: ["application"],
   application_config_variable: ["application"],
   service: ["application"],
   service_label: ["service", "application"],
