@@ -6,6 +6,7 @@ import { type CurrentState, StateReporter } from "./protocol/state-report.ts";
 import { pollIntervalOf, type TargetState, TargetStateClient } from "./protocol/target-state.ts";
 import { type Clock, jittered, type Random, systemClock } from "./protocol/timing.ts";
 import { type Shell, type ShellEvents, ShellRefused, type ShellRequest, TerminalSessions } from "./terminal.ts";
+import { DeviceTunnels, type TunnelConnector } from "./tunnel.ts";
 
 /** What runs on the device: the real host or a simulated one. */
 export type DeviceHost = {
@@ -21,6 +22,8 @@ export type DeviceHost = {
   nextReportInMs?(intervalMs: number): number;
   /** A terminal's shell for the Host OS or a service (terminal.ts); throws ShellRefused when it cannot. */
   openShell?(request: ShellRequest, events: ShellEvents, device: DeviceRuntime): Shell | Promise<Shell>;
+  /** A tunnel's connection to a local port (tunnel.ts); a host without it refuses tunnels. */
+  connectTunnel?: TunnelConnector;
 };
 
 /** Counters shared by all devices of a process (the benchmark and the simulator read them). */
@@ -86,6 +89,8 @@ export class DeviceRuntime {
   readonly reporter: StateReporter;
   /** Open web terminal sessions (terminal.ts); they end with the cloudlink socket. */
   readonly terminals: TerminalSessions;
+  /** Open tunnels to local ports (tunnel.ts); they end with the cloudlink socket too. */
+  readonly tunnels: DeviceTunnels;
   readonly stats: DeviceStats;
   private readonly clock: Clock;
   private readonly random: Random;
@@ -121,6 +126,7 @@ export class DeviceRuntime {
         return options.host.openShell(request, events, this);
       },
     );
+    this.tunnels = new DeviceTunnels((frame) => this.cloudlink.send(frame), options.host.connectTunnel);
     this.cloudlink = new CloudlinkClient({
       apiUrl: identity.apiUrl,
       deviceKey: identity.deviceKey,
@@ -135,9 +141,11 @@ export class DeviceRuntime {
       onConnected: () => {
         this.stats.cloudlinkConnects += 1;
       },
-      onFrame: (frame) => this.terminals.handle(frame),
+      onFrame: (frame) =>
+        frame.type.startsWith("tunnel-") ? this.tunnels.handle(frame) : this.terminals.handle(frame),
       onDisconnected: (reason) => {
         this.terminals.closeAll();
+        this.tunnels.closeAll();
         this.stats.cloudlinkDrops += 1;
         if (reason !== DROPPED) options.onProblem?.("cloudlink", reason);
       },
@@ -163,6 +171,7 @@ export class DeviceRuntime {
   stop() {
     this.online = false;
     this.terminals.closeAll();
+    this.tunnels.closeAll();
     this.cloudlink.stop();
     if (this.pollTimer !== null) this.clock.clearTimeout(this.pollTimer);
     if (this.reportTimer !== null) this.clock.clearTimeout(this.reportTimer);

@@ -40,6 +40,9 @@ import { registryRoutes } from "./features/registry/routes.ts";
 import { releaseRoutes } from "./features/releases/routes.ts";
 import { supportRoutes } from "./features/support/routes.ts";
 import { terminalRoutes } from "./features/terminal/routes.ts";
+import { createTerminalSessions } from "./features/terminal/sessions.ts";
+import { connectProxy } from "./features/tunnels/connect-proxy.ts";
+import { createDeviceTunnels } from "./features/tunnels/tunnels.ts";
 import { variableRoutes } from "./features/variables/routes.ts";
 import { bearerToken, isKnownDeviceKey, registerAuthentication, tokenHashOf } from "./lib/authenticate.ts";
 import { ERROR_CODE_HEADER, registerErrorHandler } from "./lib/error-handler.ts";
@@ -131,6 +134,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(diagnosticsRoutes, ctx);
   await app.register(osUpdateRoutes, ctx);
   await app.register(terminalRoutes, ctx);
+  await app.register(connectProxy, ctx);
   await app.register(variableRoutes, ctx);
   await app.register(releaseRoutes, ctx);
   await app.register(registryRoutes, ctx);
@@ -155,12 +159,25 @@ export async function buildContext(
   logger: FastifyBaseLogger = pino({ level: config.logLevel }),
 ): Promise<AppContext> {
   const secret = loadSecret(config);
+  const devices = await createDeviceServices(config, db, logger);
   return {
     config,
     db,
     tokens: createSessionTokens(db.orm, secret),
     captcha: createProofOfWork(secret),
     mail: createMailer(config, db.orm, logger),
-    devices: await createDeviceServices(config, db, logger),
+    devices,
+    terminals: createTerminalSessions({
+      relay: devices.relay,
+      bus: devices.bus,
+      db,
+      onError: (error) => logger.error({ err: error }, "terminal: audit or relay failed"),
+    }),
+    tunnels: createDeviceTunnels({
+      relay: devices.relay,
+      bus: devices.bus,
+      db,
+      onError: (error) => logger.error({ err: error }, "tunnel: audit or relay failed"),
+    }),
   };
 }

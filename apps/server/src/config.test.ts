@@ -36,6 +36,8 @@ describe("configuration", () => {
   it.each([
     ["FLOTILLA_API_PORT", "abc", "must be a port number"],
     ["FLOTILLA_PORT", "70000", "must be between 0 and 65535"],
+    ["FLOTILLA_SSH_PORT", "ssh", "must be a port number"],
+    ["FLOTILLA_SSH_PORT", "8081", "must differ from FLOTILLA_PORT and FLOTILLA_API_PORT"],
     ["DATABASE_URL", "nonsense://", "must be a postgres:// or postgresql:// URL"],
     ["FLOTILLA_PUBLIC_URL", "ftp://x", "must be an http(s) URL"],
     ["FLOTILLA_SECRET", "short", "must be at least 32 bytes long"],
@@ -446,6 +448,11 @@ describe("configuration", () => {
       "https://ideas.example.com/",
       "https://docs.example.com/search?q={query}",
     ]);
+  });
+
+  it("runs the SSH gateway only when FLOTILLA_SSH_PORT is set", () => {
+    expect(loadConfig({}).sshPort).toBeUndefined();
+    expect(loadConfig({ FLOTILLA_SSH_PORT: "2222" }).sshPort).toBe(2222);
   });
 
   it("treats an empty variable as unset", () => {

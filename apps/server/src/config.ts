@@ -131,6 +131,7 @@ const registryUrl = z.string().transform((value, context) => {
 const schema = z.object({
   FLOTILLA_PORT: port.default(8080),
   FLOTILLA_API_PORT: port.default(8081),
+  FLOTILLA_SSH_PORT: port.optional(),
   FLOTILLA_HOST: z.string().min(1).default("0.0.0.0"),
   FLOTILLA_PUBLIC_URL: httpUrl.optional(),
   FLOTILLA_API_URL: httpUrl.optional(),
@@ -272,6 +273,8 @@ const schema = z.object({
 export type Config = {
   dashboardPort: number;
   apiPort: number;
+  /** The SSH gateway's port (balena ssh, FLOTILLA_SSH_PORT); undefined: no gateway. */
+  sshPort: number | undefined;
   host: string;
   publicUrl: string;
   apiUrl: string;
@@ -564,11 +567,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       apiUrl: trimSlash(e.FLOTILLA_OAUTH_GITHUB_API_URL),
     });
   }
+  if (e.FLOTILLA_SSH_PORT && [e.FLOTILLA_PORT, e.FLOTILLA_API_PORT].includes(e.FLOTILLA_SSH_PORT)) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_SSH_PORT=${JSON.stringify(String(e.FLOTILLA_SSH_PORT))}: must differ from FLOTILLA_PORT and FLOTILLA_API_PORT`,
+    );
+  }
   const dataDir = path.resolve(e.FLOTILLA_DATA_DIR);
   const publicUrl = trimSlash(e.FLOTILLA_PUBLIC_URL ?? `http://localhost:${e.FLOTILLA_PORT}`);
   return {
     dashboardPort: e.FLOTILLA_PORT,
     apiPort: e.FLOTILLA_API_PORT,
+    sshPort: e.FLOTILLA_SSH_PORT,
     host: e.FLOTILLA_HOST,
     publicUrl,
     apiUrl: trimSlash(e.FLOTILLA_API_URL ?? `http://localhost:${e.FLOTILLA_API_PORT}`),

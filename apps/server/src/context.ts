@@ -4,6 +4,8 @@ import type { SessionTokens } from "./features/auth/sessions.ts";
 import type { createProofOfWork } from "./features/captcha/proof-of-work.ts";
 import type { DeviceServices } from "./features/devices/services.ts";
 import type { Mailer } from "./features/mail/mailer.ts";
+import type { TerminalSessions } from "./features/terminal/sessions.ts";
+import type { DeviceTunnels } from "./features/tunnels/tunnels.ts";
 
 /** What every feature's routes are built with: the configuration, the database and the token service. */
 export type AppContext = {
@@ -16,4 +18,8 @@ export type AppContext = {
   mail: Mailer;
   /** The device path's per-instance state: target-state cache, heartbeat, reports, logs, cloudlink relay. */
   devices: DeviceServices;
+  /** Terminal sessions to devices over cloudlink: the web terminal's and the SSH gateway's. */
+  terminals: TerminalSessions;
+  /** TCP tunnels to device ports over cloudlink: the SSH gateway's and HTTP CONNECT's. */
+  tunnels: DeviceTunnels;
 };

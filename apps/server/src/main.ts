@@ -4,6 +4,7 @@ import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/index.ts";
 import { ensureAdmin, seedDemo } from "./features/demo/seed.ts";
 import { startDemoDevices } from "./features/demo/simulated-devices.ts";
+import { type SshGateway, startSshGateway } from "./features/ssh-gateway/server.ts";
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
@@ -45,6 +46,15 @@ async function main() {
     process.stderr.write(`flotilla: cannot listen (FLOTILLA_PORT / FLOTILLA_API_PORT): ${(error as Error).message}\n`);
     process.exit(1);
   }
+  let sshGateway: SshGateway | undefined;
+  if (config.sshPort !== undefined) {
+    try {
+      sshGateway = await startSshGateway(ctx, logger, { port: config.sshPort, host: config.host });
+    } catch (error) {
+      process.stderr.write(`flotilla: cannot start the SSH gateway (FLOTILLA_SSH_PORT): ${(error as Error).message}\n`);
+      process.exit(1);
+    }
+  }
   const apiPort = (api.server.address() as { port: number }).port;
   const dashboardPort = (dashboard.server.address() as { port: number }).port;
   logger.info(
@@ -66,6 +76,7 @@ async function main() {
     timer.unref();
     // The simulated devices hold streams and sockets open on the API: they go first.
     await stopDemoDevices();
+    await sshGateway?.close();
     await Promise.all([dashboard.close(), api.close()]);
     await db.close();
     logger.info("stopped");

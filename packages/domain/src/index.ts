@@ -1,4 +1,5 @@
 export * from "./accounts.ts";
+export * from "./architectures.ts";
 export * from "./billing.ts";
 export * from "./cloudlink.ts";
 export * from "./constants.ts";
@@ -14,5 +15,6 @@ export * from "./releases.ts";
 export * from "./ssh-keys.ts";
 export * from "./tax-ids.ts";
 export * from "./terminal.ts";
+export * from "./tunnel.ts";
 export * from "./user-actions.ts";
 export * from "./variables.ts";

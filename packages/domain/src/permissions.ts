@@ -101,6 +101,7 @@ const SAFE_DEVELOPER = [
   "application_config_variable.read",
   "application_tag.all",
   "application_environment_variable.all",
+  "build_environment_variable.all",
   "service.create",
   "service_environment_variable.all",
   "service_label.all",

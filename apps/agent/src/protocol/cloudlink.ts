@@ -30,7 +30,7 @@ export type CloudlinkOptions = {
   random?: Random;
   onConnected?: () => void;
   onDisconnected?: (reason: string) => void;
-  /** Frames outside request/answer: the terminal's `terminal-*` (docs/device-protocol.md "Terminal"). */
+  /** Frames outside request/answer: the terminal's `terminal-*` and the tunnels' `tunnel-*` (docs/device-protocol.md). */
   onFrame?: (frame: { type: string } & Record<string, unknown>) => void;
 };
 
@@ -161,7 +161,7 @@ export class CloudlinkClient {
       return;
     }
     const type = (request as { type?: unknown } | null)?.type;
-    if (typeof type === "string" && type.startsWith("terminal-")) {
+    if (typeof type === "string" && (type.startsWith("terminal-") || type.startsWith("tunnel-"))) {
       this.options.onFrame?.(request as unknown as { type: string } & Record<string, unknown>);
       return;
     }

@@ -8,6 +8,7 @@ import { type ActionAnswer, failure, locked, ok } from "../protocol/cloudlink.ts
 import { type CurrentState, SUPERVISOR_VERSION } from "../protocol/state-report.ts";
 import { type TargetState, targetRelease } from "../protocol/target-state.ts";
 import { type Shell, type ShellEvents, ShellRefused, type ShellRequest } from "../terminal.ts";
+import { connectLocally } from "../tunnel.ts";
 import { realProbe } from "./diagnostics.ts";
 import { AppRunner, type EngineLog, type RegistryAuth } from "./engine/apply.ts";
 import { execShell } from "./engine/exec.ts";
@@ -133,6 +134,9 @@ export class RealHost implements DeviceHost {
     }
     this.commit = commit;
   }
+
+  /** Tunnels reach the device's own ports, as balena's tunnels reach its host network. */
+  readonly connectTunnel = connectLocally;
 
   /** The web terminal: a real shell through a pseudo-terminal for the Host OS (real/shell.ts). */
   async openShell(request: ShellRequest, events: ShellEvents): Promise<Shell> {

@@ -168,6 +168,7 @@ export const fleetResources = [
         "application_config_variable",
         "application",
       ),
+      ...many(["build_environment_variable"], "build_environment_variable", "application"),
       ...many(["service", "application__has__service_name"], "service", "application"),
       ...many(
         ["user_application_membership", "user__is_member_of__application", "is_member_of__application"],
@@ -267,6 +268,12 @@ export const fleetResources = [
     name: "application__has__env_var_name",
     aliases: ["application_environment_variable"],
     table: "application_environment_variable",
+    parent: { field: "application", target: "application" },
+    key: "name",
+  }),
+  pairResource({
+    name: "build_environment_variable",
+    table: "build_environment_variable",
     parent: { field: "application", target: "application" },
     key: "name",
   }),

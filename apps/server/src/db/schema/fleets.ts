@@ -174,6 +174,13 @@ export const application_environment_variable = pairs(
   () => application.id,
   "name",
 );
+/** Variables a fleet's builds get as build arguments (balena's `build_environment_variable`). */
+export const build_environment_variable = pairs(
+  "build_environment_variable",
+  "application",
+  () => application.id,
+  "name",
+);
 export const application_config_variable = pairs(
   "application_config_variable",
   "application",

@@ -8,17 +8,18 @@ import { parseInput } from "../../lib/validation.ts";
 import { canCreateKeysFor, createApiKey, findApiKey, hashApiKey } from "./service.ts";
 
 /**
- * An expiry in the future, or null for "never" (spec 1 §5: name and expiry are required; the
- * dashboard turns its 1/7/30/90-day choices into a date).
+ * An expiry in the future, or null for "never" (spec 1 §5: the dashboard requires the choice and
+ * turns its 1/7/30/90-day choices into a date). Over the API a key without one never expires,
+ * as on balena (older balena-sdk versions and scripts leave it out; balena-sdk 23 sends null).
  */
 const expiry = z
-  .union([z.null(), z.coerce.date()], { error: "is required: a date in the future, or null for never" })
+  .union([z.null(), z.coerce.date()], { error: "must be a date in the future, or null for never" })
   .refine((date) => date === null || date.getTime() > Date.now(), "must be in the future");
 
 const userKeyBody = z.object({
   name: z.string({ error: "is required" }).trim().min(1, "is required").max(255),
   description: z.string().max(1000).nullish(),
-  expiryDate: expiry,
+  expiryDate: expiry.optional(),
 });
 
 const provisioningKeyBody = z.object({
@@ -72,7 +73,7 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: AppContext) {
         role: "user",
         name: body.name,
         description: body.description ?? null,
-        expiryDate: body.expiryDate,
+        expiryDate: body.expiryDate ?? null,
       }),
     );
   });

@@ -3,11 +3,12 @@ import { z } from "zod";
 import type { AppContext } from "../../context.ts";
 import { audit_event } from "../../db/schema/index.ts";
 import { FlotillaError } from "../../errors.ts";
-import { requireSession, requireUser } from "../../lib/authenticate.ts";
+import { requireAuth, requireSession, requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { verifyPassword } from "../users/passwords.ts";
 import { findUserById, findUserByLogin } from "../users/service.ts";
 import { createLoginThrottle } from "./login-throttle.ts";
+import { deviceOrFleetActor } from "./whoami.ts";
 
 const loginBody = z.object({
   username: z.string({ error: "is required" }).trim().min(1, "is required").max(254),
@@ -68,8 +69,14 @@ export async function authRoutes(app: FastifyInstance, { db, tokens }: AppContex
     return token;
   });
 
-  // balena-sdk `auth.whoami` / `auth.isLoggedIn`.
+  // balena-sdk `auth.whoami` / `auth.isLoggedIn`: a user, or the device or fleet of a device or provisioning key.
   app.get("/actor/v1/whoami", async (request) => {
+    const auth = requireAuth(request);
+    if (!auth.user) {
+      const actor = await deviceOrFleetActor(db, auth.actor);
+      if (!actor) throw new FlotillaError("not_logged_in");
+      return actor;
+    }
     const caller = requireUser(request);
     const found = await findUserById(db.orm, caller.id);
     if (!found) throw new FlotillaError("not_logged_in");

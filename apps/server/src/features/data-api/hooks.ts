@@ -5,6 +5,7 @@ import { userHooks } from "../account/deletion.ts";
 import { creditBundleHooks } from "../billing/credits.ts";
 import { paymentProviderFor } from "../billing/provider.ts";
 import { withTargetStateInvalidation } from "../devices/invalidation.ts";
+import { deviceReportedFieldHooks } from "../devices/reported-fields.ts";
 import { deviceConfigVariableHooks, deviceSettingsHooks, frozenDeviceChildHooks } from "../devices/settings-hooks.ts";
 import { applicationHooks, deviceHooks } from "../fleets/hooks.ts";
 import { teamApplicationAccessHooks, userApplicationMembershipHooks } from "../fleets/membership-hooks.ts";
@@ -22,6 +23,7 @@ import { supervisorReleaseHooks } from "../os-updates/supervisor-hooks.ts";
 import { devicePinHooks, fleetReleaseHooks, releaseHooks } from "../releases/hooks.ts";
 import { sshKeyHooks } from "../ssh-keys/hooks.ts";
 import { removeOrganizationSupportFiles } from "../support/files.ts";
+import { tagKeyHooks } from "../tags/hooks.ts";
 import { chainHooks, VARIABLE_RESOURCES, variableHooks } from "../variables/hooks.ts";
 import { triggerUpdates } from "../variables/update-trigger.ts";
 
@@ -35,11 +37,15 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
   const hooks: Record<string, ResourceHooks | undefined> = {
     application: chainHooks(applicationHooks, fleetReleaseHooks(ctx.devices)),
     device: chainHooks(
-      chainHooks(merge(deviceHooks, deviceSettingsHooks), devicePinHooks(ctx.devices)),
-      supervisorReleaseHooks(ctx.devices),
+      chainHooks(
+        chainHooks(merge(deviceHooks, deviceSettingsHooks), devicePinHooks(ctx.devices)),
+        supervisorReleaseHooks(ctx.devices),
+      ),
+      deviceReportedFieldHooks,
     ),
     device__has__config_var_name: deviceConfigVariableHooks,
-    device_tag: frozenDeviceChildHooks("device_tag"),
+    device_tag: chainHooks(frozenDeviceChildHooks("device_tag"), tagKeyHooks("device_tag")),
+    application_tag: tagKeyHooks("application_tag"),
     device__has__env_var_name: frozenDeviceChildHooks("device_environment_variable"),
     organization: {
       ...organizationHooks,
@@ -60,6 +66,7 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     invitee__is_invited_to__organization: organizationInviteHooks(ctx),
     invitee__is_invited_to__application: applicationInviteHooks(ctx),
     release: releaseHooks(ctx.devices, ctx.config.dataDir),
+    release_tag: tagKeyHooks("release_tag"),
     user__has__public_key: sshKeyHooks,
     user: userHooks,
     credit_bundle: creditBundleHooks(paymentProviderFor(ctx.config)),

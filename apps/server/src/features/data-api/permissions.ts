@@ -18,6 +18,7 @@ const FLEET_PATHS: Readonly<Record<string, readonly string[]>> = {
   application: [],
   application_tag: ["application"],
   application_environment_variable: ["application"],
+  build_environment_variable: ["application"],
   application_config_variable: ["application"],
   service: ["application"],
   service_label: ["service", "application"],
@@ -190,6 +191,11 @@ export function permissionsForUser(globalRoles: readonly string[] = []): string[
       if (roles.length > 0) strings.push(`resin.${resource}.${action}?${throughPath(path, fleetRoleFilter(roles))}`);
     }
   }
+  // A device's keys are listed to those who may read the device (balena-sdk getDeviceApiKeysByDevice).
+  const deviceReaders = fleetRolesFor("device.read").roles;
+  strings.push(
+    `resin.api_key.read?is_of__actor/any(a:a/is_of__device/any(d:d/belongs_to__application/any(f:${fleetRoleFilter(deviceReaders)("f/")})))`,
+  );
   if (globalRoles.some(isSupportStaff)) strings.push(...supportAccessPermissions());
   if (globalRoles.includes("balena_admin")) {
     strings.push(

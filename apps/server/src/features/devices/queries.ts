@@ -1,4 +1,5 @@
 import type { Queryable } from "../../db/index.ts";
+import { isFrozenSql } from "../../model/devices.ts";
 
 /** SQL of the device feature: the device path reads and the batched writes. */
 
@@ -63,6 +64,45 @@ export async function targetStateFacts(db: Db, uuid: string): Promise<TargetStat
     [uuid],
   );
   return rows[0];
+}
+
+export type FleetStateFacts = {
+  id: number;
+  uuid: string;
+  actor: number;
+  app_name: string;
+  is_of__class: string;
+  is_host: boolean;
+  release: number | null;
+};
+
+/**
+ * A fleet and a release for its default state (balena's `GET /device/v3/fleet/{uuid}/state`):
+ * the successful release with that commit when one is asked for, else the release the fleet's
+ * devices run (the fleet's, else its latest final one when it tracks the latest).
+ */
+export async function fleetStateFacts(db: Db, uuid: string, commit?: string): Promise<FleetStateFacts | undefined> {
+  const { rows } = await db.query<FleetStateFacts>(
+    `SELECT a.id, a.uuid, a.actor, a.app_name, a.is_of__class, a.is_host,
+            CASE WHEN $2::text IS NOT NULL THEN (
+              SELECT r.id FROM "release" r WHERE r.belongs_to__application = a.id AND r."commit" = $2 AND r.status = 'success')
+            ELSE COALESCE(a.should_be_running__release,
+              CASE WHEN a.should_track_latest_release THEN (
+                SELECT r.id FROM "release" r WHERE r.belongs_to__application = a.id AND r.status = 'success'
+                   AND r.is_final AND NOT r.is_invalidated ORDER BY r.created_at DESC, r.id DESC LIMIT 1) END) END AS release
+       FROM "application" a WHERE a.uuid = $1`,
+    [uuid, commit ?? null],
+  );
+  return rows[0];
+}
+
+/** Is the actor a device of this fleet (a device key reading its fleet's default state)? */
+export async function isDeviceOfFleet(db: Db, actor: number, fleet: number): Promise<boolean> {
+  const { rows } = await db.query(`SELECT 1 FROM "device" WHERE actor = $1 AND belongs_to__application = $2`, [
+    actor,
+    fleet,
+  ]);
+  return rows.length > 0;
 }
 
 type Pair = { name: string; value: string };
@@ -207,4 +247,22 @@ export async function writeImageInstalls(db: Db, rows: ImageInstallRow[]) {
      ON CONFLICT (device, installs__service) DO NOTHING`,
     [json],
   );
+}
+
+export type FleetRelayTarget = { id: number; uuid: string; frozen: boolean; supervisor_version: string | null };
+
+/** A fleet's devices on cloudlink now: those a fleet-wide supervisor action reaches. */
+export async function connectedDevicesOf(db: Db, fleetId: number): Promise<FleetRelayTarget[]> {
+  const { rows } = await db.query<FleetRelayTarget>(
+    `SELECT d.id, d.uuid, ${isFrozenSql("d")} AS frozen, d.supervisor_version
+       FROM "device" d WHERE d.belongs_to__application = $1 AND d.is_connected_to_vpn ORDER BY d.id`,
+    [fleetId],
+  );
+  return rows;
+}
+
+/** Does the fleet exist? (Whether the caller may see it is the permission check's business.) */
+export async function fleetExists(db: Db, fleetId: number): Promise<boolean> {
+  const { rows } = await db.query(`SELECT 1 FROM "application" WHERE id = $1`, [fleetId]);
+  return rows.length > 0;
 }

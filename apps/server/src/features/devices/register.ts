@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { FREE_PLAN_DEVICE_ALLOWANCE, freePlanDeviceBlock } from "@flotilla/domain";
+import { FREE_PLAN_DEVICE_ALLOWANCE, freePlanDeviceBlock, runsArchitecture } from "@flotilla/domain";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { AppContext } from "../../context.ts";
@@ -45,20 +45,21 @@ export async function deviceRegisterRoutes(app: FastifyInstance, ctx: AppContext
       actor: number;
       organization: number;
       paid: boolean;
-      architecture: number | null;
+      architecture: string | null;
       type_id: number | null;
       slug: string | null;
       contract: unknown;
-      type_architecture: number | null;
+      type_architecture: string | null;
     }>(
-      `SELECT a.actor, a.organization, fdt.is_of__cpu_architecture AS architecture, dt.id AS type_id, dt.slug,
-              dt.contract, dt.is_of__cpu_architecture AS type_architecture,
+      `SELECT a.actor, a.organization, fca.slug AS architecture, dt.id AS type_id, dt.slug,
+              dt.contract, (SELECT ca.slug FROM "cpu_architecture" ca WHERE ca.id = dt.is_of__cpu_architecture) AS type_architecture,
               -- isPaidOrganization (organizations/queries.ts), inlined
               EXISTS (SELECT 1 FROM "subscription" s JOIN "plan" p ON p.id = s.is_for__plan
                        WHERE s.is_for__organization = a.organization AND s.starts_on__date <= now()
                          AND (s.ends_on__date IS NULL OR s.ends_on__date > now())
                          AND p.billing_code IS DISTINCT FROM 'free') AS paid
          FROM "application" a LEFT JOIN "device_type" fdt ON fdt.id = a.is_for__device_type
+         LEFT JOIN "cpu_architecture" fca ON fca.id = fdt.is_of__cpu_architecture
          LEFT JOIN ("device_type_alias" al JOIN "device_type" dt ON dt.id = al.device_type)
            ON al.is_referenced_by__alias = $2
         WHERE a.id = $1`,
@@ -73,7 +74,8 @@ export async function deviceRegisterRoutes(app: FastifyInstance, ctx: AppContext
     }
     const deviceType = { id: fleet.type_id, slug: fleet.slug ?? "", contract: fleet.contract };
     refuseDiscontinued(deviceType);
-    if (fleet.architecture !== null && fleet.type_architecture !== fleet.architecture) {
+    // A 64-bit ARM device may join a 32-bit ARM fleet, as balena allows it.
+    if (fleet.architecture !== null && !runsArchitecture(fleet.type_architecture, fleet.architecture)) {
       throw new FlotillaError("no_compatible_architecture");
     }
     const apiKey = body.api_key ?? crypto.randomBytes(24).toString("hex");

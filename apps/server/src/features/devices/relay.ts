@@ -127,7 +127,10 @@ export function createRelay(bus: Bus) {
         } catch {
           return;
         }
-        if (typeof message?.type === "string" && message.type.startsWith("terminal-")) {
+        if (
+          typeof message?.type === "string" &&
+          (message.type.startsWith("terminal-") || message.type.startsWith("tunnel-"))
+        ) {
           for (const handler of frameHandlers) handler(deviceId, message as DeviceFrame);
           return;
         }

@@ -2,6 +2,7 @@ import { pipeline, type Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { createGunzip } from "node:zlib";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireAuth } from "../../lib/authenticate.ts";
@@ -11,8 +12,11 @@ import { parseInput } from "../../lib/validation.ts";
 import { mayDo } from "../data-api/actions.ts";
 import { parseLogLine } from "./device-logs.ts";
 import { deviceLogRoutes } from "./log-routes.ts";
-import { deviceByUuid } from "./queries.ts";
+import { deviceByUuid, fleetStateFacts, isDeviceOfFleet } from "./queries.ts";
 import { STATE_REPORT_BODY_LIMIT, stateReportBody } from "./state-report.ts";
+import { buildFleetState } from "./target-state.ts";
+
+const fleetStateQuery = z.object({ releaseUuid: z.string().max(64).optional() });
 
 /** A log line longer than this (JSON, before the message is cut) is dropped whole. */
 const MAX_RAW_LOG_LINE = 256 * 1024;
@@ -55,6 +59,29 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
   };
   app.get<{ Params: { uuid: string } }>("/device/v3/:uuid/state", targetState);
   app.get<{ Params: { uuid: string } }>("/device/v2/:uuid/state", targetState);
+
+  /**
+   * A fleet's default state (balena's route, for preloading images and for tools): for users who
+   * may read the fleet, its provisioning keys and its devices. Anyone else, and an unknown fleet
+   * or commit, gets balena's 401.
+   */
+  app.get<{ Params: { uuid: string }; Querystring: { releaseUuid?: string } }>(
+    "/device/v3/fleet/:uuid/state",
+    async (request, reply) => {
+      const caller = requireAuth(request);
+      const { releaseUuid } = parseInput(fleetStateQuery, request.query);
+      const fleet = await fleetStateFacts(db, request.params.uuid, releaseUuid);
+      const allowed =
+        fleet !== undefined &&
+        (caller.user
+          ? await mayDo(db, caller, "application.read", { fleet: fleet.id })
+          : caller.actor === fleet.actor || (await isDeviceOfFleet(db, caller.actor, fleet.id)));
+      if (!fleet || !allowed || (releaseUuid !== undefined && fleet.release === null)) {
+        throw new FlotillaError("unauthorized");
+      }
+      return reply.type("application/json; charset=utf-8").send(JSON.stringify(await buildFleetState(db, fleet)));
+    },
+  );
 
   await deviceLogRoutes(app, ctx);
 

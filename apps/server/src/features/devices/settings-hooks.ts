@@ -1,4 +1,4 @@
-import { supervisorMajor } from "@flotilla/domain";
+import { runsArchitecture, supervisorMajor } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import { isFrozenSql } from "../../model/devices.ts";
@@ -43,7 +43,7 @@ type DeviceFacts = {
   id: number;
   is_active: boolean;
   fleet: number;
-  architecture: number;
+  architecture: string;
   supervisor_version: string | null;
   os_version: string | null;
   os_variant: string | null;
@@ -51,9 +51,10 @@ type DeviceFacts = {
 
 async function deviceFacts(db: Db, ids: number[]): Promise<DeviceFacts[]> {
   const { rows } = await db.query<DeviceFacts>(
-    `SELECT d.id, d.is_active, d.belongs_to__application AS fleet, dt.is_of__cpu_architecture AS architecture,
+    `SELECT d.id, d.is_active, d.belongs_to__application AS fleet, ca.slug AS architecture,
             d.supervisor_version, d.os_version, d.os_variant
-       FROM "device" d JOIN "device_type" dt ON dt.id = d.is_of__device_type WHERE d.id = ANY($1::int[])`,
+       FROM "device" d JOIN "device_type" dt ON dt.id = d.is_of__device_type
+       JOIN "cpu_architecture" ca ON ca.id = dt.is_of__cpu_architecture WHERE d.id = ANY($1::int[])`,
     [ids],
   );
   return rows;
@@ -111,9 +112,10 @@ async function checkMove(context: HookContext, devices: DeviceFacts[], body: Bod
   const target = Number(body.belongs_to__application);
   const moving = devices.filter((d) => d.fleet !== target);
   if (moving.length === 0) return;
-  const { rows } = await tx.query<{ architecture: number }>(
-    `SELECT dt.is_of__cpu_architecture AS architecture FROM "application" a
-       JOIN "device_type" dt ON dt.id = a.is_for__device_type WHERE a.id = $1`,
+  const { rows } = await tx.query<{ architecture: string }>(
+    `SELECT ca.slug AS architecture FROM "application" a
+       JOIN "device_type" dt ON dt.id = a.is_for__device_type
+       JOIN "cpu_architecture" ca ON ca.id = dt.is_of__cpu_architecture WHERE a.id = $1`,
     [target],
   );
   const fleet = rows[0];
@@ -122,7 +124,9 @@ async function checkMove(context: HookContext, devices: DeviceFacts[], body: Bod
   }
   for (const device of moving) {
     await requireAction(tx, actorOf(context), "device.move", { device: device.id });
-    if (device.architecture !== fleet.architecture) throw new FlotillaError("no_compatible_architecture");
+    // A 64-bit ARM device may join a 32-bit ARM fleet, as balena allows it.
+    if (!runsArchitecture(device.architecture, fleet.architecture))
+      throw new FlotillaError("no_compatible_architecture");
   }
   if (body.is_pinned_on__release === undefined) body.is_pinned_on__release = null;
 }
@@ -133,8 +137,9 @@ async function checkMove(context: HookContext, devices: DeviceFacts[], body: Bod
  */
 async function checkDeviceType(tx: Db, devices: DeviceFacts[], body: Body) {
   const type = Number(body.is_of__device_type);
-  const { rows } = await tx.query<{ architecture: number }>(
-    `SELECT is_of__cpu_architecture AS architecture FROM "device_type" WHERE id = $1`,
+  const { rows } = await tx.query<{ architecture: string }>(
+    `SELECT ca.slug AS architecture FROM "device_type" dt
+       JOIN "cpu_architecture" ca ON ca.id = dt.is_of__cpu_architecture WHERE dt.id = $1`,
     [type],
   );
   const architecture = rows[0]?.architecture;
@@ -143,11 +148,12 @@ async function checkDeviceType(tx: Db, devices: DeviceFacts[], body: Body) {
   const fleets = missing(body.belongs_to__application)
     ? [...new Set(devices.map((d) => d.fleet))]
     : [Number(body.belongs_to__application)];
-  const { rows: mismatched } = await tx.query(
-    `SELECT 1 FROM "application" a JOIN "device_type" dt ON dt.id = a.is_for__device_type
-      WHERE a.id = ANY($1::int[]) AND dt.is_of__cpu_architecture IS DISTINCT FROM $2 LIMIT 1`,
-    [fleets, architecture],
+  const { rows: fleetArchitectures } = await tx.query<{ architecture: string | null }>(
+    `SELECT ca.slug AS architecture FROM "application" a JOIN "device_type" dt ON dt.id = a.is_for__device_type
+       LEFT JOIN "cpu_architecture" ca ON ca.id = dt.is_of__cpu_architecture WHERE a.id = ANY($1::int[])`,
+    [fleets],
   );
+  const mismatched = fleetArchitectures.filter((fleet) => !runsArchitecture(architecture, fleet.architecture));
   if (mismatched.length > 0) throw new FlotillaError("no_compatible_architecture");
 }
 

@@ -2,12 +2,12 @@ import { UPDATE_REQUIRED_BODY, userActionsNeedUpdate } from "@flotilla/domain";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { z } from "zod";
 import type { AppContext } from "../../context.ts";
-import { FlotillaError } from "../../errors.ts";
+import { FlotillaError, notFound } from "../../errors.ts";
 import { requireAuth } from "../../lib/authenticate.ts";
 import { ERROR_CODE_HEADER } from "../../lib/error-handler.ts";
-import { parseInput } from "../../lib/validation.ts";
+import { idInput, parseInput } from "../../lib/validation.ts";
 import { mayDo } from "../data-api/actions.ts";
-import { deviceById, deviceByUuid, supervisorVersionOf } from "./queries.ts";
+import { connectedDevicesOf, deviceById, deviceByUuid, fleetExists, supervisorVersionOf } from "./queries.ts";
 import type { RelayAction } from "./relay.ts";
 import { refuseFrozen } from "./settings-hooks.ts";
 
@@ -39,22 +39,41 @@ const PERMISSION: Record<RelayAction, string> = {
 const V1_ACTIONS = ["blink", "restart", "reboot", "shutdown", "purge", "update", "device"] as const;
 const SERVICE_ACTIONS = ["start-service", "stop-service", "restart-service"] as const;
 
+/** Actions balena lets a body name a whole fleet for (`{appId}` without a device): balena-sdk's application.purge/reboot/shutdown. */
+const FLEET_ACTIONS = new Set<RelayAction>(["restart", "reboot", "shutdown", "purge", "update"]);
+/** Devices a fleet-wide action talks to at once. */
+const FLEET_RELAY_CONCURRENCY = 16;
+
+// Ids arrive as numbers or strings ({deviceId: "12"}, {appId: 3}, data.appId "3"): both are taken.
 const relayBody = z
   .object({
     uuid: z.string().max(62).optional(),
-    deviceId: z.number().int().positive().max(2147483647).optional(),
-    appId: z.number().int().optional(),
+    deviceId: idInput.optional(),
+    appId: idInput.optional(),
     method: z.string().max(10).optional(),
     data: z
       .object({
         force: z.boolean().optional(),
-        appId: z.number().int().optional(),
-        imageId: z.number().int().optional(),
+        appId: idInput.optional(),
+        imageId: idInput.optional(),
         serviceName: z.string().max(255).optional(),
       })
       .optional(),
   })
-  .refine((b) => b.uuid !== undefined || b.deviceId !== undefined, "uuid or deviceId is required");
+  .refine(
+    (b) => b.uuid !== undefined || b.deviceId !== undefined || b.appId !== undefined,
+    "uuid, deviceId or appId is required",
+  );
+
+type RelayBody = z.output<typeof relayBody>;
+type Caller = ReturnType<typeof requireAuth>;
+
+/** What the agent gets: the body's data, with `force` a boolean for the actions that have it. */
+function relayData(action: RelayAction, body: RelayBody): Record<string, unknown> {
+  const data: Record<string, unknown> = { ...body.data };
+  if (action === "reboot" || action === "shutdown" || action === "update") data.force = body.data?.force === true;
+  return data;
+}
 
 export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContext) {
   const { db, devices } = ctx;
@@ -69,13 +88,12 @@ export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContex
     return true;
   }
 
-  async function relay(
-    action: RelayAction,
-    rawBody: unknown,
-    reply: FastifyReply,
-    caller: ReturnType<typeof requireAuth>,
-  ) {
+  async function relay(action: RelayAction, rawBody: unknown, reply: FastifyReply, caller: Caller) {
     const body = parseInput(relayBody, rawBody ?? {});
+    if (body.uuid === undefined && body.deviceId === undefined) {
+      if (!FLEET_ACTIONS.has(action)) throw new FlotillaError("bad_request", "uuid or deviceId is required");
+      return relayToFleet(action, body.appId ?? 0, relayData(action, body), reply, caller);
+    }
     const reference = body.uuid ?? String(body.deviceId);
     const device =
       body.uuid !== undefined ? await deviceByUuid(db, body.uuid) : await deviceById(db, body.deviceId ?? 0);
@@ -89,9 +107,7 @@ export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContex
       await refuseFrozen(db, [device.id]);
       if (await refusedAsOutdated(device.id, reply)) return reply;
     }
-    const data: Record<string, unknown> = { ...body.data };
-    if (action === "reboot" || action === "shutdown" || action === "update") data.force = body.data?.force === true;
-    const answer = await devices.relay.request(device.id, action, data);
+    const answer = await devices.relay.request(device.id, action, relayData(action, body));
     reply.code(answer.status);
     // The dashboard's keyed errors (spec 2 §8) for the agent's answers that have one.
     if (answer.status === 423) reply.header(ERROR_CODE_HEADER, "supervisor_locked");
@@ -100,9 +116,63 @@ export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContex
     return reply.send(answer.body ?? null);
   }
 
+  /**
+   * A fleet-wide action (balena: a body with `appId` and no device; `POST
+   * /application/{id}/restart`): relayed to each of the fleet's devices on cloudlink, as balena
+   * reaches the devices on its VPN. Frozen devices and supervisors too old for user actions are
+   * left out. 200 "OK" when every device took it; otherwise the status of the failures (423 first,
+   * so the SDK says an update lock is set) with the devices that did not.
+   */
+  async function relayToFleet(
+    action: RelayAction,
+    fleetId: number,
+    data: Record<string, unknown>,
+    reply: FastifyReply,
+    caller: Caller,
+  ) {
+    if (
+      !caller.user ||
+      !(await fleetExists(db, fleetId)) ||
+      !(await mayDo(db, caller, "application.read", { fleet: fleetId }))
+    ) {
+      throw notFound(`Fleet not found: ${fleetId}`);
+    }
+    if (!(await mayDo(db, caller, PERMISSION[action], { fleet: fleetId }))) throw new FlotillaError("forbidden");
+    const targets = (await connectedDevicesOf(db, fleetId)).filter(
+      (d) => !d.frozen && !userActionsNeedUpdate(d.supervisor_version),
+    );
+    const failed: { uuid: string; status: number }[] = [];
+    for (let at = 0; at < targets.length; at += FLEET_RELAY_CONCURRENCY) {
+      await Promise.all(
+        targets.slice(at, at + FLEET_RELAY_CONCURRENCY).map(async (device) => {
+          const answer = await devices.relay
+            .request(device.id, action, { ...data, appId: fleetId })
+            .catch((error: unknown) => ({
+              status: error instanceof FlotillaError ? error.statusCode : 502,
+              body: null,
+            }));
+          if (answer.status >= 300) failed.push({ uuid: device.uuid, status: answer.status });
+        }),
+      );
+    }
+    if (failed.length === 0) return reply.code(200).send("OK");
+    const locked = failed.some((f) => f.status === 423);
+    const status = locked ? 423 : (failed[0]?.status ?? 502);
+    if (locked) reply.header(ERROR_CODE_HEADER, "supervisor_locked");
+    return reply.code(status).send({
+      error: `${failed.length} of ${targets.length} devices did not ${action}${locked ? ": an update lock is set" : ""}`,
+      devices: failed.map((f) => f.uuid),
+    });
+  }
+
   for (const action of V1_ACTIONS) {
     app.post(`/supervisor/v1/${action}`, (request, reply) => relay(action, request.body, reply, requireAuth(request)));
   }
+  // balena-sdk's application.restart (balena fleet restart): every device of the fleet restarts its services.
+  app.post<{ Params: { id: string } }>("/application/:id/restart", (request, reply) => {
+    const { id } = parseInput(z.object({ id: idInput }), request.params);
+    return relayToFleet("restart", id, { appId: id }, reply, requireAuth(request));
+  });
   for (const action of SERVICE_ACTIONS) {
     app.post<{ Params: { appId: string } }>(`/supervisor/v2/applications/:appId/${action}`, (request, reply) =>
       relay(action, request.body, reply, requireAuth(request)),

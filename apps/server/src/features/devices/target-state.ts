@@ -4,6 +4,7 @@ import { supervisorApp } from "../os-updates/target-state.ts";
 import {
   configVariables,
   environmentVariables,
+  type FleetStateFacts,
   releaseFacts,
   releaseServices,
   type TargetStateFacts,
@@ -120,9 +121,38 @@ async function buildTargetState(db: Db, uuid: string): Promise<TargetState | und
   };
 }
 
+/** Row ids start at 1: the fleet's state asks the per-device queries for no device's values. */
+const NO_DEVICE = 0;
+
+/**
+ * A fleet's default state (balena's `GET /device/v3/fleet/{uuid}/state`): what a new device of
+ * the fleet would run, with the fleet's variables only, keyed by the fleet's uuid.
+ */
+export async function buildFleetState(db: Db, fleet: FleetStateFacts) {
+  const config: Record<string, string> = {};
+  for (const { name, value } of await configVariables(db, fleet.id, NO_DEVICE)) config[name] = value;
+  return {
+    [fleet.uuid]: {
+      name: fleet.app_name,
+      config,
+      apps: {
+        [fleet.uuid]: {
+          id: fleet.id,
+          name: fleet.app_name,
+          is_host: fleet.is_host,
+          class: fleet.is_of__class,
+          ...(fleet.release === null
+            ? {}
+            : { releases: await releasesOf(db, { fleet: fleet.id, id: NO_DEVICE, release: fleet.release }) }),
+        },
+      },
+    },
+  };
+}
+
 type Composition = { services?: Record<string, unknown>; volumes?: unknown; networks?: unknown };
 
-async function releasesOf(db: Db, facts: TargetStateFacts) {
+async function releasesOf(db: Db, facts: Pick<TargetStateFacts, "fleet" | "id" | "release">) {
   const release = facts.release === null ? undefined : await releaseFacts(db, facts.release);
   if (!release) return {};
   const composition = (release.composition ?? {}) as Composition;

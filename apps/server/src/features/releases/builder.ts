@@ -15,6 +15,7 @@ import {
   createReleaseImage,
   finishImage,
   finishRelease,
+  fleetBuildVariables,
   type ReleaseOutcome,
   touchRelease,
 } from "./queries.ts";
@@ -107,6 +108,8 @@ async function build(db: Db, input: BuildInput, release: number, write: Write): 
   const names = project.services.map((service) => service.name).join(", ");
   await write(`Building release for ${project.services.length} service(s): ${names}`);
   let failed = false;
+  // The fleet's build variables are every build's arguments; a compose file's own args win.
+  const buildVariables = input.builder ? await fleetBuildVariables(db, input.fleet) : {};
   for (const service of project.services) {
     if (input.signal?.aborted) return cancelled(write, composition, version);
     const dockerfile = project.dockerfiles.get(service.name);
@@ -130,7 +133,7 @@ async function build(db: Db, input: BuildInput, release: number, write: Write): 
           : undefined;
     const outcome = problem
       ? { status: "failed" as const, error: problem }
-      : await buildImage(builder as Builder, input, service, location, (line) => write(line, at));
+      : await buildImage(builder as Builder, input, service, location, buildVariables, (line) => write(line, at));
     if (outcome.status === "failed") {
       failed = true;
       await write(`error: ${outcome.error}`, at);
@@ -165,6 +168,7 @@ async function buildImage(
   input: BuildInput,
   service: ServiceSpec,
   location: string,
+  buildVariables: Record<string, string>,
   log: (line: string) => Promise<void>,
 ): Promise<{ status: "success" | "failed" | "cancelled"; error?: string; size?: number; contentHash?: string }> {
   const { engine } = builder;
@@ -188,7 +192,7 @@ async function buildImage(
       await log("Building image");
       await engine.build(
         contextTar(input.archive, context),
-        { tag: tagged, dockerfile, buildargs: service.build.args },
+        { tag: tagged, dockerfile, buildargs: { ...buildVariables, ...service.build.args } },
         queue,
         input.signal,
       );

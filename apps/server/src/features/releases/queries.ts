@@ -196,3 +196,12 @@ export async function unpinnedDevicesOf(db: Db, fleets: number[]): Promise<numbe
   );
   return rows.map((row) => Number(row.id));
 }
+
+/** A fleet's build variables (balena's `build_environment_variable`), by name. */
+export async function fleetBuildVariables(db: Db, fleet: number): Promise<Record<string, string>> {
+  const { rows } = await db.query<{ name: string; value: string }>(
+    `SELECT name, value FROM "build_environment_variable" WHERE application = $1 ORDER BY name`,
+    [fleet],
+  );
+  return Object.fromEntries(rows.map((row) => [row.name, row.value]));
+}

@@ -46,6 +46,7 @@ export type TerminalAudit = {
   device: string;
   deviceId: number;
   target: string;
+  via: "web" | "ssh";
   startedAt: Date;
   endedAt: Date;
   connected: boolean;
@@ -61,6 +62,7 @@ export async function insertTerminalAudits(db: Db, sessions: TerminalAudit[]): P
       device: s.device,
       device_id: s.deviceId,
       target: s.target,
+      via: s.via,
       started_at: s.startedAt.toISOString(),
       ended_at: s.endedAt.toISOString(),
       connected: s.connected,

@@ -2,7 +2,6 @@ import {
   hostOsAccessSupported,
   MAX_TERMINAL_DATA_CHARS,
   TERMINAL_AUTH_TIMEOUT_MS,
-  TERMINAL_HOST_TARGET,
   TERMINAL_MAX_COLS,
   TERMINAL_MAX_ROWS,
   type TerminalCloseReason,
@@ -13,34 +12,10 @@ import type { FastifyInstance } from "fastify";
 import type { WebSocket } from "ws";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
-import { type Caller, identify, requireUser } from "../../lib/authenticate.ts";
+import { identify, requireUser } from "../../lib/authenticate.ts";
 import { mayDo } from "../data-api/actions.ts";
-import { runningServices, type TerminalDevice, terminalDevice } from "./queries.ts";
-import { createTerminalSessions, TerminalLimitError, terminalError } from "./sessions.ts";
-
-const UUID = /^[0-9a-f]{7,62}$/;
-/** A service name as the composition allows it; anything else is no service of the device. */
-const SERVICE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
-
-/** Why this caller may not open this target on this device, or undefined when it may. */
-async function refusal(
-  ctx: AppContext,
-  caller: Caller,
-  device: TerminalDevice,
-  target: string,
-): Promise<TerminalCloseReason | undefined> {
-  if (target === TERMINAL_HOST_TARGET) {
-    if (!(await mayDo(ctx.db, caller, "device.ssh-host", { device: device.id }))) return "forbidden";
-    if (!hostOsAccessSupported(device.os_version)) return "host_os_not_supported";
-    return undefined;
-  }
-  if (!(await mayDo(ctx.db, caller, "device.ssh", { device: device.id }))) return "forbidden";
-  if (device.is_in_local_mode) return "local_mode";
-  if (!SERVICE_NAME.test(target) || !(await runningServices(ctx.db, device.id)).includes(target)) {
-    return "service_not_running";
-  }
-  return undefined;
-}
+import { terminalRefusal, visibleTerminalDevice } from "./access.ts";
+import { TerminalLimitError, terminalError } from "./sessions.ts";
 
 /**
  * The web terminal (spec 2 §7, docs/device-protocol.md "Terminal"): `GET /terminal/v1/connect`
@@ -50,13 +25,7 @@ async function refusal(
  * /access/v1/hostos/{uuid}` says whether the caller may open a host OS terminal there.
  */
 export async function terminalRoutes(app: FastifyInstance, ctx: AppContext) {
-  const { db, devices } = ctx;
-  const sessions = createTerminalSessions({
-    relay: devices.relay,
-    bus: devices.bus,
-    db,
-    onError: (error) => app.log.error({ err: error }, "terminal: audit or relay failed"),
-  });
+  const { db, terminals: sessions } = ctx;
   // Open sessions are ended (the browser told why) and audited before the server closes the
   // sockets, the device services and the database.
   app.addHook("preClose", () => sessions.close());
@@ -64,8 +33,8 @@ export async function terminalRoutes(app: FastifyInstance, ctx: AppContext) {
   app.get<{ Params: { uuid: string } }>("/access/v1/hostos/:uuid", async (request) => {
     const user = requireUser(request);
     const { uuid } = request.params;
-    const device = UUID.test(uuid) ? await terminalDevice(db, uuid) : undefined;
-    if (!device || !(await mayDo(db, user.caller, "device.read", { device: device.id }))) {
+    const device = await visibleTerminalDevice(db, user.caller, uuid);
+    if (!device) {
       throw new FlotillaError("device_not_found", undefined, { params: { device: uuid } });
     }
     if (!(await mayDo(db, user.caller, "device.ssh-host", { device: device.id }))) throw new FlotillaError("forbidden");
@@ -97,11 +66,11 @@ export async function terminalRoutes(app: FastifyInstance, ctx: AppContext) {
       }
       const caller = await identify(ctx, token).catch(() => undefined);
       if (!caller?.user || caller.session?.twoFactorRequired === true) return fail("unauthorized");
-      const device = UUID.test(uuid) ? await terminalDevice(db, uuid) : undefined;
-      if (!device || !(await mayDo(db, caller, "device.read", { device: device.id }))) {
+      const device = await visibleTerminalDevice(db, caller, uuid);
+      if (!device) {
         return fail("device_not_found", `Device not found: ${uuid}`);
       }
-      const refused = await refusal(ctx, caller, device, target);
+      const refused = await terminalRefusal(db, caller, device, target);
       if (refused) return fail(refused);
       if (socket.readyState !== socket.OPEN) return;
       try {

@@ -38,13 +38,16 @@ const MESSAGES: Record<TerminalCloseReason, string> = {
   server_shutdown: "The server is shutting down",
 };
 
+/** The words for why a terminal cannot open or ended. */
+export const terminalMessage = (reason: TerminalCloseReason): string => MESSAGES[reason];
+
 export const terminalError = (reason: TerminalCloseReason, message = MESSAGES[reason]): TerminalServerMessage => ({
   event: "error",
   reason,
   message,
 });
 
-/** Where a session's output goes: the browser socket. */
+/** Where a session's output goes: the browser socket, or an SSH channel. */
 export type BrowserSink = {
   send(message: TerminalServerMessage): void;
   close(): void;
@@ -56,6 +59,7 @@ type Session = {
   uuid: string;
   userId: number;
   target: string;
+  via: TerminalAudit["via"];
   startedAt: Date;
   connected: boolean;
   ended: boolean;
@@ -122,6 +126,7 @@ export function createTerminalSessions(options: {
       device: session.uuid,
       deviceId: session.deviceId,
       target: session.target,
+      via: session.via,
       startedAt: session.startedAt,
       endedAt: new Date(),
       connected: session.connected,
@@ -212,6 +217,8 @@ export function createTerminalSessions(options: {
       cols: number;
       rows: number;
       sink: BrowserSink;
+      /** Where the user is: the dashboard's web terminal (default) or the SSH gateway. */
+      via?: TerminalAudit["via"];
     }): Promise<{ id: string } | undefined> {
       if (
         count((s) => s.deviceId === request.deviceId) >= MAX_TERMINAL_SESSIONS_PER_DEVICE ||
@@ -227,6 +234,7 @@ export function createTerminalSessions(options: {
         uuid: request.uuid,
         userId: request.userId,
         target: request.target,
+        via: request.via ?? "web",
         startedAt: new Date(),
         connected: false,
         ended: false,

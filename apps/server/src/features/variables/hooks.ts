@@ -20,12 +20,19 @@ import { checkConfigValue } from "./config-var-schema.ts";
  */
 
 type Kind = "env" | "config";
-type Scope = { table: string; parent: string; kind: Kind };
+/** `buildOnly`: read by builds, never by devices (no update trigger). */
+type Scope = { table: string; parent: string; kind: Kind; buildOnly?: true };
 
 /** The variable resources by canonical name: their table, the scope's column and the kind. */
 export const VARIABLE_RESOURCES: Readonly<Record<string, Scope>> = {
   application__has__env_var_name: { table: "application_environment_variable", parent: "application", kind: "env" },
   application__has__config_var_name: { table: "application_config_variable", parent: "application", kind: "config" },
+  build_environment_variable: {
+    table: "build_environment_variable",
+    parent: "application",
+    kind: "env",
+    buildOnly: true,
+  },
   application__has__service_name__has__name: { table: "service_environment_variable", parent: "service", kind: "env" },
   device__has__env_var_name: { table: "device_environment_variable", parent: "device", kind: "env" },
   device__has__config_var_name: { table: "device_config_variable", parent: "device", kind: "config" },
@@ -123,7 +130,7 @@ export function variableHooks(
   if (!scope) throw new Error(`variable hooks: ${resourceName} is not a variable resource`);
   const devicesOf = async (context: HookContext, ids: number[]) => {
     const sql = DEVICES_OF[scope.parent];
-    if (!notify || !sql || ids.length === 0) return;
+    if (!notify || !sql || scope.buildOnly || ids.length === 0) return;
     const parents = await context.tx.query<{ parent: number }>(
       `SELECT DISTINCT "${scope.parent}" AS parent FROM "${scope.table}" WHERE "id" = ANY($1::int[])`,
       [ids],
