@@ -20,14 +20,21 @@ const INDICATOR_COLORS: Record<StatusIndicator, string> = {
 
 const external = { target: "_blank", rel: "noopener noreferrer" } as const;
 
+/** The status page's own words, or ours for its indicator (or for no answer yet). */
+function useStatusDescription(summary: ReturnType<typeof useStatusPage>["summary"]) {
+  const { t } = useTranslation();
+  if (!summary) return t("status_page.unknown");
+  return (
+    summary.description || (summary.indicator === "none" ? t("status_page.operational") : t("status_page.disruption"))
+  );
+}
+
 /** The header's "Service status" entry (spec 1 §2.5), when the deployment has a status page. */
 export function ServiceStatusLink() {
   const { t } = useTranslation();
   const { configured, pageUrl, summary } = useStatusPage();
+  const description = useStatusDescription(summary);
   if (!configured || !pageUrl) return null;
-  const description = summary
-    ? summary.description || (summary.indicator === "none" ? t("status_page.operational") : t("status_page.disruption"))
-    : t("status_page.unknown");
   return (
     <Button
       component="a"
@@ -69,10 +76,8 @@ export function ServiceStatusLink() {
 export function ServiceStatusIndicator() {
   const { t } = useTranslation();
   const { configured, pageUrl, summary } = useStatusPage();
+  const description = useStatusDescription(summary);
   if (!configured || !pageUrl) return null;
-  const description = summary
-    ? summary.description || (summary.indicator === "none" ? t("status_page.operational") : t("status_page.disruption"))
-    : t("status_page.unknown");
   return (
     <Link
       href={pageUrl}

@@ -175,6 +175,10 @@ function StaffTicket({ id }: { id: number }) {
     meta: { handlesErrors: true },
   });
   const refresh = () => queryClient.invalidateQueries({ queryKey: ["support", "staff"] });
+  const statusChoices = SUPPORT_TICKET_STATUSES.map((status): [SupportTicketStatus, string] => [
+    status,
+    t(`support.statuses.${status}`),
+  ]);
   const update = useMutation({
     mutationFn: (change: { status?: SupportTicketStatus; priority?: SupportTicketPriority }) =>
       api.staffUpdate(id, change),
@@ -194,38 +198,23 @@ function StaffTicket({ id }: { id: number }) {
         ticket={data}
         header={
           <Box sx={{ display: "flex", gap: 1.5, mt: 1.5, mb: 2, flexWrap: "wrap" }}>
-            <TextField
-              select
-              size="small"
+            <ChoiceField
               label={t("support.inbox.set_status")}
               value={data.status}
+              choices={statusChoices}
               disabled={update.isPending}
-              onChange={(event) => update.mutate({ status: event.target.value as SupportTicketStatus })}
-              fullWidth={false}
-              sx={{ width: 150 }}
-            >
-              {SUPPORT_TICKET_STATUSES.map((status) => (
-                <MenuItem key={status} value={status}>
-                  {t(`support.statuses.${status}`)}
-                </MenuItem>
-              ))}
-            </TextField>
-            <TextField
-              select
-              size="small"
+              onChange={(status) => update.mutate({ status })}
+            />
+            <ChoiceField
               label={t("support.inbox.set_priority")}
               value={data.priority}
+              choices={SUPPORT_TICKET_PRIORITIES.map((priority): [SupportTicketPriority, string] => [
+                priority,
+                t(`support.priority.${priority}`),
+              ])}
               disabled={update.isPending}
-              onChange={(event) => update.mutate({ priority: event.target.value as SupportTicketPriority })}
-              fullWidth={false}
-              sx={{ width: 150 }}
-            >
-              {SUPPORT_TICKET_PRIORITIES.map((priority) => (
-                <MenuItem key={priority} value={priority}>
-                  {t(`support.priority.${priority}`)}
-                </MenuItem>
-              ))}
-            </TextField>
+              onChange={(priority) => update.mutate({ priority })}
+            />
           </Box>
         }
       />
@@ -235,23 +224,44 @@ function StaffTicket({ id }: { id: number }) {
           await refresh();
         }}
         extra={
-          <TextField
-            select
-            size="small"
+          <ChoiceField
             label={t("support.inbox.reply_status")}
             value={replyStatus}
-            onChange={(event) => setReplyStatus(event.target.value as SupportTicketStatus)}
-            fullWidth={false}
-            sx={{ width: 200 }}
-          >
-            {SUPPORT_TICKET_STATUSES.map((status) => (
-              <MenuItem key={status} value={status}>
-                {t(`support.statuses.${status}`)}
-              </MenuItem>
-            ))}
-          </TextField>
+            choices={statusChoices}
+            onChange={setReplyStatus}
+            width={200}
+          />
         }
       />
     </Box>
+  );
+}
+
+/** A small select of a ticket's status or priority. */
+function ChoiceField<T extends string>(props: {
+  label: string;
+  value: T;
+  choices: Array<[T, string]>;
+  disabled?: boolean;
+  onChange: (value: T) => void;
+  width?: number;
+}) {
+  return (
+    <TextField
+      select
+      size="small"
+      label={props.label}
+      value={props.value}
+      disabled={props.disabled}
+      onChange={(event) => props.onChange(event.target.value as T)}
+      fullWidth={false}
+      sx={{ width: props.width ?? 150 }}
+    >
+      {props.choices.map(([value, text]) => (
+        <MenuItem key={value} value={value}>
+          {text}
+        </MenuItem>
+      ))}
+    </TextField>
   );
 }

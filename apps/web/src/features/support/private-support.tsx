@@ -15,6 +15,7 @@ import { useTranslation } from "react-i18next";
 import { useAccountApi } from "../../lib/use-account-api.ts";
 import { useOrganizations } from "../orgs/data.ts";
 import type { TicketSummary } from "./api.ts";
+import { Section } from "./drawer-section.tsx";
 import { supportDrawer, useSupportDrawer } from "./drawer-state.ts";
 import { useMyTickets, useSupportView } from "./hooks.ts";
 
@@ -45,20 +46,7 @@ export function PrivateSupport() {
   const orgs = organizations.data ?? [];
   const org = orgs.find((entry) => entry.id === picked) ?? orgs[0];
   return (
-    <Box component="section" aria-label={t("support.private_support")} sx={{ mb: 2.5 }}>
-      <Typography
-        component="h3"
-        sx={{
-          fontSize: 12,
-          fontWeight: 600,
-          textTransform: "uppercase",
-          letterSpacing: 0.5,
-          color: "text.secondary",
-          mb: 1,
-        }}
-      >
-        {t("support.private_support")}
-      </Typography>
+    <Section title={t("support.private_support")}>
       {created ? (
         <Alert severity="success" sx={{ mb: 1.5 }} onClose={() => supportDrawer.show({ name: "home" })}>
           {t("support.ticket_created")}
@@ -88,7 +76,7 @@ export function PrivateSupport() {
       ) : null}
       {org ? <OrganizationSupport orgId={org.id} name={org.name} /> : null}
       <MyTickets />
-    </Box>
+    </Section>
   );
 }
 

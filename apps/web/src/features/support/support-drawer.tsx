@@ -14,6 +14,7 @@ import { type FormEvent, type ReactNode, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { ServiceStatusIndicator } from "../../components/service-status.tsx";
+import { Section } from "./drawer-section.tsx";
 import { supportDrawer, useSupportDrawer } from "./drawer-state.ts";
 import { docsSearchHref } from "./model.ts";
 import { PrivateSupport } from "./private-support.tsx";
@@ -93,27 +94,6 @@ export function SupportDrawer() {
         {view.name === "home" ? <DrawerHome /> : null}
       </Box>
     </Drawer>
-  );
-}
-
-function Section({ title, children }: { title: string; children: ReactNode }) {
-  return (
-    <Box component="section" aria-label={title} sx={{ mb: 2.5 }}>
-      <Typography
-        component="h3"
-        sx={{
-          fontSize: 12,
-          fontWeight: 600,
-          textTransform: "uppercase",
-          letterSpacing: 0.5,
-          color: "text.secondary",
-          mb: 1,
-        }}
-      >
-        {title}
-      </Typography>
-      {children}
-    </Box>
   );
 }
 
