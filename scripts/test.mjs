@@ -20,7 +20,9 @@ function step(name, command, args, options = {}) {
   const started = Date.now();
   const result = spawnSync(command, args, { cwd: ROOT, stdio: "inherit", ...options });
   // Each step's time, to see where the 30 minutes of CI go.
-  process.stdout.write(`━━ ${name}: ${result.status === 0 ? "done" : "failed"} in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  process.stdout.write(
+    `━━ ${name}: ${result.status === 0 ? "done" : "failed"} in ${Math.round((Date.now() - started) / 1000)} s\n`,
+  );
   if (result.status !== 0) failedSteps.push(name);
   return result.status === 0;
 }

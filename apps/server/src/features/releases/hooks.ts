@@ -95,6 +95,13 @@ export function releaseHooks(devices: Devices, dataDir: string): ResourceHooks {
   };
 }
 
+/** A removed release asset takes its file with it, once the removal committed. */
+export const releaseAssetHooks = (dataDir: string): ResourceHooks => ({
+  afterDelete({ ids, afterCommit }) {
+    afterCommit(() => removeAssets(dataDir, ids).then(() => undefined));
+  },
+});
+
 /** A fleet or a device may only be pinned to a successful, valid release (spec 2 §4). */
 async function checkSelectable(tx: Tx, release: unknown) {
   if (release === null || release === undefined) return;
