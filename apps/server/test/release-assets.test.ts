@@ -88,6 +88,9 @@ describe("release assets through balena-sdk", () => {
     const expired = await realFetch(old);
     expect(expired.status).toBe(403);
     expect(await expired.text()).toContain("expired");
+    // With a bearer who may read the asset, a stale link still works (the dashboard sends one).
+    const withBearer = await realFetch(old, { headers: { authorization: `Bearer ${observerToken}` } });
+    expect(withBearer.status).toBe(200);
     expect((await realFetch(links.sign(url.pathname))).status).toBe(200);
   });
 
