@@ -35,6 +35,7 @@ import { socialRoutes } from "./features/identity/social-routes.ts";
 import { invitationRoutes } from "./features/invitations/routes.ts";
 import { createMailer } from "./features/mail/mailer.ts";
 import { organizationLogoRoutes } from "./features/organizations/logo.ts";
+import { restrictActionsHost } from "./features/os-updates/actions-host.ts";
 import { osUpdateRoutes } from "./features/os-updates/routes.ts";
 import { registryRoutes } from "./features/registry/routes.ts";
 import { releaseRoutes } from "./features/releases/routes.ts";
@@ -80,6 +81,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
     logController: quietRequests,
   });
   registerErrorHandler(app);
+  restrictActionsHost(app, ctx.config);
   await app.register(fastifyHelmet, {
     contentSecurityPolicy: false,
     // The dashboard on another origin loads images (logos) from the API.

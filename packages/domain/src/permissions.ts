@@ -114,6 +114,9 @@ const SAFE_DEVELOPER = [
   "image.create",
   "image.update",
   "release_image.create",
+  // balena deploy writes the composition's labels and environment of each image it creates.
+  "image_label.create",
+  "image_environment_variable.create",
   "device_log.delete",
   "user_application_membership.delete",
 ] as const;

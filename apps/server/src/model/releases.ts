@@ -13,6 +13,8 @@ export const releaseResources = [
     name: "release",
     table: "release",
     alternateKeys: [["belongs_to__application", "commit"]],
+    // balena-cli and balena-release write the version as one string (client-releases.ts).
+    parameters: { semver: "Text" },
     fields: [
       id,
       createdAt,
@@ -43,7 +45,7 @@ export const releaseResources = [
       field("revision", "Integer"),
       editable("known_issue_list", "Text"),
       editable("note", "Text"),
-      ref("is_created_by__user", "user"),
+      ref("is_created_by__user", "user", { writable: true }),
       computed("semver", "Text", semverSql),
       computed("raw_version", "Text", rawVersionSql),
       computed(

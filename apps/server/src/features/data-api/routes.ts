@@ -1,18 +1,32 @@
 import fastifyMultipart from "@fastify/multipart";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { type Caller, requireAuth } from "../../lib/authenticate.ts";
+import { loadSecret } from "../../lib/secret.ts";
 import { model } from "../../model/index.ts";
-import { createPermissions, type Hooks, handleODataRequest, type ODataRequest } from "../../odata/index.ts";
+import {
+  createPermissions,
+  type Hooks,
+  handleODataRequest,
+  type ODataRequest,
+  type ODataResponse,
+} from "../../odata/index.ts";
 import { resendVerificationEmail } from "../account/service.ts";
-import { assetUploadHooks, assetUploadTarget, isAssetUpload, readAssetUpload } from "../releases/assets.ts";
+import { type AssetLinks, createAssetLinks, signAssetLinks } from "../releases/asset-links.ts";
+import { assetUploads, beginBody, commitBody } from "../releases/asset-uploads.ts";
+import { assetUploadHooks, assetUploadTarget, contentOf, isAssetUpload, readAssetUpload } from "../releases/assets.ts";
+import { findReleaseAsset } from "../releases/queries.ts";
+import { mayDo } from "./actions.ts";
 import { createHooks } from "./hooks.ts";
 import { guestPermissions, permissionsForKey, permissionsForUser } from "./permissions.ts";
 
 /** The data API at /v7 (DESIGN §3): every resource of the model, filtered by the caller's rights. */
 /** `PATCH /v7/user(1)` or `/v7/user(id=1)`: the user addressed by key. */
 const USER_BY_KEY = /^\/v7\/user\((?:id=)?(\d+)\)(?:\?.*)?$/;
+
+/** balena-sdk's multipart upload actions on one release asset (asset-uploads.ts). */
+const ASSET_ACTION = /^\/v7\/(?:release_asset|release__has__asset_key)\((?:id=)?(\d{1,10})\)\/(\w+)(?:\?.*)?$/;
 
 /** Actor ids start at 1: a guest's `@__ACTOR_ID` matches no row. */
 const GUEST_ACTOR = 0;
@@ -79,7 +93,11 @@ async function assetUpload(ctx: AppContext, caller: Caller, request: FastifyRequ
   const write = { method: request.method, url: request.url };
   if (!file) return odataAs(ctx, caller, { ...write, body });
   const { asset: _described, ...fields } = body;
-  const upload = assetUploadHooks(hooksOf(ctx), { dataDir: ctx.config.dataDir, apiUrl: ctx.config.apiUrl, file });
+  const upload = assetUploadHooks(hooksOf(ctx), {
+    dataDir: ctx.config.dataDir,
+    apiUrl: ctx.config.apiUrl,
+    file: contentOf(file),
+  });
   let committed = false;
   try {
     const response = await odataAs(ctx, caller, { ...write, body: fields }, upload.hooks);
@@ -95,9 +113,68 @@ async function assetUpload(ctx: AppContext, caller: Caller, request: FastifyRequ
   }
 }
 
+/**
+ * `POST /v7/release_asset({id})/beginUpload|commitUpload`: the asset must be readable (else 404)
+ * and the caller's to change (else 401, as a PATCH would be); the commit stores the joined parts
+ * through the data API's own write, so the row and the file change together or not at all.
+ */
+async function assetAction(
+  ctx: AppContext,
+  caller: Caller,
+  uploads: ReturnType<typeof assetUploads>,
+  links: AssetLinks,
+  request: FastifyRequest,
+  [, rawId = "", action = ""]: string[],
+) {
+  const id = Number(rawId);
+  if (action !== "beginUpload" && action !== "commitUpload") {
+    throw new FlotillaError("bad_request", `Unknown release_asset action: ${action} (beginUpload, commitUpload)`);
+  }
+  const row = id <= 2_147_483_647 ? await findReleaseAsset(ctx.db, id) : undefined;
+  if (!row || !(await mayDo(ctx.db, caller, "release_asset.read", { fleet: row.fleet }))) {
+    throw new FlotillaError("not_found", "Release asset not found");
+  }
+  if (!(await mayDo(ctx.db, caller, "release_asset.update", { fleet: row.fleet }))) {
+    throw new FlotillaError("unauthorized", "You may not change this release asset");
+  }
+  if (action === "beginUpload") {
+    const body = beginBody.safeParse(request.body);
+    if (!body.success) throw new FlotillaError("bad_request", issueText(body.error));
+    return uploads.begin(id, caller.actor, body.data.asset);
+  }
+  const body = commitBody.safeParse(request.body);
+  if (!body.success) throw new FlotillaError("bad_request", issueText(body.error));
+  const { content, done } = await uploads.complete(id, caller.actor, body.data);
+  const upload = assetUploadHooks(hooksOf(ctx), {
+    dataDir: ctx.config.dataDir,
+    apiUrl: ctx.config.apiUrl,
+    file: content,
+  });
+  try {
+    await odataAs(ctx, caller, { method: "PATCH", url: `/v7/release_asset(${id})`, body: {} }, upload.hooks);
+  } finally {
+    await upload.discard();
+  }
+  if (upload.stored.length === 0) throw new FlotillaError("not_found", "Release asset not found");
+  await done();
+  const stored = await findReleaseAsset(ctx.db, id);
+  signAssetLinks(stored, links, ctx.config.apiUrl);
+  return stored?.asset;
+}
+
+const issueText = (error: { issues: { path: PropertyKey[]; message: string }[] }) =>
+  error.issues.map((issue) => `${issue.path.map(String).join(".") || "body"}: ${issue.message}`).join("; ");
+
 export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
   // Only release assets are sent as multipart (balena-sdk release.asset.upload).
   await app.register(fastifyMultipart);
+  const links = createAssetLinks(loadSecret(ctx.config), ctx.config.apiUrl);
+  const uploads = assetUploads({ dataDir: ctx.config.dataDir, links });
+  /** Answers a data API response, its release asset links signed (asset-links.ts). */
+  const answer = (reply: FastifyReply, url: string, response: ODataResponse) => {
+    if (/asset/i.test(url)) signAssetLinks(response.body, links, ctx.config.apiUrl);
+    return reply.code(response.status).headers(response.headers).send(response.body);
+  };
   app.route({
     method: ["GET", "POST", "PATCH", "DELETE"],
     url: "/v7/*",
@@ -107,7 +184,7 @@ export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
       if (!request.auth) {
         if (request.method !== "GET") throw new FlotillaError("not_logged_in");
         const response = await odataAs(ctx, undefined, { method: "GET", url: request.url, body: undefined });
-        return reply.code(response.status).headers(response.headers).send(response.body);
+        return answer(reply, request.url, response);
       }
       const caller = requireAuth(request);
       if (request.isMultipart()) {
@@ -115,8 +192,10 @@ export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
           throw new FlotillaError("unsupported_media_type");
         }
         const response = await assetUpload(ctx, caller, request);
-        return reply.code(response.status).headers(response.headers).send(response.body);
+        return answer(reply, request.url, response);
       }
+      const action = request.method === "POST" ? ASSET_ACTION.exec(request.url) : null;
+      if (action) return reply.send(await assetAction(ctx, caller, uploads, links, request, [...action]));
       let body = request.body;
       // balena-sdk `auth.requestVerificationEmail` PATCHes this write-only field of the user.
       const userKey = request.method === "PATCH" ? USER_BY_KEY.exec(request.url) : null;
@@ -131,7 +210,7 @@ export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
         body = rest;
       }
       const response = await odataAs(ctx, caller, { method: request.method, url: request.url, body });
-      return reply.code(response.status).headers(response.headers).send(response.body);
+      return answer(reply, request.url, response);
     },
   });
 }

@@ -28,7 +28,7 @@ export async function registryRoutes(app: FastifyInstance, ctx: AppContext) {
   app.get("/auth/v1/token", { config: { public: true } }, async (request, reply) => {
     if (!registry || !keys)
       throw new FlotillaError("not_found", "No image registry is configured (FLOTILLA_REGISTRY_URL).");
-    const input = parseInput(query, request.query);
+    const input = parseInput(query, withScopeList(request.query));
     const service = input.service ?? registry.host;
     if (service !== registry.host) {
       throw new FlotillaError(
@@ -61,6 +61,21 @@ export async function registryRoutes(app: FastifyInstance, ctx: AppContext) {
     reply.type("application/x-pem-file");
     return keys.certificatePem;
   });
+}
+
+/**
+ * `scope` as docker sends it (repeated) and as balena-cli's request library does (`qs`:
+ * `scope[0]=…&scope[1]=…`): one list either way.
+ */
+function withScopeList(raw: unknown): unknown {
+  if (!raw || typeof raw !== "object") return raw;
+  const rest: Record<string, unknown> = {};
+  const scopes: unknown[] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    if (/^scope(\[\d{0,4}\])?$/.test(key)) scopes.push(...(Array.isArray(value) ? value : [value]));
+    else rest[key] = value;
+  }
+  return scopes.length > 0 ? { ...rest, scope: scopes } : rest;
 }
 
 /** The token (Basic password or Bearer) behind a token request; no or bad credentials are a 401. */

@@ -18,6 +18,20 @@ const MAX_ID = 2_147_483_647;
 const RESOURCE = "release__has__asset_key";
 
 export type AssetFile = { bytes: Buffer; filename: string; content_type: string };
+/** A file to store for an asset: its description and how to write it to a path (bytes or parts). */
+export type AssetContent = {
+  filename: string;
+  content_type: string;
+  size: number;
+  writeTo(file: string): Promise<void>;
+};
+
+export const contentOf = (file: AssetFile): AssetContent => ({
+  filename: file.filename,
+  content_type: file.content_type,
+  size: file.bytes.length,
+  writeTo: (target) => fs.writeFile(target, file.bytes),
+});
 
 export const assetDirectory = (dataDir: string) => path.join(dataDir, "storage", "release-assets");
 export const assetHref = (apiUrl: string, id: number) => `${apiUrl}/release-asset/v1/${id}/download`;
@@ -83,7 +97,7 @@ export function assetUploadTarget(method: string, url: string): { id: number | u
  */
 export function assetUploadHooks(
   hooks: Hooks,
-  { dataDir, apiUrl, file }: { dataDir: string; apiUrl: string; file: AssetFile },
+  { dataDir, apiUrl, file }: { dataDir: string; apiUrl: string; file: AssetContent },
 ) {
   const stored: number[] = [];
   const pending = new Set<string>();
@@ -93,11 +107,11 @@ export function assetUploadHooks(
     const target = path.join(directory, String(id));
     const staging = `${target}.${crypto.randomBytes(6).toString("hex")}.tmp`;
     pending.add(staging);
-    await fs.writeFile(staging, file.bytes);
+    await file.writeTo(staging);
     const asset = {
       filename: file.filename,
       content_type: file.content_type,
-      size: file.bytes.length,
+      size: file.size,
       href: assetHref(apiUrl, id),
     };
     await tx.query(`UPDATE "release_asset" SET asset = $2 WHERE id = $1`, [id, JSON.stringify(asset)]);
@@ -132,8 +146,11 @@ export function assetUploadHooks(
   };
 }
 
-export const readAsset = (dataDir: string, id: number) =>
-  fs.readFile(path.join(assetDirectory(dataDir), String(id))).catch(() => undefined);
+/** The stored file of an asset (its path), when there is one. */
+export async function assetFile(dataDir: string, id: number): Promise<string | undefined> {
+  const file = path.join(assetDirectory(dataDir), String(id));
+  return (await fs.stat(file).catch(() => undefined))?.isFile() ? file : undefined;
+}
 
 export const removeAssets = (dataDir: string, ids: number[]) =>
   Promise.all(ids.map((id) => fs.rm(path.join(assetDirectory(dataDir), String(id)), { force: true })));

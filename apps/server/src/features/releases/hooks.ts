@@ -5,6 +5,7 @@ import type { HookContext, ResourceHooks } from "../../odata/index.ts";
 import type { DeviceServices } from "../devices/services.ts";
 import { triggerUpdates } from "../variables/update-trigger.ts";
 import { removeAssets } from "./assets.ts";
+import { checkCreator, parseContract, refuseCreatorChange, splitSemver } from "./client-releases.ts";
 import { assignRevisions } from "./queries.ts";
 import { rollOut } from "./rollout.ts";
 
@@ -57,14 +58,20 @@ async function checkReleaseUpdate(tx: Tx, ids: number[], body: WriteValues) {
 
 export function releaseHooks(devices: Devices, dataDir: string): ResourceHooks {
   return {
-    async beforeCreate({ body }) {
-      checkVersion(body);
+    async beforeCreate(args) {
+      splitSemver(args.body);
+      parseContract(args.body);
+      checkVersion(args.body);
+      await checkCreator(args, args.body);
     },
     async afterCreate({ tx, id, body, afterCommit }) {
       if (body.is_final === true) await stampFinalized(tx, [id]);
       if (body.status === "success") await rollOut(tx, devices, afterCommit, { fleets: await fleetsOf(tx, [id]) });
     },
     async beforeUpdate({ tx, ids, body }) {
+      splitSemver(body);
+      parseContract(body);
+      refuseCreatorChange(body);
       await checkReleaseUpdate(tx, ids, body);
     },
     async afterUpdate({ tx, ids, body, afterCommit }) {
@@ -94,6 +101,13 @@ export function releaseHooks(devices: Devices, dataDir: string): ResourceHooks {
     },
   };
 }
+
+/** A removed release asset takes its file with it, once the removal committed. */
+export const releaseAssetHooks = (dataDir: string): ResourceHooks => ({
+  afterDelete({ ids, afterCommit }) {
+    afterCommit(() => removeAssets(dataDir, ids).then(() => undefined));
+  },
+});
 
 /** A fleet or a device may only be pinned to a successful, valid release (spec 2 §4). */
 async function checkSelectable(tx: Tx, release: unknown) {

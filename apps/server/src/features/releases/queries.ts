@@ -205,3 +205,16 @@ export async function fleetBuildVariables(db: Db, fleet: number): Promise<Record
   );
   return Object.fromEntries(rows.map((row) => [row.name, row.value]));
 }
+
+export type StoredAsset = { id: number; fleet: number; asset: { filename?: string; content_type?: string } | null };
+
+/** A release asset with its fleet (for links and uploads, which check rights themselves). */
+export async function findReleaseAsset(db: Db, id: number): Promise<StoredAsset | undefined> {
+  const { rows } = await db.query<StoredAsset>(
+    `SELECT ra.id, r.belongs_to__application AS fleet, ra.asset
+       FROM "release_asset" ra JOIN "release" r ON r.id = ra.release WHERE ra.id = $1`,
+    [id],
+  );
+  const row = rows[0];
+  return row && { ...row, id: Number(row.id), fleet: Number(row.fleet) };
+}

@@ -7,16 +7,19 @@ import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireUser } from "../../lib/authenticate.ts";
 import { fetchAllowList, OutboundFetchError, outboundFetch } from "../../lib/outbound-fetch.ts";
+import { loadSecret } from "../../lib/secret.ts";
 import { mayDo } from "../data-api/actions.ts";
 import { odataAs } from "../data-api/routes.ts";
 import { loadRegistryKeys } from "../registry/keys.ts";
 import { type ProjectArchive, removeArchive, spoolArchive } from "./archive.ts";
-import { readAsset } from "./assets.ts";
+import { createAssetLinks } from "./asset-links.ts";
+import { assetUploads } from "./asset-uploads.ts";
+import { assetFile } from "./assets.ts";
 import { builderMessages, jsonArrayWriter } from "./balena-build-stream.ts";
 import { type BuildEvent, type Builder, type BuildInput, runBuild } from "./builder.ts";
 import { connectEngine } from "./image-engine.ts";
 import { PROJECT_MAX_BYTES, ProjectError, type ProjectFiles, readProject } from "./project.ts";
-import { closeStalledBuilds, findFleet } from "./queries.ts";
+import { closeStalledBuilds, findFleet, findReleaseAsset, type StoredAsset } from "./queries.ts";
 import { rollOut } from "./rollout.ts";
 
 /** Downloading a project from a URL (redirects and body included) may take this long. */
@@ -272,20 +275,53 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
     bin: { flotilla: "apps/cli/bin/flotilla.mjs" },
   }));
 
-  app.get("/release-asset/v1/:id/download", async (request, reply) => {
-    const caller = requireUser(request).caller;
+  const links = createAssetLinks(loadSecret(ctx.config), ctx.config.apiUrl);
+  const uploads = assetUploads({ dataDir: ctx.config.dataDir, links });
+
+  // The asset's `href` (asset-links.ts): signed, it needs no token until it expires; unsigned,
+  // the bearer's right to read the asset.
+  app.get("/release-asset/v1/:id/download", { config: { guest: true } }, async (request, reply) => {
     const raw = (request.params as { id: string }).id;
     if (!/^\d{1,9}$/.test(raw)) throw new FlotillaError("bad_request", "invalid id passed in url");
-    const read = await odataAs(ctx, caller, { method: "GET", url: `/v7/release_asset(${raw})?$select=id,asset` });
-    const row = (read.body as { d?: { asset: { filename?: string; content_type?: string } | null }[] }).d?.[0];
-    const bytes = row?.asset ? await readAsset(ctx.config.dataDir, Number(raw)) : undefined;
-    if (!row?.asset || !bytes) throw new FlotillaError("not_found", "Release asset not found");
+    const query = request.query as { expires?: string; signature?: string };
+    let row: StoredAsset | undefined;
+    const signed = query.signature !== undefined || query.expires !== undefined;
+    const verdict = signed ? links.check(`/release-asset/v1/${raw}/download`, query) : undefined;
+    // A bearer who may read the asset still gets it by a stale link (a dashboard list kept open).
+    if (signed && verdict !== "valid" && !request.auth) {
+      if (verdict === "expired") throw new FlotillaError("forbidden", "This release asset link has expired");
+      throw new FlotillaError("forbidden", "This release asset link is not valid");
+    }
+    if (verdict === "valid") {
+      row = await findReleaseAsset(ctx.db, Number(raw));
+    } else {
+      const caller = requireUser(request).caller;
+      const read = await odataAs(ctx, caller, { method: "GET", url: `/v7/release_asset(${raw})?$select=id` });
+      if ((read.body as { d?: unknown[] }).d?.length) row = await findReleaseAsset(ctx.db, Number(raw));
+    }
+    const file = row?.asset ? await assetFile(ctx.config.dataDir, Number(raw)) : undefined;
+    if (!row?.asset || !file) throw new FlotillaError("not_found", "Release asset not found");
     const filename = (row.asset.filename ?? "asset").replace(/[^\w.-]/g, "_");
     return reply
       .type(row.asset.content_type ?? "application/octet-stream")
       .header("content-disposition", `attachment; filename="${filename}"`)
       .header("x-content-type-options", "nosniff")
-      .send(bytes);
+      .send(fs.createReadStream(file));
+  });
+
+  // A part of a multipart asset upload (asset-uploads.ts), PUT to its signed link without a token.
+  app.put("/release-asset/v1/uploads/:uuid/parts/:part", { config: { public: true } }, async (request, reply) => {
+    const { uuid, part } = request.params as { uuid: string; part: string };
+    if (!/^[0-9a-f-]{36}$/.test(uuid) || !/^\d{1,5}$/.test(part)) throw new FlotillaError("not_found");
+    uploads.checkPartLink(uuid, part, request.query as Record<string, string>);
+    if (!(request.body instanceof Readable)) {
+      throw new FlotillaError(
+        "unsupported_media_type",
+        "Send the part's bytes as the body, e.g. application/octet-stream",
+      );
+    }
+    const etag = await uploads.putPart(uuid, Number(part), request.body);
+    return reply.header("etag", `"${etag}"`).code(200).send();
   });
 }
 
