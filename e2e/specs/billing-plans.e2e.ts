@@ -68,7 +68,8 @@ describe("paid plans: roles, annual billing, the free plan's allowance", () => {
     await call("PATCH", `/billing/v1/account/${orgId}/plan`, { tier: "pilot-v2", cycle: "monthly" });
 
     const paid = await roleOptions();
-    expect(await paid.operator.getAttribute("aria-disabled")).toBeNull();
+    // The option turns enabled once the organization's plan has loaded.
+    await expect.poll(() => paid.operator.getAttribute("aria-disabled")).toBeNull();
     await paid.operator.click();
     await paid.dialog.getByRole("button", { name: "Add" }).click();
     await page.getByText("Resource added").waitFor();

@@ -2,14 +2,12 @@ import type { AddressInfo } from "node:net";
 import { StringDecoder } from "node:string_decoder";
 import { MAX_TERMINAL_DATA_CHARS, TERMINAL_MAX_COLS, TERMINAL_MAX_ROWS, terminalSize } from "@flotilla/domain";
 import type { FastifyBaseLogger } from "fastify";
-import {
+import ssh2, {
   type Connection,
   type PublicKeyAuthContext,
-  Server,
   type ServerChannel,
   type Session,
   type TcpipRequestInfo,
-  utils,
 } from "ssh2";
 import type { AppContext } from "../../context.ts";
 import type { Caller } from "../../lib/authenticate.ts";
@@ -18,6 +16,10 @@ import { terminalRefusal, visibleTerminalDevice } from "../terminal/access.ts";
 import { TerminalLimitError, terminalMessage } from "../terminal/sessions.ts";
 import { tunnelDevice, tunnelTarget } from "../tunnels/access.ts";
 import { TunnelLimitError } from "../tunnels/tunnels.ts";
+
+// ssh2 is CommonJS without named exports Node can see: plain `node` (not vitest) needs the default import.
+const { Server, utils } = ssh2;
+
 import { globalRolesOf } from "../users/service.ts";
 import { type GatewayCommand, parseGatewayCommand, USAGE } from "./commands.ts";
 import { loadSshHostKey } from "./host-key.ts";
