@@ -21,6 +21,7 @@ import {
 import { removeOrganizationLogos } from "../organizations/logo.ts";
 import { supervisorReleaseHooks } from "../os-updates/supervisor-hooks.ts";
 import { devicePinHooks, fleetReleaseHooks, releaseHooks } from "../releases/hooks.ts";
+import { releasePolicyHooks } from "../rollouts/hooks.ts";
 import { sshKeyHooks } from "../ssh-keys/hooks.ts";
 import { removeOrganizationSupportFiles } from "../support/files.ts";
 import { tagKeyHooks } from "../tags/hooks.ts";
@@ -67,6 +68,7 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     invitee__is_invited_to__application: applicationInviteHooks(ctx),
     release: releaseHooks(ctx.devices, ctx.config.dataDir),
     release_tag: tagKeyHooks("release_tag"),
+    release_policy: releasePolicyHooks,
     user__has__public_key: sshKeyHooks,
     user: userHooks,
     credit_bundle: creditBundleHooks(paymentProviderFor(ctx.config)),

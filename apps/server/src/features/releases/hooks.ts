@@ -77,7 +77,10 @@ export function releaseHooks(devices: Devices, dataDir: string): ResourceHooks {
     async beforeDelete({ tx, ids, afterCommit }) {
       const { rows } = await tx.query(
         `SELECT 1 FROM "application" WHERE should_be_running__release = ANY($1::bigint[])
-         UNION ALL SELECT 1 FROM "device" WHERE is_pinned_on__release = ANY($1::bigint[]) LIMIT 1`,
+         UNION ALL SELECT 1 FROM "device" WHERE is_pinned_on__release = ANY($1::bigint[])
+         -- A rollout in effect sends its devices to one of its two releases.
+         UNION ALL SELECT 1 FROM "rollout" WHERE status IN ('running', 'paused', 'halted')
+           AND (from__release = ANY($1::bigint[]) OR to__release = ANY($1::bigint[])) LIMIT 1`,
         [ids],
       );
       if (rows.length > 0) throw new FlotillaError("cannot_delete_pinned_releases");
