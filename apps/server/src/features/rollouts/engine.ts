@@ -125,13 +125,26 @@ export function createRolloutEngine(options: {
     }
   }
 
-  async function evaluateAll(fleets?: number[]) {
-    if (fleets?.length === 0) return;
-    for (const id of await runningRollouts(db, fleets)) await evaluate(id);
+  /** One evaluation at a time on this instance: a tick after a flush sees the flush's verdicts. */
+  let queue: Promise<void> = Promise.resolve();
+  function evaluateAll(fleets?: number[]): Promise<void> {
+    if (fleets?.length === 0) return queue;
+    const run = async () => {
+      for (const id of await runningRollouts(db, fleets)) await evaluate(id);
+    };
+    queue = queue.then(run, run);
+    return queue;
   }
 
   return {
-    evaluate,
+    /** Evaluates one rollout now (after a control), in turn with the others. */
+    evaluate(id: number): Promise<void> {
+      queue = queue.then(
+        () => evaluate(id),
+        () => evaluate(id),
+      );
+      return queue;
+    },
     /** The fleets whose devices' reports reached the database. */
     onReportsWritten(fleets: number[]) {
       evaluateAll(fleets).catch(onError);

@@ -53,6 +53,17 @@ export async function supersedeOpenRollout(db: Db, fleet: number, reason: string
   return rows[0];
 }
 
+/** The release a fleet's waiting devices run when its rollout to `release` did not complete (halted, aborted). */
+export async function releaseInEffect(db: Db, fleet: number, release: number): Promise<number | undefined> {
+  const { rows } = await db.query<{ from_release: number | null }>(
+    `SELECT from__release AS from_release FROM "rollout" WHERE belongs_to__application = $1 AND to__release = $2
+      AND status <> 'completed' ORDER BY id DESC LIMIT 1`,
+    [fleet, release],
+  );
+  const found = rows[0]?.from_release;
+  return found === null || found === undefined ? undefined : Number(found);
+}
+
 /** The fleet's devices a rollout may move (pinned devices are never touched), with their tags. */
 export async function waveCandidates(db: Db, fleet: number): Promise<WaveCandidate[]> {
   const { rows } = await db.query<WaveCandidate>(
@@ -136,7 +147,11 @@ export async function waveHealthFacts(
     online: boolean;
     services: Record<string, string>;
   }>(
-    `SELECT d.id AS device, d.is_running__release AS running, d.update_status,
+    `SELECT d.id AS device, d.is_running__release AS running,
+            -- An update that failed before the wave (re)started is not this wave's failure.
+            CASE WHEN d.last_update_status_event IS NULL OR d.last_update_status_event >= (
+                   SELECT w.started_at FROM "rollout_wave" w WHERE w.rollout = rd.rollout AND w.wave_index = rd.wave_index)
+                 THEN d.update_status END AS update_status,
             (d.api_heartbeat_state IN ('online', 'timeout') OR d.is_connected_to_vpn) AS online,
             COALESCE((SELECT jsonb_object_agg(s.service_name, ii.status) FROM "image_install" ii
                         JOIN "image" i ON i.id = ii.installs__image JOIN "service" s ON s.id = i.is_a_build_of__service
@@ -177,8 +192,9 @@ export async function recordWaveHealth(
     [rollout, JSON.stringify(values.devices)],
   );
   await db.query(
-    `UPDATE "rollout_wave" SET device_count = $3, healthy_count = $4, failed_count = $5, pending_count = $3 - $4 - $5,
-            gate_met_at = CASE WHEN $6 THEN COALESCE(gate_met_at, now()) END
+    `UPDATE "rollout_wave" SET device_count = $3::int, healthy_count = $4::int, failed_count = $5::int,
+            pending_count = $3::int - $4::int - $5::int,
+            gate_met_at = CASE WHEN $6::boolean THEN COALESCE(gate_met_at, now()) END
       WHERE rollout = $1 AND wave_index = $2`,
     [rollout, wave, values.total, values.healthy, values.failed, values.healthShareMet],
   );
@@ -197,11 +213,11 @@ export async function moveWave(
   reason: string | null = null,
 ): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE "rollout_wave" SET state = $4, reason = $5,
-            started_at = CASE WHEN $4 = 'active' THEN now() ELSE started_at END,
-            ended_at = CASE WHEN $4 = 'active' THEN NULL ELSE now() END,
-            gate_met_at = CASE WHEN $4 = 'active' THEN NULL ELSE gate_met_at END,
-            is_soak_skipped = CASE WHEN $4 = 'active' THEN false ELSE is_soak_skipped END
+    `UPDATE "rollout_wave" SET state = $4::text, reason = $5::text,
+            started_at = CASE WHEN $4::text = 'active' THEN now() ELSE started_at END,
+            ended_at = CASE WHEN $4::text = 'active' THEN NULL ELSE now() END,
+            gate_met_at = CASE WHEN $4::text = 'active' THEN NULL ELSE gate_met_at END,
+            is_soak_skipped = CASE WHEN $4::text = 'active' THEN false ELSE is_soak_skipped END
       WHERE rollout = $1 AND wave_index = $2 AND state = ANY($3::text[])`,
     [rollout, wave, from, to, reason],
   );
@@ -226,8 +242,8 @@ export async function moveRollout(
 ): Promise<boolean> {
   const ended = values.status === "completed" || values.status === "aborted";
   const { rowCount } = await db.query(
-    `UPDATE "rollout" SET status = $3, reason = $4, current_wave = COALESCE($5, current_wave), modified_at = now(),
-            ended_at = CASE WHEN $6 THEN now() END
+    `UPDATE "rollout" SET status = $3::text, reason = $4::text, current_wave = COALESCE($5::int, current_wave),
+            modified_at = now(), ended_at = CASE WHEN $6::boolean THEN now() END
       WHERE id = $1 AND status = ANY($2::text[])`,
     [rollout, from, values.status, values.reason ?? null, values.currentWave ?? null, ended],
   );

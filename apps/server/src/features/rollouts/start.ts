@@ -1,6 +1,13 @@
 import { assignWaves, parseReleasePolicy } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
-import { createRollout, devicesOfWaves, enabledPolicyOf, supersedeOpenRollout, waveCandidates } from "./queries.ts";
+import {
+  createRollout,
+  devicesOfWaves,
+  enabledPolicyOf,
+  releaseInEffect,
+  supersedeOpenRollout,
+  waveCandidates,
+} from "./queries.ts";
 
 type Db = Pick<Queryable, "query">;
 
@@ -20,7 +27,10 @@ export async function startRollouts(db: Db, moves: readonly ReleaseMove[]): Prom
     const open = await supersedeOpenRollout(db, move.fleet, `superseded by release ${move.to}`);
     const stored = await enabledPolicyOf(db, move.fleet);
     if (stored === undefined) continue;
-    const from = open?.from_release ?? move.from;
+    // Devices of a rollout that did not complete still run its previous release.
+    const from =
+      open?.from_release ??
+      (move.from === null ? null : ((await releaseInEffect(db, move.fleet, move.from)) ?? move.from));
     if (from === null || from === move.to) continue;
     const parsed = parseReleasePolicy(stored);
     // Policies are checked on write; one that no longer parses moves the fleet as before.
