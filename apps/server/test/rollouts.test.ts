@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRolloutEngine } from "../src/features/rollouts/engine.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 import { call, provisioningKeyFor, registerDevice, type TestDevice } from "./support/devices.ts";
 
@@ -224,9 +225,19 @@ describe("a good release", () => {
     expect(rollout?.current_wave).toBe(0);
     expect(rollout?.rollout_wave[0]).toMatchObject({ state: "active", healthy_count: 0, failed_count: 0 });
 
-    // Canaries healthy: wave 2 starts, wave 3 waits.
+    // Canaries healthy: wave 2 starts, wave 3 waits; a second instance judging at the same time changes nothing.
     for (const canary of canaries) await report(canary, { running: releaseB });
-    await settle();
+    const woken: number[] = [];
+    const otherInstance = createRolloutEngine({
+      db: t.db,
+      devices: {
+        invalidate: () => undefined,
+        relay: { request: async (device: number) => (woken.push(device), { status: 200, body: null }) },
+      } as unknown as Parameters<typeof createRolloutEngine>[0]["devices"],
+    });
+    await t.ctx.devices.heartbeat.sweep();
+    await t.ctx.devices.reports.flush();
+    await Promise.all([t.ctx.rollouts.tick(), otherInstance.tick(), otherInstance.tick()]);
     rollout = await latestRollout();
     expect(rollout?.rollout_wave.map((w) => w.state)).toEqual(["passed", "active", "pending"]);
     expect(new Set(await targets(wave2))).toEqual(new Set([releaseB.commit]));
@@ -289,6 +300,13 @@ describe("a bad release", () => {
     expect((await control(rollout.id, "explode")).status).toBe(404);
     expect((await control(rollout.id, "pause")).status).toBe(409);
     expect((await call(t, "POST", "/rollout/v1/abc/pause", owner.token)).status).toBe(400);
+    // The data API does not change a rollout: the server runs it, controls steer it.
+    const patched = await call(t, "PATCH", `/v7/rollout(${rollout.id})`, owner.token, { status: "completed" });
+    expect(patched.status).toBe(400);
+    expect((await call(t, "DELETE", `/v7/rollout(${rollout.id})`, owner.token)).status).toBeGreaterThanOrEqual(400);
+    expect((await latestRollout())?.status).toBe("halted");
+    // Nor can a release a rollout uses be deleted.
+    expect((await call(t, "DELETE", `/v7/release(${releaseB.id})`, owner.token)).status).toBe(409);
   });
 
   it("resumes, pauses, and aborts back to the previous release", async () => {

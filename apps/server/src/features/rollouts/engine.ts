@@ -39,10 +39,11 @@ export async function evaluateRollout(tx: Tx, id: number, now: number): Promise<
     id,
   ]);
   if (!rows[0]?.locked) return undefined;
-  const rollout = await rolloutById(tx, id);
+  // The row lock orders this evaluation with a control (pause, abort) made at the same time.
+  const rollout = await rolloutById(tx, id, true);
   if (rollout?.status !== "running") return undefined;
   // The fleet was pinned elsewhere (or moved on): this rollout no longer decides anything.
-  if (rollout.fleet_release !== rollout.to_release) {
+  if (Number(rollout.fleet_release) !== Number(rollout.to_release)) {
     await moveRollout(tx, id, ["running"], { status: "aborted", reason: "the fleet's release changed" });
     return { fleet: rollout.fleet, devices: [] };
   }
