@@ -227,14 +227,7 @@ describe("a good release", () => {
 
     // Canaries healthy: wave 2 starts, wave 3 waits; a second instance judging at the same time changes nothing.
     for (const canary of canaries) await report(canary, { running: releaseB });
-    const woken: number[] = [];
-    const otherInstance = createRolloutEngine({
-      db: t.db,
-      devices: {
-        invalidate: () => undefined,
-        relay: { request: async (device: number) => (woken.push(device), { status: 200, body: null }) },
-      } as unknown as Parameters<typeof createRolloutEngine>[0]["devices"],
-    });
+    const otherInstance = createRolloutEngine({ db: t.db, devices: t.ctx.devices });
     await t.ctx.devices.heartbeat.sweep();
     await t.ctx.devices.reports.flush();
     await Promise.all([t.ctx.rollouts.tick(), otherInstance.tick(), otherInstance.tick()]);
