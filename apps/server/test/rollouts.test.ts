@@ -366,3 +366,63 @@ describe("soak and promotion", () => {
     expect(await targetOf(newcomer)).toBe(releaseE.commit);
   });
 });
+
+describe("pins and tracking", () => {
+  const patchFleet = (body: Record<string, unknown>) =>
+    call(t, "PATCH", `/v7/application(${fleet.id})`, owner.token, body);
+
+  it("starts a rollout on track-latest, and a user's pin of the fleet ends it", async () => {
+    const releaseF = await draftRelease(fleet);
+    await finalize(releaseF);
+    const first = await latestRollout();
+    if (!first) throw new Error("no rollout");
+    // A user's pin reaches every device at once (a pin is no rollout), and ends the rollout to F.
+    const [previous] = await t.db
+      .query<{ id: number }>(`SELECT from__release AS id FROM "rollout" WHERE id = $1`, [first.id])
+      .then((r) => r.rows);
+    expect(
+      (await patchFleet({ should_be_running__release: previous?.id, should_track_latest_release: false })).status,
+    ).toBe(200);
+    expect(await latestRollout()).toMatchObject({
+      id: first.id,
+      status: "aborted",
+      reason: "the fleet was pinned to another release",
+    });
+    const pinnedCommit = await targetOf(devices[5] as TestDevice);
+    expect(new Set(await targets(devices))).toEqual(new Set([pinnedCommit]));
+
+    // Tracking the latest again, as balena-sdk's trackLatestRelease asks: a rollout to F.
+    expect(
+      (await patchFleet({ should_track_latest_release: true, should_be_running__release: releaseF.id })).status,
+    ).toBe(200);
+    const second = await latestRollout();
+    expect(second).toMatchObject({ status: "running", to__release: { __id: releaseF.id } });
+    expect(await targets(canaries)).toEqual(canaries.map(() => releaseF.commit));
+    expect(new Set(await targets(devices.slice(3)))).toEqual(new Set([pinnedCommit]));
+
+    // Pinning the fleet to F itself: every device gets it now.
+    expect(
+      (await patchFleet({ should_be_running__release: releaseF.id, should_track_latest_release: false })).status,
+    ).toBe(200);
+    expect(await latestRollout()).toMatchObject({ id: second?.id, status: "completed" });
+    expect(new Set(await targets(devices))).toEqual(new Set([releaseF.commit]));
+    expect(await targetOf(pinned)).toBe(releaseA.commit);
+
+    // A release finalized while the fleet is pinned moves nothing; tracking again rolls it out.
+    const releaseH = await draftRelease(fleet);
+    await finalize(releaseH);
+    expect(await latestRollout()).toMatchObject({ id: second?.id });
+    expect((await patchFleet({ should_track_latest_release: true })).status).toBe(200);
+    const third = await latestRollout();
+    expect(third).toMatchObject({ status: "running", to__release: { __id: releaseH.id } });
+    if (!third) throw new Error("no rollout");
+    // Aborted, it holds every device on F; a user's pin to H then reaches them all.
+    expect((await control(third.id, "abort")).status).toBe(200);
+    expect(new Set(await targets(devices))).toEqual(new Set([releaseF.commit]));
+    expect(
+      (await patchFleet({ should_be_running__release: releaseH.id, should_track_latest_release: false })).status,
+    ).toBe(200);
+    expect(new Set(await targets(devices))).toEqual(new Set([releaseH.commit]));
+    expect(await latestRollout()).toMatchObject({ id: third.id, status: "aborted" });
+  });
+});

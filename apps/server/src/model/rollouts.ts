@@ -35,6 +35,7 @@ export const rolloutResources = [
       field("wave_count", "Integer"),
       field("policy", "JSON"),
       field("ended_at", "Date Time"),
+      field("is_in_effect", "Boolean"),
     ],
     navigations: [
       ...many(["rollout_wave"], "rollout_wave", "rollout"),

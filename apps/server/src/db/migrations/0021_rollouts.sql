@@ -21,6 +21,7 @@ CREATE TABLE "rollout" (
 	"wave_count" integer NOT NULL,
 	"policy" jsonb NOT NULL,
 	"ended_at" timestamp with time zone,
+	"is_in_effect" boolean DEFAULT true NOT NULL,
 	CONSTRAINT "rollout_status_check" CHECK ("rollout"."status" IN ('running', 'paused', 'halted', 'completed', 'aborted'))
 );
 --> statement-breakpoint
@@ -60,7 +61,7 @@ ALTER TABLE "rollout_device" ADD CONSTRAINT "rollout_device_rollout_rollout_id_f
 ALTER TABLE "rollout_device" ADD CONSTRAINT "rollout_device_device_device_id_fk" FOREIGN KEY ("device") REFERENCES "public"."device"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "rollout_wave" ADD CONSTRAINT "rollout_wave_rollout_rollout_id_fk" FOREIGN KEY ("rollout") REFERENCES "public"."rollout"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "rollout_open_per_fleet_key" ON "rollout" USING btree ("belongs_to__application") WHERE "rollout"."status" IN ('running', 'paused', 'halted');--> statement-breakpoint
-CREATE INDEX "rollout_fleet_idx" ON "rollout" USING btree ("belongs_to__application","to__release");--> statement-breakpoint
+CREATE INDEX "rollout_in_effect_idx" ON "rollout" USING btree ("belongs_to__application") WHERE "rollout"."is_in_effect";--> statement-breakpoint
 CREATE UNIQUE INDEX "rollout_device_key" ON "rollout_device" USING btree ("rollout","device");--> statement-breakpoint
 CREATE INDEX "rollout_device_device_idx" ON "rollout_device" USING btree ("device");--> statement-breakpoint
 CREATE INDEX "rollout_device_wave_idx" ON "rollout_device" USING btree ("rollout","wave_index");--> statement-breakpoint

@@ -20,9 +20,9 @@ export const release_policy = pgTable("release_policy", {
 });
 
 /**
- * One release reaching a fleet wave by wave. While it is not completed and the fleet still runs
- * its `to__release`, a device's target is the new release only if its wave has started (and was
- * not rolled back); otherwise `from__release`.
+ * One release reaching a fleet wave by wave. While it is in effect, not completed, and the fleet
+ * still runs its `to__release`, a device's target is the new release only if its wave has
+ * started (and was not rolled back); otherwise `from__release`.
  */
 export const rollout = pgTable(
   "rollout",
@@ -40,6 +40,11 @@ export const rollout = pgTable(
     /** The policy as it was when the rollout started: later edits apply to the next one. */
     policy: jsonb().notNull(),
     ended_at: date(),
+    /**
+     * Whether it still decides its devices' targets (with the fleet on `to__release` and not
+     * completed): a newer rollout or a user's pin of the fleet ends that, an abort does not.
+     */
+    is_in_effect: boolean().notNull().default(true),
   },
   (t) => [
     check("rollout_status_check", sql`${t.status} IN ('running', 'paused', 'halted', 'completed', 'aborted')`),
@@ -47,7 +52,7 @@ export const rollout = pgTable(
     uniqueIndex("rollout_open_per_fleet_key")
       .on(t.belongs_to__application)
       .where(sql`${t.status} IN ('running', 'paused', 'halted')`),
-    index("rollout_fleet_idx").on(t.belongs_to__application, t.to__release),
+    index("rollout_in_effect_idx").on(t.belongs_to__application).where(sql`${t.is_in_effect}`),
   ],
 );
 

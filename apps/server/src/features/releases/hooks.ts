@@ -116,11 +116,18 @@ export function fleetReleaseHooks(devices: Devices): ResourceHooks {
   return {
     async beforeUpdate({ tx, body }) {
       await checkSelectable(tx, body.should_be_running__release);
+      // "Track latest" (balena-sdk's trackLatestRelease names the latest release too): the fleet
+      // follows the latest itself below, so it moves as a tracking fleet does, through its
+      // release policy (docs/rollouts.md) rather than as a pin.
+      if (body.should_track_latest_release === true && body.should_be_running__release != null) {
+        delete body.should_be_running__release;
+      }
     },
     async afterUpdate({ tx, ids, body, afterCommit }) {
       const tracking = body.should_track_latest_release === true;
       if (!tracking && body.should_be_running__release === undefined) return;
-      await rollOut(tx, devices, afterCommit, { fleets: tracking ? ids : [], changed: ids });
+      const pinned = body.should_be_running__release === undefined ? [] : ids;
+      await rollOut(tx, devices, afterCommit, { fleets: tracking ? ids : [], changed: ids, pinned });
     },
   };
 }

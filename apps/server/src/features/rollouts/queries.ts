@@ -42,26 +42,49 @@ export async function enabledPolicyOf(db: Db, fleet: number): Promise<unknown> {
   return rows[0]?.policy;
 }
 
-/** Ends the fleet's open rollout (a newer release replaces it); answers the release its waiting devices still run. */
-export async function supersedeOpenRollout(db: Db, fleet: number, reason: string) {
-  const { rows } = await db.query<{ from_release: number | null }>(
-    `UPDATE "rollout" SET status = 'aborted', reason = $2, ended_at = now(), modified_at = now()
-      WHERE belongs_to__application = $1 AND status IN ('running', 'paused', 'halted')
-      RETURNING from__release AS from_release`,
+/**
+ * A newer release reached the fleet: its open rollout is aborted and no earlier rollout decides
+ * targets any more. Answers the rollout that was in effect before (the devices it held back
+ * still run its previous release).
+ */
+export async function supersedeRollouts(db: Db, fleet: number, reason: string) {
+  const { rows } = await db.query<{ from_release: number | null; to_release: number; status: RolloutStatus }>(
+    `SELECT from__release AS from_release, to__release AS to_release, status FROM "rollout"
+      WHERE belongs_to__application = $1 AND is_in_effect ORDER BY id DESC LIMIT 1`,
+    [fleet],
+  );
+  await db.query(
+    `UPDATE "rollout" SET is_in_effect = false, modified_at = now(),
+            status = CASE WHEN status IN ('running', 'paused', 'halted') THEN 'aborted' ELSE status END,
+            reason = CASE WHEN status IN ('running', 'paused', 'halted') THEN $2::text ELSE reason END,
+            ended_at = COALESCE(ended_at, now())
+      WHERE belongs_to__application = $1 AND is_in_effect`,
     [fleet, reason],
   );
   return rows[0];
 }
 
-/** The release a fleet's waiting devices run when its rollout to `release` did not complete (halted, aborted). */
-export async function releaseInEffect(db: Db, fleet: number, release: number): Promise<number | undefined> {
-  const { rows } = await db.query<{ from_release: number | null }>(
-    `SELECT from__release AS from_release FROM "rollout" WHERE belongs_to__application = $1 AND to__release = $2
-      AND status <> 'completed' ORDER BY id DESC LIMIT 1`,
-    [fleet, release],
+/**
+ * A user pinned these fleets' release: every device follows the pin. A rollout in progress to
+ * that release is done, one to another release is aborted, and none decides targets any more
+ * (not even an aborted one to the pinned release). Answers the rollouts ended.
+ */
+export async function endRolloutsOfPinnedFleets(db: Db, fleets: number[]): Promise<number[]> {
+  if (fleets.length === 0) return [];
+  const { rows } = await db.query<{ id: number }>(
+    `UPDATE "rollout" r SET is_in_effect = false, modified_at = now(), ended_at = COALESCE(r.ended_at, now()),
+            status = CASE WHEN r.status NOT IN ('running', 'paused', 'halted') THEN r.status
+                          WHEN a.should_be_running__release = r.to__release THEN 'completed' ELSE 'aborted' END,
+            reason = CASE WHEN r.status NOT IN ('running', 'paused', 'halted') THEN r.reason
+                          WHEN a.should_be_running__release = r.to__release
+                          THEN 'the fleet was pinned to this release: every device gets it'
+                          ELSE 'the fleet was pinned to another release' END
+       FROM "application" a
+      WHERE a.id = r.belongs_to__application AND r.belongs_to__application = ANY($1::int[]) AND r.is_in_effect
+     RETURNING r.id`,
+    [fleets],
   );
-  const found = rows[0]?.from_release;
-  return found === null || found === undefined ? undefined : Number(found);
+  return rows.map((row) => Number(row.id));
 }
 
 /** The fleet's devices a rollout may move (pinned devices are never touched), with their tags. */
@@ -286,7 +309,8 @@ export async function rolloutSummary(db: Db, id: number) {
 /**
  * The release a device of a fleet with a rollout in effect should run (SQL for the target
  * state): the new one if its wave started and was not rolled back, else the previous one; no
- * rollout in effect → NULL (the fleet's release applies). Devices that joined after the rollout
+ * rollout in effect (none, completed, superseded, overridden by a pin, or the fleet moved on)
+ * → NULL: the fleet's release applies. Devices that joined after the rollout
  * started have no wave: they keep the previous release until it completes.
  */
 export const rolloutTargetSql = (device: string, fleet: string) =>
@@ -296,6 +320,6 @@ export const rolloutTargetSql = (device: string, fleet: string) =>
                                AND rw.state IN ('active', 'passed', 'failed'))
                 THEN ro.to__release ELSE ro.from__release END
      FROM "rollout" ro
-    WHERE ro.belongs_to__application = ${fleet}.id AND ro.to__release = ${fleet}.should_be_running__release
-      AND ro.status IN ('running', 'paused', 'halted', 'aborted') AND ro.from__release IS NOT NULL
+    WHERE ro.belongs_to__application = ${fleet}.id AND ro.is_in_effect AND ro.status <> 'completed'
+      AND ro.to__release = ${fleet}.should_be_running__release AND ro.from__release IS NOT NULL
     ORDER BY ro.id DESC LIMIT 1)`;

@@ -1,13 +1,6 @@
 import { assignWaves, parseReleasePolicy } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
-import {
-  createRollout,
-  devicesOfWaves,
-  enabledPolicyOf,
-  releaseInEffect,
-  supersedeOpenRollout,
-  waveCandidates,
-} from "./queries.ts";
+import { createRollout, devicesOfWaves, enabledPolicyOf, supersedeRollouts, waveCandidates } from "./queries.ts";
 
 type Db = Pick<Queryable, "query">;
 
@@ -24,13 +17,12 @@ export type ReleaseMove = { fleet: number; from: number | null; to: number };
 export async function startRollouts(db: Db, moves: readonly ReleaseMove[]): Promise<Map<number, number[]>> {
   const started = new Map<number, number[]>();
   for (const move of moves) {
-    const open = await supersedeOpenRollout(db, move.fleet, `superseded by release ${move.to}`);
+    const before = await supersedeRollouts(db, move.fleet, `superseded by release ${move.to}`);
     const stored = await enabledPolicyOf(db, move.fleet);
     if (stored === undefined) continue;
-    // Devices of a rollout that did not complete still run its previous release.
-    const from =
-      open?.from_release ??
-      (move.from === null ? null : ((await releaseInEffect(db, move.fleet, move.from)) ?? move.from));
+    // Devices a rollout held back (not completed: running, halted, aborted…) still run its previous release.
+    const heldBack = before && before.status !== "completed" && Number(before.to_release) === move.from;
+    const from = heldBack ? before.from_release : move.from;
     if (from === null || from === move.to) continue;
     const parsed = parseReleasePolicy(stored);
     // Policies are checked on write; one that no longer parses moves the fleet as before.
