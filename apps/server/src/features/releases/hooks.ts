@@ -79,7 +79,7 @@ export function releaseHooks(devices: Devices, dataDir: string): ResourceHooks {
         `SELECT 1 FROM "application" WHERE should_be_running__release = ANY($1::bigint[])
          UNION ALL SELECT 1 FROM "device" WHERE is_pinned_on__release = ANY($1::bigint[])
          -- A rollout in effect sends its devices to one of its two releases.
-         UNION ALL SELECT 1 FROM "rollout" WHERE status IN ('running', 'paused', 'halted')
+         UNION ALL SELECT 1 FROM "rollout" WHERE is_in_effect AND status <> 'completed'
            AND (from__release = ANY($1::bigint[]) OR to__release = ANY($1::bigint[])) LIMIT 1`,
         [ids],
       );
