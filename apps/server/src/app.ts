@@ -39,6 +39,8 @@ import { restrictActionsHost } from "./features/os-updates/actions-host.ts";
 import { osUpdateRoutes } from "./features/os-updates/routes.ts";
 import { registryRoutes } from "./features/registry/routes.ts";
 import { releaseRoutes } from "./features/releases/routes.ts";
+import { createRolloutEngine } from "./features/rollouts/engine.ts";
+import { rolloutRoutes } from "./features/rollouts/routes.ts";
 import { supportRoutes } from "./features/support/routes.ts";
 import { terminalRoutes } from "./features/terminal/routes.ts";
 import { createTerminalSessions } from "./features/terminal/sessions.ts";
@@ -139,6 +141,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(connectProxy, ctx);
   await app.register(variableRoutes, ctx);
   await app.register(releaseRoutes, ctx);
+  await app.register(rolloutRoutes, ctx);
   await app.register(registryRoutes, ctx);
   await app.register(billingRoutes, ctx);
   await app.register(samlRoutes, ctx);
@@ -162,6 +165,13 @@ export async function buildContext(
 ): Promise<AppContext> {
   const secret = loadSecret(config);
   const devices = await createDeviceServices(config, db, logger);
+  const rollouts = createRolloutEngine({
+    db,
+    devices,
+    onError: (error) => logger.error({ err: error }, "rollouts: evaluation failed"),
+  });
+  // A report written for a device of a rolling-out fleet re-judges its wave (no polling of devices).
+  devices.reports.onWritten((fleets) => rollouts.onReportsWritten(fleets));
   return {
     config,
     db,
@@ -169,6 +179,7 @@ export async function buildContext(
     captcha: createProofOfWork(secret),
     mail: createMailer(config, db.orm, logger),
     devices,
+    rollouts,
     terminals: createTerminalSessions({
       relay: devices.relay,
       bus: devices.bus,

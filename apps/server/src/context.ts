@@ -4,6 +4,7 @@ import type { SessionTokens } from "./features/auth/sessions.ts";
 import type { createProofOfWork } from "./features/captcha/proof-of-work.ts";
 import type { DeviceServices } from "./features/devices/services.ts";
 import type { Mailer } from "./features/mail/mailer.ts";
+import type { RolloutEngine } from "./features/rollouts/engine.ts";
 import type { TerminalSessions } from "./features/terminal/sessions.ts";
 import type { DeviceTunnels } from "./features/tunnels/tunnels.ts";
 
@@ -18,6 +19,8 @@ export type AppContext = {
   mail: Mailer;
   /** The device path's per-instance state: target-state cache, heartbeat, reports, logs, cloudlink relay. */
   devices: DeviceServices;
+  /** Phased rollouts: wave progression driven by state reports and a periodic tick (docs/rollouts.md). */
+  rollouts: RolloutEngine;
   /** Terminal sessions to devices over cloudlink: the web terminal's and the SSH gateway's. */
   terminals: TerminalSessions;
   /** TCP tunnels to device ports over cloudlink: the SSH gateway's and HTTP CONNECT's. */

@@ -12,6 +12,7 @@ export * from "./os-updates.ts";
 export * from "./permissions.ts";
 export * from "./proof-of-work.ts";
 export * from "./releases.ts";
+export * from "./rollouts.ts";
 export * from "./ssh-keys.ts";
 export * from "./tax-ids.ts";
 export * from "./terminal.ts";

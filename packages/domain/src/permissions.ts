@@ -69,6 +69,10 @@ const READ_FLEET = [
   "user_application_membership.read",
   "team_application_access.read",
   "application_invite.read",
+  "release_policy.read",
+  "rollout.read",
+  "rollout_wave.read",
+  "rollout_device.read",
 ] as const;
 
 const SAFE_OPERATOR = [
@@ -126,6 +130,9 @@ const DEVELOPER = [
   "device.all",
   "device_config_variable.all",
   "application.update",
+  // Those who may pin the fleet's release set how it rolls out, and steer a rollout (docs/rollouts.md).
+  "release_policy.all",
+  "rollout.update",
   "application_config_variable.all",
   "release.all",
   "release_tag.all",

@@ -6,6 +6,7 @@ import { fleetResources } from "./fleets.ts";
 import { identityResources } from "./identity.ts";
 import { organizationResources } from "./organizations.ts";
 import { releaseResources } from "./releases.ts";
+import { rolloutResources } from "./rollouts.ts";
 
 /** The data API's model: balena v7 names over Flotilla's tables. */
 export const model = createModel([
@@ -14,6 +15,7 @@ export const model = createModel([
   ...fleetResources,
   ...deviceResources,
   ...releaseResources,
+  ...rolloutResources,
   ...identityResources,
   ...billingResources,
 ]);

@@ -5,4 +5,5 @@ export * from "./fleets.ts";
 export * from "./identity.ts";
 export * from "./organizations.ts";
 export * from "./releases.ts";
+export * from "./rollouts.ts";
 export * from "./support.ts";

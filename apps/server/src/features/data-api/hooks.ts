@@ -22,6 +22,7 @@ import { removeOrganizationLogos } from "../organizations/logo.ts";
 import { supervisorReleaseHooks } from "../os-updates/supervisor-hooks.ts";
 import { imageLocationHooks } from "../releases/client-releases.ts";
 import { devicePinHooks, fleetReleaseHooks, releaseAssetHooks, releaseHooks } from "../releases/hooks.ts";
+import { releasePolicyHooks } from "../rollouts/hooks.ts";
 import { sshKeyHooks } from "../ssh-keys/hooks.ts";
 import { removeOrganizationSupportFiles } from "../support/files.ts";
 import { tagKeyHooks } from "../tags/hooks.ts";
@@ -70,6 +71,7 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     release_tag: tagKeyHooks("release_tag"),
     release__has__asset_key: releaseAssetHooks(ctx.config.dataDir),
     image: imageLocationHooks(ctx.config.registry?.host),
+    release_policy: releasePolicyHooks,
     user__has__public_key: sshKeyHooks,
     user: userHooks,
     credit_bundle: creditBundleHooks(paymentProviderFor(ctx.config)),

@@ -1,5 +1,6 @@
 import type { Queryable } from "../../db/index.ts";
 import { isFrozenSql } from "../../model/devices.ts";
+import { rolloutTargetSql } from "../rollouts/queries.ts";
 
 /** SQL of the device feature: the device path reads and the batched writes. */
 
@@ -52,11 +53,14 @@ export type TargetStateFacts = {
   release: number | null;
 };
 
-/** The device, its fleet, and the release it should run: pinned, else the fleet's, else its latest final one. */
+/**
+ * The device, its fleet, and the release it should run: pinned, else its wave's in a phased
+ * rollout (docs/rollouts.md), else the fleet's, else its latest final one.
+ */
 export async function targetStateFacts(db: Db, uuid: string): Promise<TargetStateFacts | undefined> {
   const { rows } = await db.query<TargetStateFacts>(
     `SELECT d.id, d.uuid, d.device_name, a.id AS fleet, a.uuid AS fleet_uuid, a.app_name, a.is_of__class,
-            COALESCE(d.is_pinned_on__release, a.should_be_running__release,
+            COALESCE(d.is_pinned_on__release, ${rolloutTargetSql("d", "a")}, a.should_be_running__release,
               CASE WHEN a.should_track_latest_release THEN (
                 SELECT r.id FROM "release" r WHERE r.belongs_to__application = a.id AND r.status = 'success'
                    AND r.is_final AND NOT r.is_invalidated ORDER BY r.created_at DESC, r.id DESC LIMIT 1) END) AS release

@@ -145,6 +145,9 @@ export function createStateReports(options: {
   const reportedImages = new Map<number, number[]>();
   const pendingPrunes = new Map<number, number[]>();
   let flushing: Promise<void> | undefined;
+  /** Fleets of the devices whose changed reports are pending, and who wants to know once they are written. */
+  const pendingFleets = new Set<number>();
+  const writtenListeners: ((fleets: number[]) => void)[] = [];
 
   async function releaseOf(fleet: number, commit: string): Promise<number | undefined> {
     const key = `${fleet}:${commit}`;
@@ -216,6 +219,13 @@ export function createStateReports(options: {
   }
 
   async function flushOnce() {
+    const fleets = [...pendingFleets];
+    pendingFleets.clear();
+    await writeOnce();
+    if (fleets.length > 0) for (const listener of writtenListeners) listener(fleets);
+  }
+
+  async function writeOnce() {
     if (pendingInstalls.size > 0) {
       const installs = [...pendingInstalls.values()];
       pendingInstalls.clear();
@@ -276,6 +286,9 @@ export function createStateReports(options: {
       if ("update_status" in changes) changes.last_update_status_event = new Date(now()).toISOString();
       written.set(device.id, last);
       if (Object.keys(changes).length > 0) pending.set(device.id, changes);
+      if (Object.keys(changes).length > 0 || pendingInstalls.size > 0 || pendingPrunes.has(device.id)) {
+        pendingFleets.add(device.fleet);
+      }
     },
     /** Forgets what was written for a device (e.g. it was moved or deleted). */
     forget(deviceId: number) {
@@ -283,6 +296,10 @@ export function createStateReports(options: {
       reportedImages.delete(deviceId);
     },
     flush,
+    /** Calls `listener` with the fleets of the devices whose changes a flush wrote (phased rollouts judge their waves). */
+    onWritten(listener: (fleets: number[]) => void) {
+      writtenListeners.push(listener);
+    },
     pendingCount: () => pending.size + pendingInstalls.size,
     async close() {
       if (timer) clearInterval(timer);

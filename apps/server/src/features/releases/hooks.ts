@@ -84,7 +84,10 @@ export function releaseHooks(devices: Devices, dataDir: string): ResourceHooks {
     async beforeDelete({ tx, ids, afterCommit }) {
       const { rows } = await tx.query(
         `SELECT 1 FROM "application" WHERE should_be_running__release = ANY($1::bigint[])
-         UNION ALL SELECT 1 FROM "device" WHERE is_pinned_on__release = ANY($1::bigint[]) LIMIT 1`,
+         UNION ALL SELECT 1 FROM "device" WHERE is_pinned_on__release = ANY($1::bigint[])
+         -- A rollout in effect sends its devices to one of its two releases.
+         UNION ALL SELECT 1 FROM "rollout" WHERE is_in_effect AND status <> 'completed'
+           AND (from__release = ANY($1::bigint[]) OR to__release = ANY($1::bigint[])) LIMIT 1`,
         [ids],
       );
       if (rows.length > 0) throw new FlotillaError("cannot_delete_pinned_releases");
@@ -127,11 +130,18 @@ export function fleetReleaseHooks(devices: Devices): ResourceHooks {
   return {
     async beforeUpdate({ tx, body }) {
       await checkSelectable(tx, body.should_be_running__release);
+      // "Track latest" (balena-sdk's trackLatestRelease names the latest release too): the fleet
+      // follows the latest itself below, so it moves as a tracking fleet does, through its
+      // release policy (docs/rollouts.md) rather than as a pin.
+      if (body.should_track_latest_release === true && body.should_be_running__release != null) {
+        delete body.should_be_running__release;
+      }
     },
     async afterUpdate({ tx, ids, body, afterCommit }) {
       const tracking = body.should_track_latest_release === true;
       if (!tracking && body.should_be_running__release === undefined) return;
-      await rollOut(tx, devices, afterCommit, { fleets: tracking ? ids : [], changed: ids });
+      const pinned = body.should_be_running__release === undefined ? [] : ids;
+      await rollOut(tx, devices, afterCommit, { fleets: tracking ? ids : [], changed: ids, pinned });
     },
   };
 }

@@ -1,5 +1,6 @@
 import { BUILD_TIMEOUT_MS, RELEASE_TEXTS } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
+import type { ReleaseMove } from "../rollouts/start.ts";
 import type { ServiceSpec } from "./project.ts";
 
 /** The release builder's and rollout's SQL (docs/releases.md). */
@@ -167,23 +168,28 @@ export async function assignRevisions(db: Db, releases: number[]) {
 
 /**
  * Fleets that track the latest release move to their newest successful, final, valid one
- * (docs/releases.md "Rollout"). Returns the fleets whose target changed.
+ * (docs/releases.md "Rollout"). Returns each move: the fleet, the release it left and the new one.
  */
-export async function followLatestRelease(db: Db, fleets: number[]): Promise<number[]> {
+export async function followLatestRelease(db: Db, fleets: number[]): Promise<ReleaseMove[]> {
   if (fleets.length === 0) return [];
-  const { rows } = await db.query<{ id: number }>(
+  const { rows } = await db.query<{ fleet: number; from: number | null; to: number }>(
     `UPDATE "application" a SET should_be_running__release = latest.id
        FROM (SELECT DISTINCT ON (r.belongs_to__application) r.belongs_to__application AS fleet, r.id
                FROM "release" r
               WHERE r.belongs_to__application = ANY($1::int[]) AND r.status = 'success' AND r.is_final
                 AND NOT r.is_invalidated
-              ORDER BY r.belongs_to__application, r.created_at DESC, r.id DESC) latest
-      WHERE a.id = latest.fleet AND a.should_track_latest_release
+              ORDER BY r.belongs_to__application, r.created_at DESC, r.id DESC) latest,
+            "application" old
+      WHERE a.id = latest.fleet AND old.id = a.id AND a.should_track_latest_release
         AND a.should_be_running__release IS DISTINCT FROM latest.id
-     RETURNING a.id`,
+     RETURNING a.id AS fleet, old.should_be_running__release AS "from", latest.id AS "to"`,
     [fleets],
   );
-  return rows.map((row) => Number(row.id));
+  return rows.map((row) => ({
+    fleet: Number(row.fleet),
+    from: row.from === null ? null : Number(row.from),
+    to: Number(row.to),
+  }));
 }
 
 /** The devices of these fleets that follow the fleet's release (not pinned): told to update at once. */
