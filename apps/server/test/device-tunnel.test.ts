@@ -12,6 +12,7 @@ import { type SshGateway, startSshGateway } from "../src/features/ssh-gateway/se
 import { createTestApp, type TestApp } from "./harness.ts";
 import { eventually } from "./support/agent.ts";
 import { provisioningKeyFor, registerDevice, type TestDevice } from "./support/devices.ts";
+import { sshClientArgs } from "./support/ssh-client.ts";
 
 /**
  * Tunnels to a device's port (issue #22): `balena device tunnel` sends `CONNECT
@@ -191,27 +192,7 @@ describe("ssh -W through the SSH gateway", () => {
     new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
       const child = spawn(
         "ssh",
-        [
-          "-F",
-          "/dev/null",
-          "-p",
-          String(gateway.port),
-          "-o",
-          "LogLevel=ERROR",
-          "-o",
-          "StrictHostKeyChecking=no",
-          "-o",
-          "UserKnownHostsFile=/dev/null",
-          "-o",
-          "BatchMode=yes",
-          "-o",
-          "IdentitiesOnly=yes",
-          "-i",
-          people[who]?.key ?? "",
-          "-W",
-          target,
-          `${who}@127.0.0.1`,
-        ],
+        [...sshClientArgs(gateway.port, people[who]?.key ?? ""), "-W", target, `${who}@127.0.0.1`],
         { stdio: "pipe" },
       );
       let stdout = "";

@@ -11,6 +11,7 @@ import { type SshGateway, startSshGateway } from "../src/features/ssh-gateway/se
 import { createTestApp, type TestApp } from "./harness.ts";
 import { eventually } from "./support/agent.ts";
 import { provisioningKeyFor, registerDevice, type TestDevice } from "./support/devices.ts";
+import { sshClientArgs } from "./support/ssh-client.ts";
 
 /**
  * The SSH gateway as balena-cli drives it (`balena ssh {uuid} [service]` runs Debian's OpenSSH
@@ -69,27 +70,7 @@ function connectDevice(key: string) {
 
 /** balena-cli's ssh invocation (src/utils/ssh.ts there), with a chosen key and no user configuration. */
 function ssh(who: string, command: string, input: string, key = people[who]?.key ?? "") {
-  const args = [
-    "-F",
-    "/dev/null",
-    "-t",
-    "-p",
-    String(gateway.port),
-    "-o",
-    "LogLevel=ERROR",
-    "-o",
-    "StrictHostKeyChecking=no",
-    "-o",
-    "UserKnownHostsFile=/dev/null",
-    "-o",
-    "BatchMode=yes",
-    "-o",
-    "IdentitiesOnly=yes",
-    "-i",
-    key,
-    `${people[who]?.username}@127.0.0.1`,
-    command,
-  ];
+  const args = [...sshClientArgs(gateway.port, key), "-t", `${people[who]?.username}@127.0.0.1`, command];
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn("ssh", args, { stdio: "pipe" });
     let stdout = "";
