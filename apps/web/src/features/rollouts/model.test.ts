@@ -40,7 +40,7 @@ describe("release policy form", () => {
     const devices = Array.from({ length: 20 }, (_, i) => ({
       id: i + 1,
       uuid: (i + 1).toString(16).padStart(32, "0"),
-      tags: i < 3 ? { canary: "yes" } : {},
+      tags: (i < 3 ? { canary: "yes" } : {}) as Record<string, string>,
     }));
     const waves = assignWaves(result.policy, 7, devices);
     const sizes = [0, 1, 2].map((wave) => [...waves.values()].filter((w) => w === wave).length);
