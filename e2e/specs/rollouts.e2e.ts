@@ -168,10 +168,10 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
     await page.goto(url(`/fleets/${fleetId}/rollouts`));
     await page.getByRole("link", { name: "View rollout" }).first().click();
     await page.getByRole("heading", { name: /^Rollout \d+$/ }).waitFor();
-    await page.getByRole("region", { name: "1. canary" }).waitFor();
+    await page.getByRole("region", { name: "canary", exact: true }).waitFor();
     await shot(page, "rollouts-page-running");
     await page.getByTestId("rollout-progress").getByText("100 % healthy").waitFor({ timeout: 150_000 });
-    await page.getByRole("region", { name: "Rollout overview" }).getByText("Completed").waitFor({ timeout: 30_000 });
+    await page.getByRole("region", { name: "Rollout overview" }).getByText("Completed", { exact: true }).waitFor({ timeout: 30_000 });
     const good = await releaseByVersion("1.2.0");
     expect(new Set((await devices()).map((d) => d.is_running__release?.__id))).toEqual(new Set([good?.id]));
     await shot(page, "rollouts-page-completed");
@@ -197,10 +197,10 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
     const card = page.getByRole("region", { name: "Rollout in progress" });
     await card.getByRole("link", { name: "View rollout" }).click();
     const overview = page.getByRole("region", { name: "Rollout overview" });
-    await overview.getByText("Halted").waitFor({ timeout: 120_000 });
+    await overview.getByText("Halted", { exact: true }).waitFor({ timeout: 120_000 });
     await overview.getByText(/wave 1 failed: 2 of 4 devices failed/).waitFor();
-    const canary = page.getByRole("region", { name: "1. canary" });
-    await canary.getByText("Rolled back").waitFor();
+    const canary = page.getByRole("region", { name: "canary", exact: true });
+    await canary.getByText("Rolled back", { exact: true }).waitFor();
     await canary
       .getByText(/restart loop/)
       .first()
@@ -230,7 +230,7 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
     const dialog = page.getByRole("dialog", { name: "Abort the rollout?" });
     await dialog.getByRole("button", { name: "Abort" }).click();
     await page.getByText("Rollout aborted: devices go back to the previous release").waitFor();
-    await overview.getByText("Aborted").waitFor();
+    await overview.getByText("Aborted", { exact: true }).waitFor();
     const good = await releaseByVersion("1.2.0");
     await expect
       .poll(async () => (await devices()).every((d) => d.is_running__release?.__id === good?.id), {
