@@ -13,9 +13,30 @@ import { DEMO } from "./web-helpers.ts";
 
 const AGENT_BIN = path.resolve(import.meta.dirname, "../../apps/agent/bin/flotilla-agent.mjs");
 const COUNT = 20;
+/** The simulator's output, for when something goes wrong. */
+const AGENT_LOG = path.join(os.tmpdir(), "flotilla-rollouts-e2e-agent.log");
 
 type Release = { id: number; commit: string; raw_version: string };
 type Device = { id: number; uuid: string; device_name: string; is_running__release: { __id: number } | null };
+
+/** On the billing page: a test card, then Pilot monthly (as billing-credits.e2e.ts does). */
+async function upgradeToPilot(page: Page) {
+  const payment = page.getByRole("region", { name: "Payment method" });
+  await payment.getByRole("button", { name: "Add payment method" }).click();
+  const dialog = page.getByRole("dialog", { name: "Payment method" });
+  await dialog.getByLabel("Card number").fill("4242 4242 4242 4242");
+  await dialog.getByLabel("Expiry (MM/YY)").fill("12/34");
+  await dialog.getByLabel("CVC").fill("123");
+  await dialog.getByLabel("Name on card").fill("Demo Person");
+  await dialog.getByRole("button", { name: "Save" }).click();
+  await dialog.waitFor({ state: "hidden" });
+  await payment.getByText(/ending in/).waitFor();
+  await page.getByRole("table", { name: "Plans" }).getByRole("button", { name: "Upgrade: Pilot Monthly" }).click();
+  const change = page.getByRole("dialog", { name: "Change plan" });
+  await change.getByRole("button", { name: "Confirm" }).click();
+  await change.waitFor({ state: "hidden" });
+  await page.getByRole("region", { name: "Current plan" }).getByRole("heading", { name: "Pilot" }).waitFor();
+}
 
 /**
  * Issue 23 "Done when": 20 simulated devices, a three-wave policy (canary tag, 25 %, the rest)
@@ -75,8 +96,10 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
         stateDir,
         ...extra,
       ],
-      { stdio: "ignore" },
+      { stdio: ["ignore", "pipe", "pipe"] },
     );
+    agent.stdout?.on("data", (chunk) => fs.appendFileSync(AGENT_LOG, chunk));
+    agent.stderr?.on("data", (chunk) => fs.appendFileSync(AGENT_LOG, chunk));
   };
   const stopAgent = async () => {
     const running = agent;
@@ -103,6 +126,13 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
       "/v7/application?$select=id,app_name",
     );
     fleetId = apps.d.find((app) => app.app_name === "demo-fleet")?.id ?? 0;
+    // 20 devices are more than the free plan allows: the demo organization goes on Pilot first.
+    const orgs = await call<{ d: Array<{ id: number }> }>(
+      "GET",
+      "/v7/organization?$select=id&$filter=handle eq 'demo'",
+    );
+    await page.goto(url(`/orgs/${orgs.d[0]?.id}/billing`));
+    await upgradeToPilot(page);
     key = await call<string>("POST", "/api-key/v2/", {
       actorType: "application",
       actorTypeId: fleetId,
@@ -125,7 +155,7 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
   it("sets a three-wave policy in the fleet settings, with its preview", async () => {
     await expect
       .poll(async () => (await devices()).filter((d) => d.is_running__release !== null).length, {
-        timeout: 150_000,
+        timeout: 90_000,
         interval: 1000,
       })
       .toBe(COUNT);
@@ -171,7 +201,10 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
     await page.getByRole("region", { name: "canary", exact: true }).waitFor();
     await shot(page, "rollouts-page-running");
     await page.getByTestId("rollout-progress").getByText("100 % healthy").waitFor({ timeout: 150_000 });
-    await page.getByRole("region", { name: "Rollout overview" }).getByText("Completed", { exact: true }).waitFor({ timeout: 30_000 });
+    await page
+      .getByRole("region", { name: "Rollout overview" })
+      .getByText("Completed", { exact: true })
+      .waitFor({ timeout: 30_000 });
     const good = await releaseByVersion("1.2.0");
     expect(new Set((await devices()).map((d) => d.is_running__release?.__id))).toEqual(new Set([good?.id]));
     await shot(page, "rollouts-page-completed");
