@@ -30,6 +30,9 @@ export function RolloutStatusChip({ status }: { status: RolloutStatus }) {
 
 export const rolloutPath = (fleetId: number, rolloutId: number) => `/fleets/${fleetId}/rollouts/${rolloutId}`;
 
+/** A server reason ("wave 1 failed: …") as a sentence. */
+export const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
 export const releaseName = (release: RolloutRow["to__release"][number] | undefined) =>
   release ? release.raw_version || release.commit.slice(0, 7) : "—";
 
@@ -72,7 +75,7 @@ export function RolloutProgress({ rollout, fleetId }: { rollout: RolloutRow; fle
       </Box>
       {rollout.reason && rollout.status !== "running" ? (
         <Typography variant="body2" color="text.secondary" sx={{ mt: 0.5 }}>
-          {rollout.reason}
+          {sentence(rollout.reason)}
         </Typography>
       ) : null}
     </Box>

@@ -117,7 +117,7 @@ function WaveCard(props: { wave: RolloutWaveRow; rollout: RolloutRow; devices: R
           color={wave.state === "failed" || wave.state === "rolled_back" ? "error" : "text.secondary"}
           sx={{ mt: 1 }}
         >
-          {wave.reason}
+          {sentence(wave.reason)}
         </Typography>
       ) : null}
       {open && sorted.length > 0 ? (
@@ -261,7 +261,7 @@ export function RolloutPage() {
             severity={rollout.status === "halted" ? "error" : rollout.status === "completed" ? "success" : "info"}
             sx={{ mb: 1.5 }}
           >
-            {rollout.reason}
+            {sentence(rollout.reason)}
           </Alert>
         ) : null}
         <Box sx={{ display: "flex", alignItems: "center", gap: 1, mb: open && abilities.steerRollout ? 2 : 0 }}>
