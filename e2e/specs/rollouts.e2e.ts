@@ -4,7 +4,6 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failsInjectedRelease } from "../../apps/agent/src/sim/model.ts";
 import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
 import { cliWorkspace } from "./cli-helpers.ts";
@@ -18,6 +17,21 @@ const AGENT_LOG = path.join(os.tmpdir(), "flotilla-rollouts-e2e-agent.log");
 
 type Release = { id: number; commit: string; raw_version: string };
 type Device = { id: number; uuid: string; device_name: string; is_running__release: { __id: number } | null };
+
+/**
+ * Whether `flotilla-agent simulate --fail-share` picks this device: the simulator's own rule
+ * (apps/agent/src/sim/model.ts `failsInjectedRelease`, FNV-1a of "fail:" and the uuid), repeated
+ * here because e2e does not compile the agent's sources.
+ */
+function failsInjectedRelease(uuid: string, share: number): boolean {
+  let hash = 0x811c9dc5;
+  const text = `fail:${uuid.toLowerCase()}`;
+  for (let i = 0; i < text.length; i += 1) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash / 0x1_0000_0000 < share;
+}
 
 /** On the billing page: a test card, then Pilot monthly (as billing-credits.e2e.ts does). */
 async function upgradeToPilot(page: Page) {

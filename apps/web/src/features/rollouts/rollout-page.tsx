@@ -37,7 +37,7 @@ import {
   rolloutProgress,
   stateCounts,
 } from "./model.ts";
-import { RolloutProgress, RolloutStatusChip, releaseName, WAVE_COLOR } from "./rollout-cards.tsx";
+import { RolloutProgress, RolloutStatusChip, releaseName, sentence, WAVE_COLOR } from "./rollout-cards.tsx";
 
 const STATE_COLOR: Record<DeviceState, string> = {
   waiting: "text.disabled",
