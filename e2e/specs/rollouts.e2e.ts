@@ -245,7 +245,7 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
     await card.getByRole("link", { name: "View rollout" }).click();
     const overview = page.getByRole("region", { name: "Rollout overview" });
     await overview.getByText("Halted", { exact: true }).waitFor({ timeout: 120_000 });
-    await overview.getByText(/wave 1 failed: 2 of 4 devices failed/).waitFor();
+    await overview.getByText(/Wave 1 failed: 2 of 4 devices failed/).waitFor();
     const canary = page.getByRole("region", { name: "canary", exact: true });
     await canary.getByText("Rolled back", { exact: true }).waitFor();
     await canary
@@ -253,6 +253,13 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
       .first()
       .waitFor();
     await shot(page, "rollouts-page-halted");
+
+    // The release summary shows the rollout that brings it, halted, with a link back.
+    await page.goto(url(`/fleets/${fleetId}/releases/${bad?.id}`));
+    const onRelease = page.getByRole("region", { name: "Rollout in progress" });
+    await onRelease.getByText("Halted", { exact: true }).waitFor();
+    await onRelease.getByRole("link", { name: "View rollout" }).click();
+    await page.getByRole("region", { name: "Rollout overview" }).waitFor();
 
     const canaryIds = new Set(canaries.map((d) => d.id));
     await expect
