@@ -198,6 +198,8 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
     await expect.poll(() => preview.getByTestId("preview-wave-2").textContent()).toContain("5 devices");
     await expect.poll(() => preview.getByTestId("preview-wave-3").textContent()).toContain("11 devices");
     await shot(page, "rollouts-policy-editor");
+    await preview.scrollIntoViewIfNeeded();
+    await shot(page, "rollouts-policy-preview");
     await editor.getByRole("button", { name: "Save policy" }).click();
     await page.getByText("Release policy saved").waitFor();
   }, 200_000);
@@ -242,6 +244,8 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
 
     await page.goto(url(`/fleets/${fleetId}`));
     const card = page.getByRole("region", { name: "Rollout in progress" });
+    await card.getByText("Halted", { exact: true }).waitFor({ timeout: 120_000 });
+    await shot(page, "rollouts-fleet-summary");
     await card.getByRole("link", { name: "View rollout" }).click();
     const overview = page.getByRole("region", { name: "Rollout overview" });
     await overview.getByText("Halted", { exact: true }).waitFor({ timeout: 120_000 });
