@@ -8,7 +8,13 @@ import { registerDevice } from "./protocol/register.ts";
 import { connectEngine, defaultEngineAddress, EngineUnreachable } from "./real/engine/client.ts";
 import { DEFAULT_LOCK_ROOT, DEFAULT_UPDATE_LOCK, REAL_SUPERVISOR_VERSION, RealHost } from "./real/host.ts";
 import { readNetwork, readOsVersion } from "./real/metrics.ts";
-import { BUSY_INTERVAL_MS, OS_VERSION as SIM_OS_VERSION, SUPERVISOR_VERSION } from "./sim/model.ts";
+import {
+  BUSY_INTERVAL_MS,
+  FAIL_MODES,
+  type FailMode,
+  OS_VERSION as SIM_OS_VERSION,
+  SUPERVISOR_VERSION,
+} from "./sim/model.ts";
 import { startSimulator } from "./sim/simulator.ts";
 import { DEFAULT_STATE_FILE, readIdentity, UsageError, writeIdentity } from "./state-file.ts";
 
@@ -50,6 +56,12 @@ Commands:
                --update-lock-ratio R     share of devices holding an update lock, 0-1 (default 0);
                                          a variable FLOTILLA_SIMULATOR_UPDATE_LOCK=1|0 sets it per device
                --os-version X.Y.Z        the balenaOS version the devices start on (default ${SIM_OS_VERSION.replace("balenaOS ", "")})
+               --fail-release COMMIT     failure injection: devices fail the release whose commit starts
+                                         with COMMIT (7+ hex digits)
+               --fail-share R            share of devices that fail it, 0-1, the same devices on every
+                                         run (chosen by uuid; default 1)
+               --fail-mode MODE          download (the download fails) or crash-loop (its services
+                                         restart over and over); default download
                --supervisor-version X.Y.Z the supervisor they start with (default ${SUPERVISOR_VERSION})
 
 Options:
@@ -255,6 +267,32 @@ function version(value: unknown, name: string): string | undefined {
   return value;
 }
 
+/** `--fail-release COMMIT [--fail-share R] [--fail-mode download|crash-loop]`: failure injection. */
+export function failureInjection(
+  values: Record<string, string | boolean | undefined>,
+): { commit: string; share: number; mode: FailMode } | null {
+  const commit = values["fail-release"] as string | undefined;
+  if (commit === undefined) {
+    if (values["fail-share"] !== undefined || values["fail-mode"] !== undefined) {
+      throw new UsageError("--fail-share and --fail-mode need --fail-release COMMIT");
+    }
+    return null;
+  }
+  if (!/^[0-9a-f]{7,64}$/i.test(commit)) {
+    throw new UsageError(`--fail-release must be a release commit or its first 7+ hex digits, got "${commit}"`);
+  }
+  const shareText = values["fail-share"] as string | undefined;
+  const share = shareText === undefined ? 1 : Number(shareText);
+  if (!Number.isFinite(share) || share < 0 || share > 1) {
+    throw new UsageError(`--fail-share must be a number from 0 to 1, got "${shareText}"`);
+  }
+  const mode = (values["fail-mode"] as string | undefined) ?? "download";
+  if (!(FAIL_MODES as readonly string[]).includes(mode)) {
+    throw new UsageError(`--fail-mode must be ${FAIL_MODES.join(" or ")}, got "${mode}"`);
+  }
+  return { commit: commit.toLowerCase(), share, mode: mode as FailMode };
+}
+
 async function simulate(args: string[], io: Out) {
   const values = parse(args, {
     ...fleetOptions,
@@ -265,7 +303,11 @@ async function simulate(args: string[], io: Out) {
     "update-lock-ratio": { type: "string" },
     "os-version": { type: "string" },
     "supervisor-version": { type: "string" },
+    "fail-release": { type: "string" },
+    "fail-share": { type: "string" },
+    "fail-mode": { type: "string" },
   });
+  const failRelease = failureInjection(values);
   const url = apiUrl(required(values, "api"));
   const provisioningKey = required(values, "provisioning-key");
   const fleetId = integer(required(values, "fleet"), "fleet", 1, 2 ** 31 - 1);
@@ -290,6 +332,7 @@ async function simulate(args: string[], io: Out) {
     deviceType: (values["device-type"] as string | undefined) ?? "raspberrypi4-64",
     ...(values["state-dir"] ? { stateDir: path.resolve(values["state-dir"] as string) } : {}),
     updateLockRatio,
+    ...(failRelease ? { failRelease } : {}),
     ...(osVersion ? { osVersion: `balenaOS ${osVersion}` } : {}),
     ...(supervisorVersion ? { supervisorVersion } : {}),
     log: io.err,

@@ -4,12 +4,13 @@ import { login } from "./commands/login.ts";
 import { logout } from "./commands/logout.ts";
 import { push } from "./commands/push.ts";
 import { releases } from "./commands/releases.ts";
+import { rollout } from "./commands/rollout.ts";
 import { whoami } from "./commands/whoami.ts";
 import { currentLogin } from "./config.ts";
 import { CliError, describeError, UsageError } from "./errors.ts";
 import type { Command, Io } from "./io.ts";
 
-export const COMMANDS: Command[] = [login, whoami, logout, push, deploy, releases];
+export const COMMANDS: Command[] = [login, whoami, logout, push, deploy, releases, rollout];
 
 export const USAGE = `Usage: flotilla <command> [options]
 

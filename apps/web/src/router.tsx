@@ -3,6 +3,7 @@ import CircularProgress from "@mui/material/CircularProgress";
 import LinearProgress from "@mui/material/LinearProgress";
 import type { QueryClient } from "@tanstack/react-query";
 import {
+  type AnyRoute,
   createRootRouteWithContext,
   createRoute,
   createRouter,
@@ -62,6 +63,8 @@ export type CrumbKey =
   | "nav.envvars"
   | "nav.config"
   | "nav.releases"
+  | "nav.rollouts"
+  | "nav.rollout"
   | "nav.diagnostics";
 
 /** A breadcrumb named after the object a route shows (organization, member, team, fleet). */
@@ -425,6 +428,7 @@ const fleetPages = () => import("./features/fleet-access/fleet-pages.tsx");
 const fleetSummary = () => import("./features/fleets/summary-page.tsx");
 const fleetSettings = () => import("./features/fleets/settings-page.tsx");
 const fleetApiKeys = () => import("./features/fleets/api-keys-page.tsx");
+const rolloutPages = () => import("./features/rollouts/rollout-page.tsx");
 const fleetDevices = () => import("./features/devices/devices-page.tsx");
 const variablePages = () => import("./features/variables/pages.tsx");
 const releasePages = {
@@ -868,6 +872,24 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
       }),
     ]),
   ]) as unknown as typeof releases;
+  const rollouts = createRoute({
+    getParentRoute: () => base,
+    path: "rollouts",
+    staticData: { crumb: "nav.rollouts" },
+  });
+  // Typed as the bare "rollouts" route, as the releases above: the route tree's type is at its limit.
+  const rolloutTree = rollouts.addChildren([
+    createRoute({ getParentRoute: () => rollouts, path: "/", component: page(rolloutPages, "FleetRolloutsPage") }),
+    createRoute({
+      getParentRoute: () => rollouts,
+      path: "$rolloutId",
+      staticData: { crumb: "nav.rollout" },
+      beforeLoad: ({ params, location }) => {
+        requireNumericId(params.rolloutId, location.pathname.replace(/\/rollouts\/.*$/, "/rollouts"));
+      },
+      component: page(rolloutPages, "RolloutPage"),
+    }),
+  ]) as unknown as AnyRoute;
   return base.addChildren([
     createRoute({ getParentRoute: () => base, path: "/", component: page(fleetSummary, "FleetSummaryPage") }),
     releaseTree,
@@ -900,6 +922,7 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
               typeof search.filter === "string" && search.filter !== "" ? { filter: search.filter } : {},
             component: page(fleetDevices, "FleetDevicesPage"),
           }),
+          rolloutTree,
           createRoute({
             getParentRoute: () => base,
             path: "envvars",

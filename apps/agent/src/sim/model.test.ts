@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TargetState } from "../protocol/target-state.ts";
 import { seeded } from "../testing/fake-clock.ts";
-import { CPU, drift, SimulatedDevice, TEMP } from "./model.ts";
+import { CPU, drift, failsInjectedRelease, SimulatedDevice, TEMP } from "./model.ts";
 
 const target = (commit: string, services = ["main", "worker"]): TargetState => ({
   name: "dev",
@@ -211,5 +211,62 @@ describe("simulated device states", () => {
     });
     device.targetChanged(state("1111111", "a"));
     expect(device.targetChanged(state("2222222", "b")).lines).toEqual([]);
+  });
+});
+
+describe("failure injection", () => {
+  const run = (device: SimulatedDevice, ticks: number) => {
+    for (let i = 0; i < ticks; i++) device.tick();
+  };
+  const serviceStatuses = (device: SimulatedDevice) =>
+    Object.values(device.report().apps?.fleetuuid?.releases ?? {}).flatMap((release) =>
+      Object.values(release.services ?? {}).map((service) => service.status),
+    );
+
+  it("chooses the same share of devices by uuid", () => {
+    const uuids = Array.from({ length: 1000 }, (_, i) => i.toString(16).padStart(32, "0"));
+    const failing = uuids.filter((uuid) => failsInjectedRelease(uuid, 0.5));
+    expect(failing.length).toBeGreaterThan(420);
+    expect(failing.length).toBeLessThan(580);
+    expect(uuids.filter((uuid) => failsInjectedRelease(uuid, 0.5))).toEqual(failing);
+    expect(uuids.filter((uuid) => failsInjectedRelease(uuid, 0))).toEqual([]);
+    expect(uuids.filter((uuid) => failsInjectedRelease(uuid, 1))).toHaveLength(1000);
+  });
+
+  it("download: the update of the failing release aborts and stays aborted; another release installs", () => {
+    const device = new SimulatedDevice({
+      uuid: "c".repeat(32),
+      random: seeded(3),
+      provisioned: true,
+      failRelease: { commit: "BAD0000", mode: "download" },
+    });
+    device.targetChanged(target("a".repeat(32)));
+    run(device, 20);
+    expect(device.currentCommit).toBe("a".repeat(32));
+    device.targetChanged(target(`bad0000${"0".repeat(25)}`));
+    run(device, 20);
+    expect(device.currentCommit).toBe("a".repeat(32));
+    expect(device.report().update_status).toBe("aborted");
+    expect(serviceStatuses(device)).toEqual(["Download failed", "Download failed"]);
+    // Rolled back: the previous release is what it runs, and it reports it running.
+    device.targetChanged(target("a".repeat(32)));
+    run(device, 2);
+    expect(serviceStatuses(device)).toEqual(["Running", "Running"]);
+  });
+
+  it("crash-loop: the failing release installs and its services restart over and over", () => {
+    const device = new SimulatedDevice({
+      uuid: "d".repeat(32),
+      random: seeded(4),
+      provisioned: true,
+      failRelease: { commit: "bad0000", mode: "crash-loop" },
+    });
+    device.targetChanged(target(`bad0000${"0".repeat(25)}`));
+    run(device, 20);
+    expect(device.currentCommit).toBe(`bad0000${"0".repeat(25)}`);
+    expect(serviceStatuses(device)).toEqual(["Restarting", "Restarting"]);
+    device.targetChanged(target("a".repeat(32)));
+    run(device, 20);
+    expect(serviceStatuses(device)).toEqual(["Running", "Running"]);
   });
 });

@@ -63,7 +63,28 @@ export type SimulatedDeviceOptions = {
   /** What the device runs at start (default OS_VERSION and SUPERVISOR_VERSION). */
   osVersion?: string | undefined;
   supervisorVersion?: string | undefined;
+  /** Make this device fail a release (failure injection, `--fail-release`): its commit or a prefix of it (7+ digits). */
+  failRelease?: FailRelease | undefined;
 };
+
+/** download: the download of the release fails (update aborted); crash-loop: it installs, then its services restart over and over. */
+export const FAIL_MODES = ["download", "crash-loop"] as const;
+export type FailMode = (typeof FAIL_MODES)[number];
+export type FailRelease = { commit: string; mode: FailMode };
+
+/**
+ * Whether a device is one of the `share` of devices that fail an injected release: a hash of its
+ * uuid (FNV-1a), so the same devices fail on every run and with any random seed.
+ */
+export function failsInjectedRelease(uuid: string, share: number): boolean {
+  let hash = 0x811c9dc5;
+  const text = `fail:${uuid.toLowerCase()}`;
+  for (let i = 0; i < text.length; i += 1) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash / 0x1_0000_0000 < share;
+}
 
 /**
  * The state of one simulated device, advanced by `tick()`: provisioning (configuring →
@@ -103,6 +124,7 @@ export class SimulatedDevice {
   /** A host OS update under way: its target and download progress (reported as the device's). */
   hostUpdate: { target: string; progress: number } | null = null;
   readonly random: Random;
+  readonly failRelease: FailRelease | null;
   /** Config and per-service environment as last applied; null before the first target state. */
   private applied: {
     commit: string | null;
@@ -115,6 +137,9 @@ export class SimulatedDevice {
     const r = this.random;
     this.phase = options.provisioned ? "operational" : "configuring";
     this.updateLock = options.updateLock ?? false;
+    this.failRelease = options.failRelease
+      ? { commit: options.failRelease.commit.toLowerCase(), mode: options.failRelease.mode }
+      : null;
     if (options.osVersion) this.osVersion = options.osVersion;
     if (options.supervisorVersion) this.supervisorVersion = options.supervisorVersion;
     this.cpu = 10 + r() * 30;
@@ -268,13 +293,26 @@ export class SimulatedDevice {
       .replace("%r", String(Math.round(r() * 99)).padStart(2, "0"));
   }
 
+  /** How this device fails `commit` (failure injection), or null when it runs it fine. */
+  failureFor(commit: string | null): FailMode | null {
+    if (!commit || !this.failRelease) return null;
+    return commit.toLowerCase().startsWith(this.failRelease.commit) ? this.failRelease.mode : null;
+  }
+
   private advanceUpdate(lines: SimulatedLogLine[]) {
     if (this.targetCommit === null || this.targetCommit === this.currentCommit) return;
     const r = this.random;
     switch (this.updateStatus) {
+      case "aborted":
+        // An injected download failure is not retried: the device stays aborted on that release.
+        if (this.failureFor(this.targetCommit) === "download") return;
+        this.updateStatus = "downloading";
+        this.status = "Downloading";
+        this.downloadProgress = 0;
+        lines.push({ message: `Downloading release ${this.targetCommit.slice(0, 7)}`, isSystem: true });
+        return;
       case "idle":
       case "done":
-      case "aborted":
       case "rejected":
         this.updateStatus = "downloading";
         this.status = "Downloading";
@@ -283,6 +321,13 @@ export class SimulatedDevice {
         return;
       case "downloading":
         this.downloadProgress = Math.min(100, (this.downloadProgress ?? 0) + 20 + Math.round(r() * 20));
+        if (this.downloadProgress >= 60 && this.failureFor(this.targetCommit) === "download") {
+          this.updateStatus = "aborted";
+          this.status = "Idle";
+          this.downloadProgress = null;
+          lines.push({ message: `Failed to download release ${this.targetCommit.slice(0, 7)}`, isSystem: true });
+          return;
+        }
         if (this.downloadProgress >= 100) {
           this.updateStatus = "downloaded";
           this.status = "Installing";
@@ -361,16 +406,21 @@ export class SimulatedDevice {
     if (!commit) return { [this.appUuid]: { release_uuid: null, releases: {} } };
     const services: AppReport["releases"][string]["services"] = {};
     const updating = this.targetCommit !== this.currentCommit;
+    const failure = this.failureFor(commit);
     for (const name of this.services) {
       services[name] = {
         image: `${name}:${commit.slice(0, 7)}`,
         status: updating
-          ? this.updateStatus === "downloading"
-            ? "Downloading"
-            : "Installing"
+          ? this.updateStatus === "aborted" && failure === "download"
+            ? "Download failed"
+            : this.updateStatus === "downloading"
+              ? "Downloading"
+              : "Installing"
           : this.stoppedServices.has(name)
             ? "exited"
-            : "Running",
+            : failure === "crash-loop"
+              ? "Restarting"
+              : "Running",
         download_progress: updating ? this.downloadProgress : null,
       };
     }

@@ -5,7 +5,7 @@ import { registerDevice } from "../protocol/register.ts";
 import { systemClock } from "../protocol/timing.ts";
 import { readSimulatedIdentities, type SimulatedIdentity, writeJsonPrivate } from "../state-file.ts";
 import { SimulatedHost } from "./host.ts";
-import { OS_VERSION, SimulatedDevice, SUPERVISOR_VERSION } from "./model.ts";
+import { type FailMode, failsInjectedRelease, OS_VERSION, SimulatedDevice, SUPERVISOR_VERSION } from "./model.ts";
 
 /**
  * Where simulated devices stand. The device protocol carries no location (balena derives it
@@ -39,6 +39,11 @@ export type SimulatorOptions = {
   supervisorVersion?: string;
   /** Share of devices that hold an update lock (actions other than blink/device answer 423 unless forced). */
   updateLockRatio?: number;
+  /**
+   * Failure injection: `share` (0-1) of the devices, chosen by their uuid (the same on every run),
+   * fail the release whose commit starts with `commit`: its download fails, or its services crash-loop.
+   */
+  failRelease?: { commit: string; share: number; mode: FailMode };
   /** Chance per report that a device's cloudlink socket drops (default 0.002). */
   disconnectChance?: number;
   /** One step of a simulated OS or supervisor update (default 3 s; an OS update takes 5 steps and a reboot). */
@@ -164,6 +169,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       provisioned,
       index,
       updateLock: random() < (options.updateLockRatio ?? 0),
+      failRelease:
+        options.failRelease && failsInjectedRelease(identity.uuid, options.failRelease.share)
+          ? { commit: options.failRelease.commit, mode: options.failRelease.mode }
+          : undefined,
       // What it last updated to (kept in --state-dir), else what it is started on.
       osVersion: identity.osVersion ?? options.osVersion,
       supervisorVersion: identity.supervisorVersion ?? options.supervisorVersion,

@@ -10,6 +10,7 @@ describe("fleet, app and block side menus", () => {
       "nav.summary",
       "nav.devices",
       "nav.releases",
+      "nav.rollouts",
       "nav.envvars",
       "nav.config",
       "nav.settings",

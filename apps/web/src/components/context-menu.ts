@@ -26,6 +26,7 @@ export type NavLabel =
   | "nav.envvars"
   | "nav.config"
   | "nav.releases"
+  | "nav.rollouts"
   | "nav.diagnostics";
 export type MenuIcon =
   | "fleets"
@@ -46,6 +47,7 @@ export type MenuIcon =
   | "variables"
   | "config"
   | "releases"
+  | "rollouts"
   | "diagnostics";
 export type MenuContext =
   | "home"
@@ -170,6 +172,7 @@ export function contextMenu(
         ? ([
             { to: `${base}/devices`, label: "nav.devices", icon: "devices" },
             { to: `${base}/releases`, label: "nav.releases", icon: "releases" },
+            { to: `${base}/rollouts`, label: "nav.rollouts", icon: "rollouts" },
             { to: `${base}/envvars`, label: "nav.envvars", icon: "variables" },
             { to: `${base}/config`, label: "nav.config", icon: "config" },
           ] as const)

@@ -19,6 +19,7 @@ import TollOutlined from "@mui/icons-material/TollOutlined";
 import TuneOutlined from "@mui/icons-material/TuneOutlined";
 import ViewInArOutlined from "@mui/icons-material/ViewInArOutlined";
 import VpnKeyOutlined from "@mui/icons-material/VpnKeyOutlined";
+import WavesOutlined from "@mui/icons-material/WavesOutlined";
 import Box from "@mui/material/Box";
 import Chip from "@mui/material/Chip";
 import Divider from "@mui/material/Divider";
@@ -61,6 +62,7 @@ const ICONS: Record<MenuIcon, ReactNode> = {
   variables: <DataObjectOutlined fontSize="small" />,
   config: <TuneOutlined fontSize="small" />,
   releases: <NewReleasesOutlined fontSize="small" />,
+  rollouts: <WavesOutlined fontSize="small" />,
 };
 
 type HomeEntry = {

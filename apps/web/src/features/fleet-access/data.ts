@@ -111,5 +111,8 @@ export function fleetAbilities(fleet: Pick<Fleet, "user_access_roles"> | undefin
     apiKeys: fleetCan(role, "api_key", "read"),
     createApiKeys: fleetCan(role, "api_key", "create"),
     addDevice: fleetCan(role, "device", "create"),
+    /** Edit the release policy and steer rollouts (docs/rollouts.md): developers and administrators. */
+    releasePolicy: fleetCan(role, "release_policy", "all"),
+    steerRollout: fleetCan(role, "rollout", "update"),
   };
 }

@@ -27,6 +27,7 @@ import { organizationCan } from "../orgs/access.ts";
 import { pineOf } from "../orgs/data.ts";
 import { useSessionUser } from "../preferences/use-user.ts";
 import { ReleasePicker, TRACK_LATEST } from "../releases/release-picker.tsx";
+import { ReleasePolicySection } from "../rollouts/policy-editor.tsx";
 import {
   useApplicationTypes,
   useDeviceTypes,
@@ -539,6 +540,7 @@ export function FleetSettingsPage() {
         ) : null}
         <DeviceTypeSetting key={`dt-${fleet.is_for__device_type[0]?.slug}`} fleet={fleet} />
       </Paper>
+      {fleet.is_of__class === "fleet" ? <ReleasePolicySection fleet={fleet} canEdit={abilities.releasePolicy} /> : null}
       <DangerZone fleet={fleet} abilities={abilities} />
     </>
   );

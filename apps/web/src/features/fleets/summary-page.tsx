@@ -29,6 +29,7 @@ import { pineOf } from "../orgs/data.ts";
 import { Card, useNumericParam } from "../orgs/ui.tsx";
 import { ReleasePicker, TRACK_LATEST } from "../releases/release-picker.tsx";
 import { ReleaseStatus } from "../releases/release-status.tsx";
+import { FleetRolloutCard } from "../rollouts/rollout-cards.tsx";
 import { classPath } from "./create-dialog.tsx";
 import { useOrganizationPlan } from "./data.ts";
 import { FrozenDevicesNotice } from "./frozen-devices.tsx";
@@ -327,6 +328,11 @@ export function FleetSummaryPage() {
         ) : (
           <BlockCard fleet={fleet} />
         )}
+        {fleet.is_of__class === "fleet" ? (
+          <Box sx={{ gridColumn: { lg: "1 / -1" }, "&:empty": { display: "none" } }}>
+            <FleetRolloutCard fleetId={fleet.id} />
+          </Box>
+        ) : null}
         <Box sx={{ gridColumn: { lg: "1 / -1" } }}>
           <ReleasesCard fleet={fleet} />
         </Box>

@@ -26,6 +26,7 @@ import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { classPath } from "../fleets/create-dialog.tsx";
 import { Card } from "../orgs/ui.tsx";
+import { ReleaseRolloutCard } from "../rollouts/rollout-cards.tsx";
 import { releaseErrorText } from "./batch-dialogs.tsx";
 import { BuildLogTerminal } from "./build-log.tsx";
 import { compositionYaml } from "./composition.ts";
@@ -330,6 +331,7 @@ export function ReleaseSummaryPage() {
       <Box sx={{ display: "grid", gap: 2, gridTemplateColumns: { xs: "1fr", lg: "1.3fr 1fr" }, alignItems: "start" }}>
         <ReleaseCard release={release} />
         <Stack spacing={2}>
+          {fleet.is_of__class === "fleet" ? <ReleaseRolloutCard releaseId={release.id} fleetId={fleet.id} /> : null}
           {abilities.readOnly && !release.known_issue_list ? null : (
             <TextCard
               title={t("releases.known_issues")}
