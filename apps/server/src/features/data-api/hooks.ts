@@ -2,6 +2,7 @@ import type { AppContext } from "../../context.ts";
 import { model } from "../../model/index.ts";
 import type { Hooks, ResourceHooks } from "../../odata/index.ts";
 import { userHooks } from "../account/deletion.ts";
+import { AUDITED_RESOURCES, auditHooks } from "../audit/hooks.ts";
 import { creditBundleHooks } from "../billing/credits.ts";
 import { paymentProviderFor } from "../billing/provider.ts";
 import { withTargetStateInvalidation } from "../devices/invalidation.ts";
@@ -93,6 +94,11 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     afterCommit(() => ctx.devices.dropDeviceKeys());
   hooks.api_key = chainHooks(hooks.api_key, { afterUpdate: forgetKeys, beforeDelete: forgetKeys });
   hooks.device = chainHooks(hooks.device, { beforeDelete: forgetKeys });
+  // The audit log, last: an entry is written only once the resource's own checks passed.
+  for (const name of Object.keys(AUDITED_RESOURCES)) {
+    const audit = auditHooks(name);
+    if (audit) hooks[name] = chainHooks(hooks[name], audit);
+  }
   return withTargetStateInvalidation(model, hooks, (change) => ctx.devices.invalidate(change));
 }
 
