@@ -11,6 +11,7 @@ import { FlotillaError } from "./errors.ts";
 import { accountRoutes } from "./features/account/routes.ts";
 import { agentDownloadRoutes } from "./features/agent-download/routes.ts";
 import { apiKeyRoutes } from "./features/api-keys/routes.ts";
+import { auditRoutes } from "./features/audit/routes.ts";
 import { registerRoutes } from "./features/auth/register.ts";
 import { authRoutes } from "./features/auth/routes.ts";
 import { createSessionTokens } from "./features/auth/sessions.ts";
@@ -144,6 +145,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(rolloutRoutes, ctx);
   await app.register(registryRoutes, ctx);
   await app.register(billingRoutes, ctx);
+  await app.register(auditRoutes, ctx);
   await app.register(samlRoutes, ctx);
   await app.register(socialRoutes, ctx);
   await app.register(oauthRoutes, ctx);
