@@ -48,6 +48,7 @@ import { createTerminalSessions } from "./features/terminal/sessions.ts";
 import { connectProxy } from "./features/tunnels/connect-proxy.ts";
 import { createDeviceTunnels } from "./features/tunnels/tunnels.ts";
 import { variableRoutes } from "./features/variables/routes.ts";
+import { webhookRoutes } from "./features/webhooks/routes.ts";
 import { bearerToken, isKnownDeviceKey, registerAuthentication, tokenHashOf } from "./lib/authenticate.ts";
 import { ERROR_CODE_HEADER, registerErrorHandler } from "./lib/error-handler.ts";
 import { loadSecret } from "./lib/secret.ts";
@@ -146,6 +147,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(registryRoutes, ctx);
   await app.register(billingRoutes, ctx);
   await app.register(auditRoutes, ctx);
+  await app.register(webhookRoutes, ctx);
   await app.register(samlRoutes, ctx);
   await app.register(socialRoutes, ctx);
   await app.register(oauthRoutes, ctx);
