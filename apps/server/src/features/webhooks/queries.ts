@@ -1,4 +1,3 @@
-import type { WebhookEvent } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
 
 /** SQL of webhooks: subscriptions, the delivery queue, its log. */
@@ -19,27 +18,6 @@ export type WebhookRow = {
 };
 
 const COLUMNS = `id, created_at, organization, url, description, events, fleets, is_enabled, consecutive_failures, disabled_reason`;
-
-/** Webhooks narrowed to fleets subscribe to events of those fleets; others to every fleet's. */
-const SUBSCRIBED = `w.is_enabled AND $2 = ANY(w.events) AND (w.fleets IS NULL OR $3::int = ANY(w.fleets))`;
-
-/**
- * Queues `event` for every enabled webhook of the organization that wants it, in the caller's
- * transaction: the event and its deliveries commit together. One statement, nothing when no
- * webhook subscribes.
- */
-export async function enqueueEvent(
-  db: Db,
-  event: { type: WebhookEvent; organization: number; fleet: number | null; data: Record<string, unknown> },
-): Promise<void> {
-  await db.query(
-    `INSERT INTO "webhook_delivery" (webhook, event, payload)
-     SELECT w.id, $2, jsonb_build_object('id', gen_random_uuid(), 'type', $2::text, 'created_at', now(),
-                                         'organization', $1::int, 'fleet', $3::int, 'data', $4::jsonb)
-       FROM "webhook" w WHERE w.organization = $1 AND ${SUBSCRIBED}`,
-    [event.organization, event.type, event.fleet, JSON.stringify(event.data)],
-  );
-}
 
 /** The test event, whatever the webhook subscribes to (even when disabled: the administrator asked). */
 export async function enqueueTestEvent(db: Db, webhook: number): Promise<number> {
