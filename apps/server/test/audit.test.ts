@@ -2,6 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAuditRetention } from "../src/features/audit/routes.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 
+type Entry = {
+  id: number;
+  action: string;
+  organization: number | null;
+  actor: { user: number | null };
+  target: { type: string | null; id: string | null };
+  client_address: string | null;
+  details: Record<string, unknown> | null;
+};
+
 /** The audit log (docs/audit-and-webhooks.md): what is recorded, who reads it, CSV, retention. */
 describe("audit log", () => {
   let t: TestApp;
@@ -23,7 +33,7 @@ describe("audit log", () => {
   const entries = async (query = "") => {
     const response = await call(admin.token, "GET", `/audit/v1/organizations/${orgId}/entries${query}`);
     expect(response.statusCode).toBe(200);
-    return response.json() as { entries: Record<string, any>[]; next: number | null };
+    return response.json() as { entries: Entry[]; next: number | null };
   };
 
   beforeAll(async () => {
