@@ -132,6 +132,38 @@ describe("webhooks", () => {
     expect(received.some((r) => r.headers["flotilla-event"] === "device.online")).toBe(false);
   });
 
+  it("gets device.status_changed and device.update_failed from a state report, nothing for metrics", async () => {
+    const created = await call(admin.token, "POST", hooksPath(), {
+      url: receiverUrl,
+      events: ["device.status_changed", "device.update_finished", "device.update_failed"],
+    });
+    expect(created.statusCode).toBe(201);
+    const second = created.json() as { id: number; secret: string };
+    const device = await t.factories.device(fleet);
+    const report = (values: Record<string, unknown>) =>
+      t.ctx.devices.reports.record({ id: device.id, fleet: fleet.id }, values as never);
+    await report({ status: "Idle", cpu_usage: 10 });
+    await t.ctx.devices.reports.flush();
+    await report({ cpu_usage: 20 });
+    await t.ctx.devices.reports.flush();
+    await report({ status: "Updating", update_status: "aborted" });
+    await t.ctx.devices.reports.flush();
+    const { rows } = await t.db.query<{ event: string; payload: { data: Record<string, unknown> } }>(
+      `SELECT event, payload FROM "webhook_delivery" WHERE webhook = $1 ORDER BY id`,
+      [second.id],
+    );
+    expect(rows.map((r) => r.event)).toEqual([
+      "device.status_changed",
+      "device.status_changed",
+      "device.update_failed",
+    ]);
+    expect(rows[1]?.payload.data).toMatchObject({ device: device.uuid, status: "Updating", previous_status: "Idle" });
+    await deliverUntil(() => received.some((r) => r.headers["flotilla-event"] === "device.update_failed"));
+    const got = received.find((r) => r.headers["flotilla-event"] === "device.update_failed") as Received;
+    expect(verifyWebhook(second.secret, got.body, String(got.headers["flotilla-signature"]))).toBe(true);
+    expect((await call(admin.token, "DELETE", `${hooksPath()}/${second.id}`)).statusCode).toBe(204);
+  });
+
   it("retries after a 500, and the delivery log shows both attempts", async () => {
     answers.push(500);
     const release = await t.factories.release(fleet, { status: "running" });
