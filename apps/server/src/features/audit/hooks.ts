@@ -80,6 +80,15 @@ export const AUDITED_RESOURCES: Readonly<Record<string, Audited>> = {
     updated: (body) => ("organization_membership_role" in body ? "membership.role_changed" : undefined),
     deleted: "membership.deleted",
   },
+  user__is_member_of__team: {
+    table: "team_membership",
+    targetType: "user",
+    organization: `(SELECT tm.belongs_to__organization FROM "team" tm WHERE tm.id = t.is_member_of__team)`,
+    target: "t.user",
+    details: `jsonb_build_object('team', t.is_member_of__team)`,
+    created: "team_membership.created",
+    deleted: "team_membership.deleted",
+  },
   user__is_member_of__application: {
     table: "user_application_membership",
     targetType: "user",

@@ -246,3 +246,17 @@ export async function administratorEmails(db: Db, organization: number): Promise
   );
   return rows.map((row) => row.email);
 }
+
+/** Drops finished deliveries (and their attempts) older than `days`; pending ones stay. */
+export async function pruneDeliveries(db: Db, days: number): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `WITH gone AS (
+       DELETE FROM "webhook_delivery" WHERE id IN (
+         SELECT id FROM "webhook_delivery"
+          WHERE status <> 'pending' AND created_at < now() - make_interval(days => $1) LIMIT 10000)
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM gone`,
+    [days],
+  );
+  return rows[0]?.n ?? 0;
+}

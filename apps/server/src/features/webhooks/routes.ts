@@ -18,6 +18,7 @@ import {
   insertWebhook,
   listDeliveries,
   listWebhooks,
+  pruneDeliveries,
   updateWebhook,
   type WebhookRow,
 } from "./queries.ts";
@@ -30,6 +31,9 @@ import { deliverDueWebhooks, type WebhookDeps } from "./worker.ts";
  */
 
 const WORKER_INTERVAL_MS = 2_000;
+const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+/** How long delivered and given-up deliveries stay in the delivery log. */
+export const DELIVERY_LOG_DAYS = 30;
 
 const url = z
   .string({ error: "is required" })
@@ -78,18 +82,27 @@ const shown = (row: WebhookRow) => ({
 export async function webhookRoutes(app: FastifyInstance, ctx: AppContext) {
   const allow = fetchAllowList(ctx.config.fetchAllow);
   const deps: WebhookDeps = { db: ctx.db, allow, mail: ctx.mail, publicUrl: ctx.config.publicUrl, log: app.log };
-  let running = false;
+  let round: Promise<void> | undefined;
+  let prunedAt = 0;
   const job = setInterval(() => {
-    if (running) return;
-    running = true;
-    deliverDueWebhooks(deps)
+    if (round) return;
+    // The delivery log is kept DELIVERY_LOG_DAYS; pruning is idempotent, so instances need no lock.
+    const prune = Date.now() - prunedAt > PRUNE_INTERVAL_MS;
+    if (prune) prunedAt = Date.now();
+    round = (prune ? pruneDeliveries(ctx.db, DELIVERY_LOG_DAYS).then(() => undefined) : Promise.resolve())
+      .then(() => deliverDueWebhooks(deps))
+      .then(() => undefined)
       .catch((error) => app.log.warn({ err: error }, "webhooks: delivery round failed"))
       .finally(() => {
-        running = false;
+        round = undefined;
       });
   }, WORKER_INTERVAL_MS);
   job.unref();
-  app.addHook("onClose", () => clearInterval(job));
+  // A round in flight finishes (and records its attempts) before the database closes.
+  app.addHook("onClose", async () => {
+    clearInterval(job);
+    await round;
+  });
 
   /** The route's organization for one who may manage its webhooks: 404 to non-members, 403 to members. */
   async function managedOrganization(request: FastifyRequest): Promise<number> {
