@@ -192,6 +192,50 @@ describe("webhooks", () => {
     expect(JSON.parse(bodies[1]?.body ?? "{}")).toMatchObject({ data: { release: release.id, status: "success" } });
   });
 
+  it("disables a webhook after 15 failures in a row and mails the administrators", async () => {
+    const created = await call(admin.token, "POST", hooksPath(), { url: receiverUrl, events: ["device.online"] });
+    const failing = created.json() as { id: number };
+    // One failure for the test event, fifteen for a real one.
+    answers.push(...Array.from({ length: 16 }, () => 503));
+    expect((await call(admin.token, "POST", `${hooksPath()}/${failing.id}/test`)).statusCode).toBe(202);
+    const state = async () =>
+      (
+        await t.db.query<{ is_enabled: boolean; consecutive_failures: number; disabled_reason: string | null }>(
+          `SELECT is_enabled, consecutive_failures, disabled_reason FROM "webhook" WHERE id = $1`,
+          [failing.id],
+        )
+      ).rows[0];
+    // A test event's failures do not count: real events do.
+    await deliverUntil(async () => {
+      const { rows } = await t.db.query<{ attempts: number }>(
+        `SELECT attempts FROM "webhook_delivery" WHERE webhook = $1`,
+        [failing.id],
+      );
+      return (rows[0]?.attempts ?? 0) >= 1;
+    });
+    expect((await state())?.consecutive_failures).toBe(0);
+    await t.db.query(`DELETE FROM "webhook_delivery" WHERE webhook = $1`, [failing.id]);
+    await t.db.query(
+      `INSERT INTO "webhook_delivery" (webhook, event, payload) VALUES ($1, 'device.online', '{"type":"device.online"}')`,
+      [failing.id],
+    );
+    for (let round = 0; round < 40 && (await state())?.is_enabled; round++) {
+      await t.db.query(`UPDATE "webhook_delivery" SET next_attempt_at = now() WHERE webhook = $1`, [failing.id]);
+      await deliverDueWebhooks(deps);
+    }
+    expect(await state()).toMatchObject({ is_enabled: false, consecutive_failures: 15 });
+    expect((await state())?.disabled_reason).toMatch(/15 delivery attempts in a row failed/);
+    const { rows: mails } = await t.db.query<{ recipient: string; subject: string }>(
+      `SELECT recipient, subject FROM "outbox_email" WHERE subject LIKE '%webhook%'`,
+    );
+    expect(mails).toEqual([{ recipient: admin.user.email, subject: expect.stringContaining("was disabled") }]);
+    answers.length = 0;
+    // Enabling it again starts the count over.
+    const enabled = await call(admin.token, "PATCH", `${hooksPath()}/${failing.id}`, { is_enabled: true });
+    expect(enabled.json()).toMatchObject({ is_enabled: true, consecutive_failures: 0, disabled_reason: null });
+    expect((await call(admin.token, "DELETE", `${hooksPath()}/${failing.id}`)).statusCode).toBe(204);
+  });
+
   it("refuses private addresses: a literal one at creation, a name resolving to one at delivery", async () => {
     const literal = await call(admin.token, "POST", hooksPath(), {
       url: "http://10.0.0.7/hook",
