@@ -47,3 +47,12 @@ export async function recordAudit(
     ],
   );
 }
+
+/** A successful sign-in of `user`, however it happened (password, SAML, a social provider). */
+export const signInEntry = (user: number, details: Record<string, unknown>): AuditEntry => ({
+  action: "sign_in.succeeded",
+  targetType: "user",
+  targetId: user,
+  targetUser: user,
+  details,
+});

@@ -4,7 +4,7 @@ import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireAuth, requireSession, requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
-import { auditActorOf, recordAudit } from "../audit/record.ts";
+import { auditActorOf, recordAudit, signInEntry } from "../audit/record.ts";
 import { verifyPassword } from "../users/passwords.ts";
 import { findUserById, findUserByLogin } from "../users/service.ts";
 import { createLoginThrottle } from "./login-throttle.ts";
