@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AUDITED_RESOURCES, auditSql } from "../src/features/audit/hooks.ts";
 import { runAuditRetention } from "../src/features/audit/routes.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 
@@ -174,6 +175,15 @@ describe("audit log", () => {
     }
     expect((await call(admin.token, "DELETE", `/audit/v1/organizations/${orgId}/entries`)).statusCode).toBe(404);
     await expect(t.db.query(`UPDATE "audit_event" SET action = 'x'`)).rejects.toThrow(/append-only/);
+  });
+
+  it("has a valid statement for every audited resource (a bad one would fail the write itself)", async () => {
+    for (const [resource, audited] of Object.entries(AUDITED_RESOURCES)) {
+      await expect(
+        t.db.query(auditSql(audited), [null, null, "check", audited.targetType, null, [0]]),
+        resource,
+      ).resolves.toBeDefined();
+    }
   });
 
   it("prunes entries older than the retention", async () => {

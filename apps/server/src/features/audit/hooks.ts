@@ -152,8 +152,9 @@ export const AUDITED_RESOURCES: Readonly<Record<string, Audited>> = {
     table: "device",
     targetType: "device",
     organization: ofDevice("id"),
-    details: `jsonb_build_object('uuid', t.uuid, 'release', t.should_be_running__release)`,
-    updated: (body) => ("should_be_running__release" in body ? "device.release_pinned" : undefined),
+    // Writes carry column names: a device's pin (should_be_running__release) is is_pinned_on__release.
+    details: `jsonb_build_object('uuid', t.uuid, 'release', t.is_pinned_on__release)`,
+    updated: (body) => ("is_pinned_on__release" in body ? "device.release_pinned" : undefined),
   },
   organization__is_authorized_by__identity_provider: {
     table: "identity_provider_membership",
@@ -167,16 +168,25 @@ export const AUDITED_RESOURCES: Readonly<Record<string, Audited>> = {
   },
 };
 
+/** The statement that records `action` for rows `$6` of the resource (actor $1, key $2, address $5). */
+export function auditSql(audited: Audited): string {
+  return `INSERT INTO "audit_event"
+       (actor_user, actor_api_key, organization, action, target_type, target_id, client_address, details)
+     SELECT $1::int, $2::int, ${audited.organization}, $3, $4, (${audited.target ?? "t.id"})::text, $5, ${audited.details}
+       FROM "${audited.table}" t WHERE t.id = ANY($6::bigint[])`;
+}
+
 async function write(context: HookContext, audited: Audited, action: string, ids: number[]) {
   if (ids.length === 0) return;
   const actor = context.auditActor;
-  await context.tx.query(
-    `INSERT INTO "audit_event"
-       (actor_user, actor_api_key, organization, action, target_type, target_id, client_address, details)
-     SELECT $1::int, $2::int, ${audited.organization}, $3, $4, (${audited.target ?? "t.id"})::text, $5, ${audited.details}
-       FROM "${audited.table}" t WHERE t.id = ANY($6::bigint[])`,
-    [actor?.user ?? null, actor?.apiKey ?? null, action, audited.targetType, actor?.clientAddress ?? null, ids],
-  );
+  await context.tx.query(auditSql(audited), [
+    actor?.user ?? null,
+    actor?.apiKey ?? null,
+    action,
+    audited.targetType,
+    actor?.clientAddress ?? null,
+    ids,
+  ]);
 }
 
 /** The audit hooks of a resource, or undefined when its writes are not audited. */
