@@ -135,6 +135,38 @@ describe("audit log", () => {
     );
   });
 
+  it("records release invalidation and release pins of fleets and devices", async () => {
+    const fleetRow = (
+      await t.db.query<{ id: number; is_for__device_type: number }>(
+        `SELECT id, is_for__device_type FROM "application" WHERE id = $1`,
+        [fleetId],
+      )
+    ).rows[0] as { id: number; is_for__device_type: number };
+    const release = await t.factories.release(fleetRow);
+    const device = await t.factories.device(fleetRow);
+    const writes: [string, unknown][] = [
+      [`/v7/release(${release.id})`, { is_invalidated: true }],
+      [`/v7/release(${release.id})`, { is_invalidated: false }],
+      [`/v7/application(${fleetId})`, { should_be_running__release: release.id, should_track_latest_release: false }],
+      [`/v7/device(${device.id})`, { is_pinned_on__release: release.id }],
+    ];
+    for (const [path, body] of writes) {
+      const response = await call(admin.token, "PATCH", path, body);
+      expect(response.statusCode, `${path} ${response.body}`).toBe(200);
+    }
+    const { entries: found } = await entries("?limit=4");
+    expect(found.map((e) => e.action)).toEqual([
+      "device.release_pinned",
+      "fleet.release_pinned",
+      "release.revalidated",
+      "release.invalidated",
+    ]);
+    expect(found[0]).toMatchObject({
+      target: { type: "device", id: String(device.id) },
+      details: { release: release.id },
+    });
+  });
+
   it("filters, pages and exports CSV", async () => {
     const first = await entries("?limit=1");
     expect(first.entries).toHaveLength(1);
