@@ -51,13 +51,7 @@ export async function authRoutes(app: FastifyInstance, { db, tokens }: AppContex
       await recordAudit(
         db,
         { user: found.id, clientAddress: request.ip },
-        {
-          action: "sign_in.succeeded",
-          targetType: "user",
-          targetId: found.id,
-          targetUser: found.id,
-          details: { method: "password" },
-        },
+        signInEntry(found.id, { method: "password" }),
       );
       reply.type("text/plain; charset=utf-8");
       return token;
