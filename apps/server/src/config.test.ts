@@ -18,6 +18,11 @@ describe("configuration", () => {
     expect(config.emailVerification).toBe("required");
   });
 
+  it("keeps audit log entries a year unless FLOTILLA_AUDIT_RETENTION_DAYS says otherwise", () => {
+    expect(loadConfig({}).auditRetentionDays).toBe(365);
+    expect(loadConfig({ FLOTILLA_AUDIT_RETENTION_DAYS: "90" }).auditRetentionDays).toBe(90);
+  });
+
   it("derives the public URLs from the ports and trims trailing slashes", () => {
     expect(loadConfig({ FLOTILLA_PORT: "9000", FLOTILLA_API_PORT: "9001" }).apiUrl).toBe("http://localhost:9001");
     expect(loadConfig({ FLOTILLA_API_URL: "https://api.example.com/" }).apiUrl).toBe("https://api.example.com");
@@ -107,6 +112,9 @@ describe("configuration", () => {
       "http://git.internal",
       "must be a comma-separated list of host names, addresses or CIDRs (e.g. git.internal,10.1.0.0/16)",
     ],
+    ["FLOTILLA_AUDIT_RETENTION_DAYS", "0", "must be at least 1 day"],
+    ["FLOTILLA_AUDIT_RETENTION_DAYS", "a year", "must be a number of days"],
+    ["FLOTILLA_AUDIT_RETENTION_DAYS", "1.5", "must be a whole number of days"],
   ])("refuses %s=%s with one line naming the variable", (name, value, problem) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(`Invalid ${name}="${value}": ${problem}`);

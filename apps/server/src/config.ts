@@ -263,6 +263,12 @@ const schema = z.object({
   ZENDESK_EMAIL: z.email("must be an email address").optional(),
   ZENDESK_API_TOKEN: z.string().min(8, "must be at least 8 characters").optional(),
   FLOTILLA_RATE_LIMIT: z.coerce.number({ error: "must be a number" }).int().min(1).default(1000),
+  FLOTILLA_AUDIT_RETENTION_DAYS: z.coerce
+    .number({ error: "must be a number of days" })
+    .int("must be a whole number of days")
+    .min(1, "must be at least 1 day")
+    .max(36_500, "must be at most 36500 days")
+    .default(365),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
       error: "must be one of fatal, error, warn, info, debug, trace, silent",
@@ -320,6 +326,8 @@ export type Config = {
   /** Feature flags (experiments) switched on for every dashboard. */
   featureFlags: string[];
   rateLimitPerMinute: number;
+  /** Audit log entries older than this are pruned (docs/audit-and-webhooks.md). */
+  auditRetentionDays: number;
   /**
    * Whose X-Forwarded-For to believe for the client address (rate limits, login throttles, audit
    * records): nobody (false, the default), a hop count, or the proxies' addresses/CIDRs.
@@ -617,6 +625,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     repositoryRawUrl: trimSlash(e.FLOTILLA_REPOSITORY_RAW_URL),
     featureFlags: e.FLOTILLA_FEATURE_FLAGS?.split(",") ?? [],
     rateLimitPerMinute: e.FLOTILLA_RATE_LIMIT,
+    auditRetentionDays: e.FLOTILLA_AUDIT_RETENTION_DAYS,
     trustProxy: e.FLOTILLA_TRUST_PROXY === undefined || e.FLOTILLA_TRUST_PROXY === 0 ? false : e.FLOTILLA_TRUST_PROXY,
     fetchAllow: e.FLOTILLA_FETCH_ALLOW ?? [],
     registry: e.FLOTILLA_REGISTRY_URL && {

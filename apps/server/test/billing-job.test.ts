@@ -58,6 +58,14 @@ describe("the billing job", () => {
       annual: false,
     });
     expect(changed.status).toBe(200);
+    // The change is in the audit log.
+    const { rows: audited } = await t.db.query<{ action: string; details: { tier: string } }>(
+      `SELECT action, details FROM "audit_event" WHERE organization = $1 AND action = 'billing.plan_changed'`,
+      [org],
+    );
+    expect(audited).toEqual([
+      { action: "billing.plan_changed", details: expect.objectContaining({ tier: "pilot-v2" }) },
+    ]);
     // The first period is invoiced with the change; its charge was declined.
     expect((await invoices()).map((i) => i.state)).toEqual(["past_due"]);
     const start = Date.now();

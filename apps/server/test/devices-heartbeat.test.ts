@@ -51,7 +51,8 @@ describe("heartbeat", () => {
     const writes: string[] = [];
     const db = {
       query: ((text: string, params?: unknown[]) => {
-        if (text.trimStart().startsWith("UPDATE")) writes.push(String(params?.[0]));
+        // The state change is an UPDATE (in a WITH that also queues webhook deliveries).
+        if (/^\s*(WITH changed AS \(\s*)?UPDATE/.test(text)) writes.push(String(params?.[0]));
         return t.db.query(text, params);
       }) as typeof t.db.query,
     };

@@ -255,6 +255,12 @@ describe("a bad release", () => {
 
   it("halts with the reason, rolls the canaries back, and never reaches another wave", async () => {
     everTargeted.clear();
+    // A webhook for rollout.halted (its address is refused at delivery; the queue is what counts here).
+    await t.db.query(
+      `INSERT INTO "webhook" (organization, url, secret, events)
+       SELECT organization, 'http://10.0.0.1/hook', 'x', '{rollout.halted}' FROM "application" WHERE id = $1`,
+      [fleet.id],
+    );
     releaseC = await draftRelease(fleet);
     await finalize(releaseC);
     const rollout = await latestRollout();
@@ -277,6 +283,13 @@ describe("a bad release", () => {
     expect(halted?.reason).toContain("wave 1 failed: 2 of 3 devices failed");
     expect(halted?.rollout_wave.map((w) => w.state)).toEqual(["rolled_back", "pending", "pending"]);
     expect(halted?.rollout_device.find((rd) => rd.device.__id === canaries[0]?.id)?.health).toBe("failed");
+    const { rows: events } = await t.db.query<{ payload: { fleet: number; data: { reason: string; wave: number } } }>(
+      `SELECT payload FROM "webhook_delivery" WHERE event = 'rollout.halted'`,
+    );
+    expect(events).toHaveLength(1);
+    expect(events[0]?.payload).toMatchObject({ fleet: fleet.id, data: { wave: 1, rolled_back: true } });
+    expect(events[0]?.payload.data.reason).toContain("wave 1 failed");
+    await t.db.query(`DELETE FROM "webhook" WHERE events = '{rollout.halted}'`);
     expect(await targets(canaries)).toEqual(canaries.map(() => releaseB.commit));
     await targets([...others, pinned]);
     for (const device of [...others, pinned]) expect(everTargeted.get(device.id)?.has(releaseC.commit)).toBe(false);

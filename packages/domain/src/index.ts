@@ -19,3 +19,4 @@ export * from "./terminal.ts";
 export * from "./tunnel.ts";
 export * from "./user-actions.ts";
 export * from "./variables.ts";
+export * from "./webhooks.ts";

@@ -178,6 +178,8 @@ export const ORGANIZATION_ROLE_PERMISSIONS: Readonly<Record<OrganizationRole, re
     "organization.update",
     "organization.delete",
     "organization.access_billing",
+    "organization.read_audit_log",
+    "organization.manage_webhooks",
     "organization_membership.all",
     "organization_membership_tag.all",
     "team.all",

@@ -7,7 +7,7 @@ import ipaddr from "ipaddr.js";
 
 /**
  * The one way the server fetches a URL a user gave it (DESIGN §12): SSH-key import, build from
- * URL. http(s) only; every address a name resolves to must be public (unicast) unless the
+ * URL, webhook deliveries (a POST). http(s) only; every address a name resolves to must be public (unicast) unless the
  * operator allows it (FLOTILLA_FETCH_ALLOW); the connection goes to the address that was checked
  * (the check is the socket's own DNS lookup, so a second answer cannot slip in between);
  * redirects are followed by hand, each one checked again; the whole exchange has a deadline and
@@ -72,6 +72,8 @@ export type OutboundOptions = {
    */
   trustedOrigins?: readonly string[];
   maxRedirects?: number;
+  /** Sends a POST with this body and these headers instead of a GET (webhook deliveries). */
+  post?: { body: string; headers: Record<string, string> };
 };
 
 export type OutboundResponse = {
@@ -162,8 +164,14 @@ function requestOnce(raw: string, options: OutboundOptions, signal: AbortSignal)
         hostname: host,
         port: url.port || undefined,
         path: `${url.pathname}${url.search}`,
-        method: "GET",
-        headers: { accept: options.accept ?? "*/*", "user-agent": "flotilla", "accept-encoding": "identity" },
+        method: options.post ? "POST" : "GET",
+        headers: {
+          accept: options.accept ?? "*/*",
+          "user-agent": "flotilla",
+          "accept-encoding": "identity",
+          ...options.post?.headers,
+          ...(options.post && { "content-length": String(Buffer.byteLength(options.post.body)) }),
+        },
         lookup,
         signal,
         // One socket per exchange: an agent's pooled socket could have been checked for another host.
@@ -178,7 +186,7 @@ function requestOnce(raw: string, options: OutboundOptions, signal: AbortSignal)
           : new OutboundFetchError(`${url.host}: ${(error as Error).message || (error as Error).name}`),
       );
     });
-    request.end();
+    request.end(options.post?.body);
   });
 }
 

@@ -12,7 +12,7 @@ import {
   targetRowsStatement,
   updateStatement,
 } from "./compile-write.ts";
-import type { HookContext, Hooks } from "./hooks.ts";
+import type { AuditActorRef, HookContext, Hooks } from "./hooks.ts";
 import { idFieldOf, type Model, type ResourceDefinition } from "./model.ts";
 import type { Action, Permissions } from "./permissions.ts";
 import { requireResource } from "./resolve.ts";
@@ -28,6 +28,8 @@ export type ODataContext = {
   actorType?: string | undefined;
   /** When the caller's session was authenticated (ms); undefined for API keys. Hooks of sensitive writes read it. */
   authTime?: number | undefined;
+  /** Who writes, for the audit log written by hooks. */
+  auditActor?: AuditActorRef | undefined;
 };
 
 /** Runs statements: the database itself, or a transaction. */
@@ -209,6 +211,7 @@ function hookContextOf(
     afterCommit,
     actorId: context.actorId,
     authTime: context.authTime,
+    auditActor: context.auditActor,
     permissions: context.permissions,
     model: context.model,
     resource,

@@ -3,6 +3,12 @@ import type { WriteValues } from "./compile-write.ts";
 import type { Model, ResourceDefinition } from "./model.ts";
 import type { Permissions } from "./permissions.ts";
 
+export type AuditActorRef = {
+  user?: number | undefined;
+  apiKey?: number | undefined;
+  clientAddress?: string | undefined;
+};
+
 /**
  * What a hook gets. Hooks run inside the write's transaction (use `tx`, never another
  * connection) and may throw a `FlotillaError` to refuse the write: everything rolls back.
@@ -14,6 +20,8 @@ export type HookContext = {
   actorId: number | undefined;
   /** When the caller's session was authenticated (ms); undefined for API keys. */
   authTime: number | undefined;
+  /** Who writes, for the audit log: the user, the API key used, the client address. */
+  auditActor: AuditActorRef | undefined;
   permissions: Permissions;
   model: Model;
   resource: ResourceDefinition;

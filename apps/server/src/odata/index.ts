@@ -11,7 +11,7 @@ export {
   type ODataResponse,
 } from "./execute.ts";
 export { handleODataRequest, type ODataRequest } from "./handle.ts";
-export type { HookContext, Hooks, ResourceHooks } from "./hooks.ts";
+export type { AuditActorRef, HookContext, Hooks, ResourceHooks } from "./hooks.ts";
 export * from "./model.ts";
 export { LIMITS, parseFilterExpression, parseODataUrl } from "./parse.ts";
 export {

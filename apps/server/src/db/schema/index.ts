@@ -7,3 +7,4 @@ export * from "./organizations.ts";
 export * from "./releases.ts";
 export * from "./rollouts.ts";
 export * from "./support.ts";
+export * from "./webhooks.ts";

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, integer, jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { user } from "./accounts.ts";
 import { createdAt, date, id, lower, ownedBy, requires, shortText } from "./columns.ts";
 
@@ -109,14 +109,30 @@ export const team_membership = pgTable(
 );
 
 /**
- * What platform administrators did to other people's accounts ("Log in as user", spec 3 §6): who,
- * what, to whom, when. Kept when either user goes (the ids stay as they were).
+ * The audit log (docs/audit-and-webhooks.md): an append-only record of what people and keys did.
+ * Kept when the actor, the target or the organization goes (ids stay as they were, no foreign
+ * keys), pruned only by age (FLOTILLA_AUDIT_RETENTION_DAYS). No API updates or deletes a row.
+ * `target_user` is the user a "log in as user" acted as (older rows); `details` never holds
+ * secret values (variable names, never values).
  */
-export const audit_event = pgTable("audit_event", {
-  id: id(),
-  created_at: createdAt(),
-  actor_user: integer(),
-  action: shortText(),
-  target_user: integer(),
-  details: jsonb(),
-});
+export const audit_event = pgTable(
+  "audit_event",
+  {
+    id: id(),
+    created_at: createdAt(),
+    actor_user: integer(),
+    /** The API key the actor used, when it was one (not a session). */
+    actor_api_key: integer(),
+    organization: integer(),
+    action: shortText(),
+    target_user: integer(),
+    target_type: text(),
+    target_id: text(),
+    client_address: text(),
+    details: jsonb(),
+  },
+  (t) => [
+    index("audit_event_organization_time_idx").on(t.organization, t.created_at),
+    index("audit_event_time_idx").on(t.created_at),
+  ],
+);

@@ -5,7 +5,8 @@ import type { Database } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireAuth, requireFreshAuth, requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
-import { canCreateKeysFor, createApiKey, findApiKey, hashApiKey } from "./service.ts";
+import { auditActorOf, recordAudit } from "../audit/record.ts";
+import { canCreateKeysFor, createApiKey, createApiKeyRow, findApiKey, hashApiKey } from "./service.ts";
 
 /**
  * An expiry in the future, or null for "never" (spec 1 §5: the dashboard requires the choice and
@@ -67,15 +68,23 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: AppContext) {
     requireFreshAuth(request);
     await mayCreatePersonalKeys(db, id);
     reply.type(JSON_TYPE);
-    return JSON.stringify(
-      await createApiKey(db.orm, {
+    const key = await db.transaction(async (tx) => {
+      const created = await createApiKeyRow(tx.orm, {
         actor: caller.actor,
         role: "user",
         name: body.name,
         description: body.description ?? null,
         expiryDate: body.expiryDate ?? null,
-      }),
-    );
+      });
+      await recordAudit(tx, auditActorOf(request), {
+        action: "api_key.created",
+        targetType: "api_key",
+        targetId: created.id,
+        details: { name: body.name, role: "user" },
+      });
+      return created.key;
+    });
+    return JSON.stringify(key);
   });
 
   // balena-sdk `application.generateProvisioningKey`.
@@ -86,24 +95,34 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: AppContext) {
       throw new FlotillaError("missing_provisioning_identifier");
     }
     const body = parseInput(provisioningKeyBody, request.body);
-    const { rows } = await db.query<{ actor: number }>('SELECT actor FROM "application" WHERE id = $1', [
-      body.actorTypeId,
-    ]);
+    const { rows } = await db.query<{ actor: number; organization: number }>(
+      'SELECT actor, organization FROM "application" WHERE id = $1',
+      [body.actorTypeId],
+    );
     const fleet = rows[0];
     // A fleet the caller cannot manage keys of is answered like one that does not exist.
     if (!fleet || !(await canCreateKeysFor(db, caller.actor, body.actorTypeId))) {
       throw new FlotillaError("unauthorized", "You are not allowed to create provisioning keys for this fleet.");
     }
     reply.type(JSON_TYPE);
-    return JSON.stringify(
-      await createApiKey(db.orm, {
+    const key = await db.transaction(async (tx) => {
+      const created = await createApiKeyRow(tx.orm, {
         actor: fleet.actor,
         role: "provisioning-api-key",
         name: body.name ?? null,
         description: body.description ?? null,
         expiryDate: body.expiryDate ?? null,
-      }),
-    );
+      });
+      await recordAudit(tx, auditActorOf(request), {
+        action: "api_key.created",
+        organization: fleet.organization,
+        targetType: "api_key",
+        targetId: created.id,
+        details: { name: body.name ?? null, role: "provisioning-api-key", fleet: body.actorTypeId },
+      });
+      return created.key;
+    });
+    return JSON.stringify(key);
   });
 
   // balena-sdk `device.generateDeviceKey`, and the supervisor's key exchange (with its fleet's provisioning key).

@@ -25,27 +25,35 @@ export function generateApiKey(): string {
   return key;
 }
 
-export async function createApiKey(
-  orm: Orm,
-  input: {
-    actor: number;
-    role: ApiKeyRole;
-    name?: string | null;
-    description?: string | null;
-    expiryDate?: Date | null;
-    key?: string;
-  },
-): Promise<string> {
+type NewApiKey = {
+  actor: number;
+  role: ApiKeyRole;
+  name?: string | null;
+  description?: string | null;
+  expiryDate?: Date | null;
+  key?: string;
+};
+
+export async function createApiKey(orm: Orm, input: NewApiKey): Promise<string> {
+  return (await createApiKeyRow(orm, input)).key;
+}
+
+/** Creates a key; its value (shown once) and row id (for the audit log). */
+export async function createApiKeyRow(orm: Orm, input: NewApiKey): Promise<{ key: string; id: number }> {
   const key = input.key ?? generateApiKey();
-  await orm.insert(api_key).values({
-    key_hash: hashApiKey(key),
-    is_of__actor: input.actor,
-    role: input.role,
-    name: input.name ?? null,
-    description: input.description ?? null,
-    expiry_date: input.expiryDate ?? null,
-  });
-  return key;
+  const [row] = await orm
+    .insert(api_key)
+    .values({
+      key_hash: hashApiKey(key),
+      is_of__actor: input.actor,
+      role: input.role,
+      name: input.name ?? null,
+      description: input.description ?? null,
+      expiry_date: input.expiryDate ?? null,
+    })
+    .returning({ id: api_key.id });
+  if (!row) throw new Error("api_key: the insert returned no row");
+  return { key, id: row.id };
 }
 
 /** The live (not expired) key with this value, if any. */

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { AppContext } from "../../context.ts";
-import { audit_event } from "../../db/schema/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireAuth, requireSession, requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
+import { auditActorOf, recordAudit, signInEntry } from "../audit/record.ts";
 import { verifyPassword } from "../users/passwords.ts";
 import { findUserById, findUserByLogin } from "../users/service.ts";
 import { createLoginThrottle } from "./login-throttle.ts";
@@ -32,11 +32,29 @@ export async function authRoutes(app: FastifyInstance, { db, tokens }: AppContex
       throttle.check(account, request.ip);
       if (!found || !(await verifyPassword(found.password_hash, password))) {
         throttle.failed(account, request.ip);
+        // The login name as typed (bounded by the body's rules), never the password.
+        await recordAudit(
+          db,
+          { clientAddress: request.ip },
+          {
+            action: "sign_in.failed",
+            targetType: "user",
+            targetId: found?.id,
+            targetUser: found?.id,
+            details: { login: username },
+          },
+        );
         throw new FlotillaError("invalid_login_credentials");
       }
       throttle.succeeded(account, request.ip);
+      const token = await tokens.start(found);
+      await recordAudit(
+        db,
+        { user: found.id, clientAddress: request.ip },
+        signInEntry(found.id, { method: "password" }),
+      );
       reply.type("text/plain; charset=utf-8");
-      return tokens.start(found);
+      return token;
     },
   );
 
@@ -55,11 +73,12 @@ export async function authRoutes(app: FastifyInstance, { db, tokens }: AppContex
     const target = await findUserByLogin(db.orm, username);
     if (!target) throw new FlotillaError("user_not_found", undefined, { params: { username } });
     const token = await tokens.startAs(target, admin.id);
-    await db.orm.insert(audit_event).values({
-      actor_user: admin.id,
+    await recordAudit(db, auditActorOf(request), {
       action: "login_as_user",
-      target_user: target.id,
-      details: { username: target.username, ip: request.ip },
+      targetType: "user",
+      targetId: target.id,
+      targetUser: target.id,
+      details: { username: target.username },
     });
     request.log.info(
       { audit: "login_as_user", actorUser: admin.id, targetUser: target.id },

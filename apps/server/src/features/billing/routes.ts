@@ -5,6 +5,7 @@ import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
+import { auditActorOf, recordAudit } from "../audit/record.ts";
 import { verifyCaptcha } from "../captcha/verify.ts";
 import { mayDo } from "../data-api/actions.ts";
 import { invoicePdf } from "./invoice-pdf.ts";
@@ -173,7 +174,17 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     const { tier, cycle, annual, planChangeReason } = parseInput(planBody, request.body);
     const change = { tier, cycle: cycle ?? (annual ? "annual" : "monthly"), planChangeReason } as const;
     const now = await billingNow(ctx.db, provider);
-    const invoice = await ctx.db.transaction((tx) => changePlan(tx, provider, id, change, now));
+    const invoice = await ctx.db.transaction(async (tx) => {
+      const charged = await changePlan(tx, provider, id, change, now);
+      await recordAudit(tx, auditActorOf(request), {
+        action: "billing.plan_changed",
+        organization: id,
+        targetType: "organization",
+        targetId: id,
+        details: { tier, cycle: change.cycle, reason: planChangeReason ?? null },
+      });
+      return charged;
+    });
     return { plan: await planInfo(ctx.db, id, now), ...(invoice ? { invoice: invoiceInfo(invoice) } : {}) };
   });
 

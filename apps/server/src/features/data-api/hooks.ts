@@ -2,6 +2,7 @@ import type { AppContext } from "../../context.ts";
 import { model } from "../../model/index.ts";
 import type { Hooks, ResourceHooks } from "../../odata/index.ts";
 import { userHooks } from "../account/deletion.ts";
+import { AUDITED_RESOURCES, auditHooks } from "../audit/hooks.ts";
 import { creditBundleHooks } from "../billing/credits.ts";
 import { paymentProviderFor } from "../billing/provider.ts";
 import { withTargetStateInvalidation } from "../devices/invalidation.ts";
@@ -28,6 +29,7 @@ import { removeOrganizationSupportFiles } from "../support/files.ts";
 import { tagKeyHooks } from "../tags/hooks.ts";
 import { chainHooks, VARIABLE_RESOURCES, variableHooks } from "../variables/hooks.ts";
 import { triggerUpdates } from "../variables/update-trigger.ts";
+import { enqueueReleaseEvents, releaseEventOf } from "../webhooks/events.ts";
 
 /**
  * Every resource's hooks, from the feature folders, by canonical resource name. Invitations mail
@@ -93,6 +95,18 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     afterCommit(() => ctx.devices.dropDeviceKeys());
   hooks.api_key = chainHooks(hooks.api_key, { afterUpdate: forgetKeys, beforeDelete: forgetKeys });
   hooks.device = chainHooks(hooks.device, { beforeDelete: forgetKeys });
+  // Releases that end through the data API (balena deploy's PATCH of status) tell webhooks.
+  hooks.release = chainHooks(hooks.release, {
+    async afterUpdate({ tx, ids, body }) {
+      const event = releaseEventOf(body.status);
+      if (event) await enqueueReleaseEvents(tx, ids, event);
+    },
+  });
+  // The audit log, last: an entry is written only once the resource's own checks passed.
+  for (const name of Object.keys(AUDITED_RESOURCES)) {
+    const audit = auditHooks(name);
+    if (audit) hooks[name] = chainHooks(hooks[name], audit);
+  }
   return withTargetStateInvalidation(model, hooks, (change) => ctx.devices.invalidate(change));
 }
 

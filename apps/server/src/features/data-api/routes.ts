@@ -38,7 +38,7 @@ const GUEST_ACTOR = 0;
 export function odataAs(
   ctx: AppContext,
   caller: Caller | undefined,
-  request: Pick<ODataRequest, "method" | "url" | "body">,
+  request: Pick<ODataRequest, "method" | "url" | "body"> & { clientAddress?: string },
   hooks: Hooks = hooksOf(ctx),
 ) {
   if (!caller) {
@@ -63,7 +63,10 @@ export function odataAs(
     actorId: caller.actor,
     actorType: actorTypeOf(caller),
     authTime: caller.session?.authTime,
-    ...request,
+    auditActor: { user: caller.user?.id, apiKey: caller.apiKey?.id, clientAddress: request.clientAddress },
+    method: request.method,
+    url: request.url,
+    body: request.body,
   });
 }
 
@@ -209,7 +212,12 @@ export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
         if (Object.keys(rest).length === 0) return reply.code(200).send();
         body = rest;
       }
-      const response = await odataAs(ctx, caller, { method: request.method, url: request.url, body });
+      const response = await odataAs(ctx, caller, {
+        method: request.method,
+        url: request.url,
+        body,
+        clientAddress: request.ip,
+      });
       return answer(reply, request.url, response);
     },
   });

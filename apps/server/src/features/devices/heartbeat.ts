@@ -1,5 +1,7 @@
+import type { WebhookEvent } from "@flotilla/domain";
 import type { Redis } from "ioredis";
 import type { Queryable } from "../../db/index.ts";
+import { deliveriesFrom } from "../webhooks/events.ts";
 import { inPieces } from "./batches.ts";
 import { DEFAULT_POLL_INTERVAL_MS } from "./target-state.ts";
 
@@ -12,6 +14,12 @@ import { DEFAULT_POLL_INTERVAL_MS } from "./target-state.ts";
  */
 
 export type HeartbeatState = "online" | "timeout" | "offline";
+
+/** Webhook events of heartbeat changes; `timeout` is a step towards offline, not an event. */
+const HEARTBEAT_EVENTS: Partial<Record<HeartbeatState, WebhookEvent>> = {
+  online: "device.online",
+  offline: "device.offline",
+};
 export type Clock = { now(): number };
 
 export const TIMEOUT_FACTOR = 1.5;
@@ -91,15 +99,27 @@ export function createHeartbeat(options: {
   }
 
   async function writeState(state: HeartbeatState, changes: { id: number; seen: number }[], at: number) {
+    // The same statement queues device.online / device.offline for subscribed webhooks
+    // (nothing when none is): the sweep gains no statement.
     await db.query(
-      `UPDATE "device" d SET api_heartbeat_state = $1, changed_api_heartbeat_state_on__date = $2,
-              last_connectivity_event = v.seen
-         FROM jsonb_to_recordset($3::jsonb) AS v(id int, seen timestamptz)
-        WHERE d.id = v.id AND d.api_heartbeat_state <> $1`,
+      `WITH changed AS (
+         UPDATE "device" d SET api_heartbeat_state = $1, changed_api_heartbeat_state_on__date = $2,
+                last_connectivity_event = v.seen
+           FROM jsonb_to_recordset($3::jsonb) AS v(id int, seen timestamptz)
+          WHERE d.id = v.id AND d.api_heartbeat_state <> $1
+          RETURNING d.id, d.uuid, d.device_name, d.belongs_to__application),
+       source AS (
+         SELECT a.organization, a.id AS fleet,
+                jsonb_build_object('device', c.uuid, 'device_id', c.id, 'name', c.device_name, 'state', $1::text,
+                                   'last_seen', $2::text) AS data
+           FROM changed c JOIN "application" a ON a.id = c.belongs_to__application
+          WHERE $4::text IS NOT NULL)
+       ${deliveriesFrom("source", "$4")}`,
       [
         state,
         new Date(at).toISOString(),
         JSON.stringify(changes.map((c) => ({ id: c.id, seen: new Date(c.seen).toISOString() }))),
+        HEARTBEAT_EVENTS[state] ?? null,
       ],
     );
   }

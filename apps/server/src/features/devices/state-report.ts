@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Queryable } from "../../db/index.ts";
+import { deliveriesFrom } from "../webhooks/events.ts";
 import { inPieces } from "./batches.ts";
 import {
   endImageInstalls,
@@ -124,6 +125,32 @@ function columnsOf(report: DeviceReport): Partial<Record<Column, Value>> {
 }
 
 type Db = Pick<Queryable, "query">;
+
+/**
+ * The report's UPDATE, and in the same statement device.status_changed, device.update_finished
+ * (update status `done`) and device.update_failed (`aborted`, `rejected`) for the webhooks that
+ * want them: `old` sees the rows as they were before the update (one snapshot for the statement).
+ */
+function deviceEventsSql(set: string, types: string): string {
+  return `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(${types})),
+     old AS (SELECT d.id, d.status, d.update_status FROM "device" d JOIN v ON v.id = d.id),
+     changed AS (
+       UPDATE "device" d SET ${set} FROM v WHERE d.id = v.id
+       RETURNING d.id, d.uuid, d.device_name, d.belongs_to__application, d.status, d.update_status, d.is_running__release),
+     source AS (
+       SELECT a.organization, a.id AS fleet, e.type,
+              jsonb_build_object('device', c.uuid, 'device_id', c.id, 'name', c.device_name, 'status', c.status,
+                                 'previous_status', o.status, 'update_status', c.update_status,
+                                 'release', c.is_running__release) AS data
+         FROM changed c JOIN old o ON o.id = c.id JOIN "application" a ON a.id = c.belongs_to__application
+        CROSS JOIN LATERAL (VALUES
+          (CASE WHEN c.status IS DISTINCT FROM o.status THEN 'device.status_changed' END),
+          (CASE WHEN c.update_status IS NOT DISTINCT FROM o.update_status THEN NULL
+                WHEN c.update_status = 'done' THEN 'device.update_finished'
+                WHEN c.update_status IN ('aborted', 'rejected') THEN 'device.update_failed' END)) AS e(type)
+        WHERE e.type IS NOT NULL)
+     ${deliveriesFrom("source", "s.type")}`;
+}
 
 export function createStateReports(options: {
   db: Db;
@@ -251,11 +278,13 @@ export function createStateReports(options: {
     for (const { columns, rows } of groups.values()) {
       const set = columns.map((c) => `"${c}" = v."${c}"`).join(", ");
       const types = ["id int", ...columns.map((c) => `"${c}" ${COLUMNS[c]}`)].join(", ");
-      await inPieces(rows, (piece) =>
-        db.query(`UPDATE "device" d SET ${set} FROM jsonb_to_recordset($1::jsonb) AS v(${types}) WHERE d.id = v.id`, [
-          JSON.stringify(piece),
-        ]),
-      );
+      // A status or update status that changed may be a webhook event: the same statement
+      // compares with the stored values and queues deliveries (DEVICE_EVENTS_SQL).
+      const sql =
+        columns.includes("status") || columns.includes("update_status")
+          ? deviceEventsSql(set, types)
+          : `UPDATE "device" d SET ${set} FROM jsonb_to_recordset($1::jsonb) AS v(${types}) WHERE d.id = v.id`;
+      await inPieces(rows, (piece) => db.query(sql, [JSON.stringify(piece)]));
     }
   }
 

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { parseInput } from "../../lib/validation.ts";
+import { recordAudit, signInEntry } from "../audit/record.ts";
 import { usableProvider } from "./queries.ts";
 import { authorizeUrl, loadServiceProviderKeys, serviceProviderMetadata, validateResponse } from "./saml.ts";
 import { afterSamlResponse, finalizeSamlSignIn } from "./saml-accounts.ts";
@@ -73,7 +74,11 @@ export async function samlRoutes(app: FastifyInstance, ctx: AppContext) {
   app.post("/auth/saml/finalize", publicRoute, async (request, reply) => {
     const { code, jwt } = parseInput(finalizeBody, request.body);
     const signedIn = jwt ? (await tokens.verify(jwt)).id : undefined;
-    const user = await db.transaction((tx) => finalizeSamlSignIn(tx, code, signedIn));
+    const user = await db.transaction(async (tx) => {
+      const found = await finalizeSamlSignIn(tx, code, signedIn);
+      await recordAudit(tx, { user: found.id, clientAddress: request.ip }, signInEntry(found.id, { method: "saml" }));
+      return found;
+    });
     reply.type("text/plain; charset=utf-8");
     return tokens.start(user);
   });

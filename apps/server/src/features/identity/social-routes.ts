@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { parseInput } from "../../lib/validation.ts";
+import { recordAudit, signInEntry } from "../audit/record.ts";
 import { authorizationUrl, finishSignIn, newFlowSecrets } from "./social.ts";
 import { resolveSocialAccount } from "./social-accounts.ts";
 
@@ -107,7 +108,15 @@ export async function socialRoutes(app: FastifyInstance, ctx: AppContext) {
       { state, codeVerifier: flow.code_verifier, nonce: flow.nonce },
       request.log,
     );
-    const user = await db.transaction((tx) => resolveSocialAccount(tx, provider, identity));
+    const user = await db.transaction(async (tx) => {
+      const found = await resolveSocialAccount(tx, provider, identity);
+      await recordAudit(
+        tx,
+        { user: found.id, clientAddress: request.ip },
+        signInEntry(found.id, { method: "social", provider: slug }),
+      );
+      return found;
+    });
     reply.header("cache-control", "no-store");
     reply.type("text/plain; charset=utf-8");
     return tokens.start(user);

@@ -108,3 +108,19 @@ export function supportReplyMail(
     { label: "View the ticket", link: `${publicUrl}/support/tickets/${ticket.id}` },
   );
 }
+
+export function webhookDisabledMail(
+  publicUrl: string,
+  organization: { id: number; name: string },
+  webhook: { url: string },
+  failures: number,
+): MailContent {
+  return compose(
+    `A webhook of ${organization.name} was disabled`,
+    [
+      `Flotilla stopped delivering events to ${webhook.url} for ${organization.name}: its last ${failures} delivery attempts failed.`,
+      "Events are no longer queued for it. Fix the receiver, then enable the webhook again; its delivery log shows each attempt's answer.",
+    ],
+    { label: "Open the organization's webhooks", link: `${publicUrl}/organizations/${organization.id}/webhooks` },
+  );
+}

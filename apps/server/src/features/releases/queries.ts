@@ -1,6 +1,7 @@
 import { BUILD_TIMEOUT_MS, RELEASE_TEXTS } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
 import type { ReleaseMove } from "../rollouts/start.ts";
+import { enqueueReleaseEvents, releaseEventOf } from "../webhooks/events.ts";
 import type { ServiceSpec } from "./project.ts";
 
 /** The release builder's and rollout's SQL (docs/releases.md). */
@@ -142,6 +143,8 @@ export async function finishRelease(
     ],
   );
   if (final) await assignRevisions(db, [release]);
+  const event = releaseEventOf(outcome.status);
+  if (event) await enqueueReleaseEvents(db, [release], event);
   const { rows } = await db.query<{ raw_version: string }>(
     `SELECT semver_major || '.' || semver_minor || '.' || semver_patch
             || CASE WHEN semver_prerelease <> '' THEN '-' || semver_prerelease ELSE '' END

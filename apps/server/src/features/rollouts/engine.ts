@@ -3,6 +3,7 @@ import type { Database, Queryable } from "../../db/index.ts";
 import type { DeviceServices } from "../devices/services.ts";
 import { unpinnedDevicesOf } from "../releases/queries.ts";
 import { triggerUpdates } from "../variables/update-trigger.ts";
+import { enqueueFleetEvent } from "../webhooks/events.ts";
 import {
   devicesOfWaves,
   moveRollout,
@@ -80,6 +81,12 @@ async function halt(tx: Tx, rollout: RolloutRow, reason: string): Promise<Effect
   if (!(await moveWave(tx, rollout.id, index, ["active"], state, reason))) return undefined;
   const why = `wave ${index + 1} failed: ${reason}${rollBack ? "; its devices went back to the previous release" : ""}`;
   await moveRollout(tx, rollout.id, ["running"], { status: "halted", reason: why });
+  await enqueueFleetEvent(tx, rollout.fleet, "rollout.halted", {
+    rollout: rollout.id,
+    wave: index + 1,
+    reason: why,
+    rolled_back: rollBack,
+  });
   return { fleet: rollout.fleet, devices: rollBack ? await devicesOfWaves(tx, rollout.id, [index]) : [] };
 }
 

@@ -70,8 +70,11 @@ export async function insertTerminalAudits(db: Db, sessions: TerminalAudit[]): P
     },
   }));
   await db.query(
-    `INSERT INTO "audit_event" (actor_user, action, details)
-     SELECT v.actor_user, 'terminal_session', v.details
+    `INSERT INTO "audit_event" (actor_user, organization, action, target_type, target_id, details)
+     SELECT v.actor_user,
+            (SELECT a.organization FROM "device" d JOIN "application" a ON a.id = d.belongs_to__application
+              WHERE d.id = (v.details->>'device_id')::int),
+            'terminal_session', 'device', v.details->>'device_id', v.details
        FROM jsonb_to_recordset($1::jsonb) AS v(actor_user int, details jsonb)`,
     [JSON.stringify(rows)],
   );
