@@ -134,7 +134,7 @@ describe("fleets: create, list, settings, transfer, delete", () => {
       semver_patch: 3,
     });
     await admin.reload();
-    const section = admin.getByRole("region", { name: "Release" });
+    const section = admin.getByRole("region", { name: "Release", exact: true });
     await section.getByLabel("Target release").click();
     await admin.getByRole("option", { name: /1\.2\.3 \(0123456\)/ }).click();
     await section.getByRole("button", { name: "Save" }).click();
