@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { useDashboard } from "../support/dashboard.ts";
 import type { RunningFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
+import { addCardAndUpgradeToPilot } from "./billing-helpers.ts";
 import { api } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
@@ -33,25 +34,6 @@ async function openDemoOrganization(page: Page, dashboardUrl: string): Promise<s
   await page.getByRole("table", { name: "Organizations" }).getByRole("link", { name: "Demo" }).click();
   await page.waitForURL(/\/orgs\/\d+$/);
   return /\/orgs\/(\d+)$/.exec(page.url())?.[1] ?? "";
-}
-
-/** On the billing page: add a test card and upgrade to Pilot monthly (as billing.e2e.ts does). */
-async function addCardAndUpgradeToPilot(page: Page, cardNumber: string) {
-  const payment = page.getByRole("region", { name: "Payment method" });
-  await payment.getByRole("button", { name: "Add payment method" }).click();
-  const dialog = page.getByRole("dialog", { name: "Payment method" });
-  await dialog.getByLabel("Card number").fill(cardNumber);
-  await dialog.getByLabel("Expiry (MM/YY)").fill("12/34");
-  await dialog.getByLabel("CVC").fill("123");
-  await dialog.getByLabel("Name on card").fill("Demo Person");
-  await dialog.getByRole("button", { name: "Save" }).click();
-  await dialog.waitFor({ state: "hidden" });
-  await payment.getByText(/ending in/).waitFor();
-  await page.getByRole("table", { name: "Plans" }).getByRole("button", { name: "Upgrade: Pilot Monthly" }).click();
-  const change = page.getByRole("dialog", { name: "Change plan" });
-  await change.getByRole("button", { name: "Confirm" }).click();
-  await change.waitFor({ state: "hidden" });
-  await page.getByRole("region", { name: "Current plan" }).getByRole("heading", { name: "Pilot" }).waitFor();
 }
 
 /**

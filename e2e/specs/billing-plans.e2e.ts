@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { useDashboard } from "../support/dashboard.ts";
 import type { RunningFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
+import { payForPlan } from "./billing-helpers.ts";
 import { api } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
@@ -55,17 +56,7 @@ describe("paid plans: roles, annual billing, the free plan's allowance", () => {
     await free.dialog.getByRole("button", { name: "Cancel" }).click();
 
     // A card and Pilot, monthly.
-    const intent = await call<{ id: string; client_secret: string }>(
-      "POST",
-      `/billing/v1/account/${orgId}/setup-intent`,
-      {},
-    );
-    await call("POST", `/billing/v1/test-payments/setup-intents/${intent.id}/confirm`, {
-      client_secret: intent.client_secret,
-      card: { number: "4242424242424242", exp_month: "12", exp_year: "2034", cvc: "123", name: "Demo Person" },
-    });
-    await call("PATCH", `/billing/v1/account/${orgId}/info`, { token_id: intent.id, token_type: "setup_intent" });
-    await call("PATCH", `/billing/v1/account/${orgId}/plan`, { tier: "pilot-v2", cycle: "monthly" });
+    await payForPlan(page, flotilla.apiUrl, orgId, "pilot-v2");
 
     const paid = await roleOptions();
     // The option turns enabled once the organization's plan has loaded.

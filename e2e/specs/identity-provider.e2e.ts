@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSamlIdp, type TestSamlIdp } from "../../apps/server/test/support/saml-idp.ts";
 import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { logIn, shot } from "./accounts-helpers.ts";
+import { payForPlan } from "./billing-helpers.ts";
 import { api, consent } from "./fleets-helpers.ts";
 import { DEMO, signIn } from "./web-helpers.ts";
 
@@ -44,20 +45,8 @@ describe("identity provider and SAML sign-in", () => {
     return context.newPage();
   }
   /** Puts an organization on the Production plan (it includes SAML) through the billing API. */
-  async function production(page: Page, orgId: number) {
-    const call = <T>(method: string, p: string, body?: unknown) => api<T>(page, flotilla.apiUrl, method, p, body);
-    const intent = await call<{ id: string; client_secret: string }>(
-      "POST",
-      `/billing/v1/account/${orgId}/setup-intent`,
-      {},
-    );
-    await call("POST", `/billing/v1/test-payments/setup-intents/${intent.id}/confirm`, {
-      client_secret: intent.client_secret,
-      card: { number: "4242424242424242", exp_month: "12", exp_year: "2034", cvc: "123", name: "Demo Person" },
-    });
-    await call("PATCH", `/billing/v1/account/${orgId}/info`, { token_id: intent.id, token_type: "setup_intent" });
-    await call("PATCH", `/billing/v1/account/${orgId}/plan`, { tier: "production-v2", cycle: "monthly" });
-  }
+  const production = (page: Page, orgId: number) => payForPlan(page, flotilla.apiUrl, orgId, "production-v2");
+
   const orgNames = async (page: Page) =>
     (await api<{ d: Array<{ name: string }> }>(page, flotilla.apiUrl, "GET", "/v7/organization?$select=name")).d
       .map((org) => org.name)

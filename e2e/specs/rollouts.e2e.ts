@@ -6,6 +6,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
+import { addCardAndUpgradeToPilot } from "./billing-helpers.ts";
 import { cliWorkspace } from "./cli-helpers.ts";
 import { api, consent, shot } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
@@ -31,25 +32,6 @@ function failsInjectedRelease(uuid: string, share: number): boolean {
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
   return hash / 0x1_0000_0000 < share;
-}
-
-/** On the billing page: a test card, then Pilot monthly (as billing-credits.e2e.ts does). */
-async function upgradeToPilot(page: Page) {
-  const payment = page.getByRole("region", { name: "Payment method" });
-  await payment.getByRole("button", { name: "Add payment method" }).click();
-  const dialog = page.getByRole("dialog", { name: "Payment method" });
-  await dialog.getByLabel("Card number").fill("4242 4242 4242 4242");
-  await dialog.getByLabel("Expiry (MM/YY)").fill("12/34");
-  await dialog.getByLabel("CVC").fill("123");
-  await dialog.getByLabel("Name on card").fill("Demo Person");
-  await dialog.getByRole("button", { name: "Save" }).click();
-  await dialog.waitFor({ state: "hidden" });
-  await payment.getByText(/ending in/).waitFor();
-  await page.getByRole("table", { name: "Plans" }).getByRole("button", { name: "Upgrade: Pilot Monthly" }).click();
-  const change = page.getByRole("dialog", { name: "Change plan" });
-  await change.getByRole("button", { name: "Confirm" }).click();
-  await change.waitFor({ state: "hidden" });
-  await page.getByRole("region", { name: "Current plan" }).getByRole("heading", { name: "Pilot" }).waitFor();
 }
 
 /**
@@ -146,7 +128,7 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
       "/v7/organization?$select=id&$filter=handle eq 'demo'",
     );
     await page.goto(url(`/orgs/${orgs.d[0]?.id}/billing`));
-    await upgradeToPilot(page);
+    await addCardAndUpgradeToPilot(page);
     key = await call<string>("POST", "/api-key/v2/", {
       actorType: "application",
       actorTypeId: fleetId,

@@ -4,6 +4,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_PASSWORD, launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { startMailServer } from "../support/mail.ts";
+import { payForPlan } from "./billing-helpers.ts";
 import { api, consent } from "./fleets-helpers.ts";
 import { DEMO, screenshot } from "./web-helpers.ts";
 
@@ -108,18 +109,7 @@ describe("support drawer, tickets and the staff inbox", () => {
     await adminDrawer.getByRole("link", { name: "Upgrade plan" }).click();
     await admin.waitForURL(/\/orgs\/\d+\/billing#billing-plans$/);
     const orgId = Number(/\/orgs\/(\d+)\//.exec(admin.url())?.[1]);
-    const call = <T>(method: string, p: string, body?: unknown) => api<T>(admin, flotilla.apiUrl, method, p, body);
-    const intent = await call<{ id: string; client_secret: string }>(
-      "POST",
-      `/billing/v1/account/${orgId}/setup-intent`,
-      {},
-    );
-    await call("POST", `/billing/v1/test-payments/setup-intents/${intent.id}/confirm`, {
-      client_secret: intent.client_secret,
-      card: { number: "4242424242424242", exp_month: "12", exp_year: "2034", cvc: "123", name: "Demo Person" },
-    });
-    await call("PATCH", `/billing/v1/account/${orgId}/info`, { token_id: intent.id, token_type: "setup_intent" });
-    await call("PATCH", `/billing/v1/account/${orgId}/plan`, { tier: "pilot-v2", cycle: "monthly" });
+    await payForPlan(admin, flotilla.apiUrl, orgId, "pilot-v2");
 
     // Paid plan, unverified address: verify first; the drawer requests the mail.
     await member.reload();

@@ -40,6 +40,7 @@ import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { PageHeader } from "../../components/page.tsx";
+import { saveBlob } from "../../lib/save-blob.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { useOrganization } from "../orgs/data.ts";
 import { Card, useNumericParam } from "../orgs/ui.tsx";
@@ -249,15 +250,7 @@ export function BillingPage() {
 
   const download = async (invoice: Invoice) => {
     try {
-      const blob = await api.downloadInvoice(orgId, invoice.invoice_number);
-      const url = URL.createObjectURL(blob);
-      const link = document.createElement("a");
-      link.href = url;
-      link.download = `invoice-${invoice.invoice_number}.pdf`;
-      document.body.append(link);
-      link.click();
-      link.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      saveBlob(await api.downloadInvoice(orgId, invoice.invoice_number), `invoice-${invoice.invoice_number}.pdf`);
     } catch {
       showToast("error", t("billing.errors.error_retrieving_invoice"));
     }

@@ -18,10 +18,10 @@ import { useTranslation } from "react-i18next";
 import { useSdk, useServices } from "../../app-services.tsx";
 import { CommandBlock } from "../../components/command-block.tsx";
 import { errorText } from "../../lib/errors.ts";
+import { saveBlob } from "../../lib/save-blob.ts";
 import type { Fleet } from "../fleet-access/data.ts";
 import { useDeviceTypes } from "../fleets/data.ts";
 import { type ExpiryChoice, expiryDateFor } from "../preferences/api-key-expiry.ts";
-import { saveBlob } from "../releases/data.ts";
 
 /** Form changes reach the shown commands after 300 ms (spec 2 §9). */
 export const ADD_DEVICE_DEBOUNCE_MS = 300;

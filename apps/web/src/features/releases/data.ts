@@ -5,6 +5,7 @@ import { useSdk } from "../../app-services.tsx";
 import { createConcurrencyLimiter } from "../../lib/concurrency.ts";
 import { responseError } from "../../lib/errors.ts";
 import { shouldThrowQueryError } from "../../lib/query-client.ts";
+import { saveBlob } from "../../lib/save-blob.ts";
 import type { Sdk } from "../../lib/sdk.ts";
 import { useFleet } from "../fleet-access/data.ts";
 import { pineOf } from "../orgs/data.ts";
@@ -317,18 +318,6 @@ export async function downloadAsset(sdk: Sdk, asset: AssetRow) {
   const response = await fetch(href, { headers: { Authorization: `Bearer ${token}` } });
   if (!response.ok) throw await responseError(response);
   saveBlob(await response.blob(), asset.asset?.filename ?? asset.asset_key.split("/").pop() ?? "asset");
-}
-
-/** Saves a blob through a temporary link (the browser's download). */
-export function saveBlob(blob: Blob, filename: string) {
-  const url = URL.createObjectURL(blob);
-  const link = document.createElement("a");
-  link.href = url;
-  link.download = filename;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
 /**

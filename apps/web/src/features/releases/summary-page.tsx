@@ -22,6 +22,7 @@ import { PageHeader } from "../../components/page.tsx";
 import { Facts } from "../../components/settings.tsx";
 import { type TagRow, TagsDialog } from "../../components/tags-dialog.tsx";
 import { formatBytes, formatDate, formatFullDate } from "../../lib/format.ts";
+import { saveBlob } from "../../lib/save-blob.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { classPath } from "../fleets/create-dialog.tsx";
@@ -33,7 +34,6 @@ import { compositionYaml } from "./composition.ts";
 import {
   type Release,
   type ReleaseImage,
-  saveBlob,
   tagChanges,
   usePageRelease,
   useReleaseRefresh,

@@ -15,9 +15,10 @@ import Typography from "@mui/material/Typography";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { formatBytes } from "../../lib/format.ts";
+import { saveBlob } from "../../lib/save-blob.ts";
 import { reportError, showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
-import { downloadAsset, saveBlob } from "./data.ts";
+import { downloadAsset } from "./data.ts";
 import { type AssetNode, type AssetRow, assetTree } from "./model.ts";
 
 /** A text file in a dialog: monospaced, scrollable, with copy and download (Dockerfile, docker-compose). */

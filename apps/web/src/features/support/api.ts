@@ -139,15 +139,3 @@ export function supportApi(sdk: Sdk, apiUrl: string) {
 }
 
 export type SupportApi = ReturnType<typeof supportApi>;
-
-/** Saves a blob under a file name, as the invoice downloads do. */
-export function saveBlob(blob: Blob, fileName: string) {
-  const url = URL.createObjectURL(blob);
-  const link = document.createElement("a");
-  link.href = url;
-  link.download = fileName;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
-}
