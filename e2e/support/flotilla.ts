@@ -88,10 +88,20 @@ export async function startFlotilla(
     | (Pick<RunningFlotilla, "dataDir" | "env"> & { ports?: { dashboard: number; api: number } })
     | { ports: { dashboard: number; api: number }; dataDir?: undefined; env?: undefined },
 ): Promise<RunningFlotilla> {
+  if (!reuse?.ports) {
+    // freePort() closes its probe before the server binds: another process may take the port in
+    // between, so a start that finds its port taken tries again on new ones.
+    for (let attempt = 1; ; attempt++) {
+      const ports = { dashboard: await freePort(), api: await freePort() };
+      try {
+        return await startFlotilla(env, reuse?.dataDir ? { ...reuse, ports } : { ports });
+      } catch (error) {
+        if (attempt >= 3 || !String(error).includes("EADDRINUSE")) throw error;
+      }
+    }
+  }
   // A restart may keep the ports, so a page that is already open finds the server again.
-  const [dashboardPort, apiPort] = reuse?.ports
-    ? [reuse.ports.dashboard, reuse.ports.api]
-    : [await freePort(), await freePort()];
+  const [dashboardPort, apiPort] = [reuse.ports.dashboard, reuse.ports.api];
   const dataDir = reuse?.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-e2e-"));
   const fresh = !reuse?.dataDir;
   if (fresh && pgliteTemplate && !process.env.DATABASE_URL && !env.DATABASE_URL) {
