@@ -1,3 +1,4 @@
+import { type ExecEvents, type ExecRequest, ExecSessions, type Execution } from "./exec.ts";
 import { type ActionAnswer, CloudlinkClient, DROPPED } from "./protocol/cloudlink.ts";
 import { ApiError, describe, type Http } from "./protocol/http.ts";
 import { type LogLine, LogStream } from "./protocol/log-stream.ts";
@@ -22,6 +23,8 @@ export type DeviceHost = {
   nextReportInMs?(intervalMs: number): number;
   /** A terminal's shell for the Host OS or a service (terminal.ts); throws ShellRefused when it cannot. */
   openShell?(request: ShellRequest, events: ShellEvents, device: DeviceRuntime): Shell | Promise<Shell>;
+  /** A bulk command (exec.ts) on the Host OS or in a service; throws ShellRefused when it cannot. */
+  exec?(request: ExecRequest, events: ExecEvents, device: DeviceRuntime): Execution | Promise<Execution>;
   /** A tunnel's connection to a local port (tunnel.ts); a host without it refuses tunnels. */
   connectTunnel?: TunnelConnector;
 };
@@ -89,6 +92,8 @@ export class DeviceRuntime {
   readonly reporter: StateReporter;
   /** Open web terminal sessions (terminal.ts); they end with the cloudlink socket. */
   readonly terminals: TerminalSessions;
+  /** Bulk commands running or waiting (exec.ts); they stop with the cloudlink socket. */
+  readonly execs: ExecSessions;
   /** Open tunnels to local ports (tunnel.ts); they end with the cloudlink socket too. */
   readonly tunnels: DeviceTunnels;
   readonly stats: DeviceStats;
@@ -126,6 +131,13 @@ export class DeviceRuntime {
         return options.host.openShell(request, events, this);
       },
     );
+    this.execs = new ExecSessions(
+      (frame) => this.cloudlink.send(frame),
+      (request, events) => {
+        if (!options.host.exec) throw new ShellRefused("unsupported", "This device runs no commands");
+        return options.host.exec(request, events, this);
+      },
+    );
     this.tunnels = new DeviceTunnels((frame) => this.cloudlink.send(frame), options.host.connectTunnel);
     this.cloudlink = new CloudlinkClient({
       apiUrl: identity.apiUrl,
@@ -141,10 +153,14 @@ export class DeviceRuntime {
       onConnected: () => {
         this.stats.cloudlinkConnects += 1;
       },
-      onFrame: (frame) =>
-        frame.type.startsWith("tunnel-") ? this.tunnels.handle(frame) : this.terminals.handle(frame),
+      onFrame: (frame) => {
+        if (frame.type.startsWith("tunnel-")) this.tunnels.handle(frame);
+        else if (frame.type.startsWith("exec-")) this.execs.handle(frame);
+        else this.terminals.handle(frame);
+      },
       onDisconnected: (reason) => {
         this.terminals.closeAll();
+        this.execs.closeAll();
         this.tunnels.closeAll();
         this.stats.cloudlinkDrops += 1;
         if (reason !== DROPPED) options.onProblem?.("cloudlink", reason);
@@ -171,6 +187,7 @@ export class DeviceRuntime {
   stop() {
     this.online = false;
     this.terminals.closeAll();
+    this.execs.closeAll();
     this.tunnels.closeAll();
     this.cloudlink.stop();
     if (this.pollTimer !== null) this.clock.clearTimeout(this.pollTimer);

@@ -18,6 +18,8 @@ import { createSessionTokens } from "./features/auth/sessions.ts";
 import { billingRoutes } from "./features/billing/routes.ts";
 import { createProofOfWork } from "./features/captcha/proof-of-work.ts";
 import { captchaRoutes } from "./features/captcha/routes.ts";
+import { commandRunRoutes } from "./features/command-runs/routes.ts";
+import { createCommandScheduler } from "./features/command-runs/scheduler.ts";
 import { dashboardServer } from "./features/dashboard/server.ts";
 import { dataApiRoutes } from "./features/data-api/routes.ts";
 import { deployRoutes } from "./features/deploy/routes.ts";
@@ -140,6 +142,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(diagnosticsRoutes, ctx);
   await app.register(osUpdateRoutes, ctx);
   await app.register(terminalRoutes, ctx);
+  await app.register(commandRunRoutes, ctx);
   await app.register(connectProxy, ctx);
   await app.register(variableRoutes, ctx);
   await app.register(releaseRoutes, ctx);
@@ -189,6 +192,12 @@ export async function buildContext(
       bus: devices.bus,
       db,
       onError: (error) => logger.error({ err: error }, "terminal: audit or relay failed"),
+    }),
+    commandRuns: createCommandScheduler({
+      relay: devices.relay,
+      bus: devices.bus,
+      db,
+      onError: (error) => logger.error({ err: error }, "command runs: write or relay failed"),
     }),
     tunnels: createDeviceTunnels({
       relay: devices.relay,

@@ -2,6 +2,7 @@ import type { Config } from "./config.ts";
 import type { Database } from "./db/index.ts";
 import type { SessionTokens } from "./features/auth/sessions.ts";
 import type { createProofOfWork } from "./features/captcha/proof-of-work.ts";
+import type { CommandScheduler } from "./features/command-runs/scheduler.ts";
 import type { DeviceServices } from "./features/devices/services.ts";
 import type { Mailer } from "./features/mail/mailer.ts";
 import type { RolloutEngine } from "./features/rollouts/engine.ts";
@@ -23,6 +24,8 @@ export type AppContext = {
   rollouts: RolloutEngine;
   /** Terminal sessions to devices over cloudlink: the web terminal's and the SSH gateway's. */
   terminals: TerminalSessions;
+  /** Bulk commands scheduled on this instance (docs/bulk-commands.md). */
+  commandRuns: CommandScheduler;
   /** TCP tunnels to device ports over cloudlink: the SSH gateway's and HTTP CONNECT's. */
   tunnels: DeviceTunnels;
 };

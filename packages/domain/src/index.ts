@@ -2,6 +2,7 @@ export * from "./accounts.ts";
 export * from "./architectures.ts";
 export * from "./billing.ts";
 export * from "./cloudlink.ts";
+export * from "./command-runs.ts";
 export * from "./constants.ts";
 export * from "./diagnostics.ts";
 export * from "./errors.ts";

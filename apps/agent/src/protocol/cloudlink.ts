@@ -30,7 +30,7 @@ export type CloudlinkOptions = {
   random?: Random;
   onConnected?: () => void;
   onDisconnected?: (reason: string) => void;
-  /** Frames outside request/answer: the terminal's `terminal-*` and the tunnels' `tunnel-*` (docs/device-protocol.md). */
+  /** Frames outside request/answer: `terminal-*`, `tunnel-*` and bulk commands' `exec-*` (docs/device-protocol.md). */
   onFrame?: (frame: { type: string } & Record<string, unknown>) => void;
 };
 
@@ -161,7 +161,10 @@ export class CloudlinkClient {
       return;
     }
     const type = (request as { type?: unknown } | null)?.type;
-    if (typeof type === "string" && (type.startsWith("terminal-") || type.startsWith("tunnel-"))) {
+    if (
+      typeof type === "string" &&
+      (type.startsWith("terminal-") || type.startsWith("tunnel-") || type.startsWith("exec-"))
+    ) {
       this.options.onFrame?.(request as unknown as { type: string } & Record<string, unknown>);
       return;
     }

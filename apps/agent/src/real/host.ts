@@ -4,6 +4,7 @@ import { APP_VERSION } from "@flotilla/domain";
 import type Docker from "dockerode";
 import type { DeviceHost, DeviceRuntime } from "../device.ts";
 import { DiagnosticsRunner } from "../diagnostics.ts";
+import type { ExecEvents, ExecRequest, Execution } from "../exec.ts";
 import { type ActionAnswer, failure, locked, ok } from "../protocol/cloudlink.ts";
 import { type CurrentState, SUPERVISOR_VERSION } from "../protocol/state-report.ts";
 import { type TargetState, targetRelease } from "../protocol/target-state.ts";
@@ -12,6 +13,7 @@ import { connectLocally } from "../tunnel.ts";
 import { realProbe } from "./diagnostics.ts";
 import { AppRunner, type EngineLog, type RegistryAuth } from "./engine/apply.ts";
 import { execShell } from "./engine/exec.ts";
+import { execInContainer, execOnHost } from "./exec.ts";
 import { HostMetrics, readNetwork } from "./metrics.ts";
 import { openHostShell } from "./shell.ts";
 
@@ -144,6 +146,16 @@ export class RealHost implements DeviceHost {
     const container = await this.runner.runningContainer(request.target);
     if (!container) throw new ShellRefused("service_not_running", `Service not found: ${request.target}`);
     return execShell(this.options.engine.docker, container.Id, request, events);
+  }
+
+  /** A bulk command: `sh -c` on the host, or the engine's exec in the service's running container. */
+  async exec(request: ExecRequest, events: ExecEvents): Promise<Execution> {
+    if (request.target === "host") return execOnHost(request.command, events);
+    const container = this.runner ? await this.runner.runningContainer(request.target) : undefined;
+    if (!container || !this.options.engine) {
+      throw new ShellRefused("service_not_running", `Service not found: ${request.target}`);
+    }
+    return execInContainer(this.options.engine.docker, container.Id, request.command, events);
   }
 
   private get locked() {

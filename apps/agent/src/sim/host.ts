@@ -1,6 +1,7 @@
 import { APP_VERSION } from "@flotilla/domain";
 import type { DeviceHost, DeviceRuntime } from "../device.ts";
 import { DiagnosticsRunner } from "../diagnostics.ts";
+import type { ExecEvents, ExecRequest, Execution } from "../exec.ts";
 import { type ActionAnswer, failure, locked, ok } from "../protocol/cloudlink.ts";
 import type { CurrentState } from "../protocol/state-report.ts";
 import { type TargetState, targetSupervisorVersion } from "../protocol/target-state.ts";
@@ -8,7 +9,7 @@ import type { Clock } from "../protocol/timing.ts";
 import { type Shell, type ShellEvents, ShellRefused, type ShellRequest } from "../terminal.ts";
 import { simulatedProbe } from "./diagnostics.ts";
 import { BUSY_INTERVAL_MS, type SimulatedDevice } from "./model.ts";
-import { SandboxShell } from "./shell.ts";
+import { execSandboxed, type SandboxContext, SandboxShell } from "./shell.ts";
 
 const SERVICE_DONE = { "start-service": "Started", "stop-service": "Stopped", "restart-service": "Restarted" } as const;
 
@@ -214,25 +215,30 @@ export class SimulatedHost implements DeviceHost {
    * service target needs a running container of that service, as on a device.
    */
   openShell(request: ShellRequest, events: ShellEvents, device: DeviceRuntime): Shell {
-    const { target } = request;
+    const shell = new SandboxShell(this.sandbox(request.target, device), events, request);
+    shell.start();
+    return shell;
+  }
+
+  /** A bulk command (exec.ts): run in the sandboxed shell too, never on this machine. */
+  exec(request: ExecRequest, events: ExecEvents, device: DeviceRuntime): Execution {
+    return execSandboxed(this.sandbox(request.target, device), request.command, events);
+  }
+
+  /** What the sandboxed shell sees of this device; a service must have a running container, as on a device. */
+  private sandbox(target: string, device: DeviceRuntime): SandboxContext {
     if (target !== "host" && (!this.model.services.includes(target) || this.model.stoppedServices.has(target))) {
       throw new ShellRefused("service_not_running", `Service not found: ${target}`);
     }
-    const shell = new SandboxShell(
-      {
-        uuid: device.identity.uuid,
-        target,
-        osVersion: () => String(this.model.supervisorState().os_version),
-        uptimeSeconds: () => (this.clock.now() - this.bootedAt) / 1000,
-        now: () => new Date(this.clock.now()),
-        environment: target === "host" ? {} : this.model.serviceEnvironment(target),
-        services: this.model.services,
-      },
-      events,
-      request,
-    );
-    shell.start();
-    return shell;
+    return {
+      uuid: device.identity.uuid,
+      target,
+      osVersion: () => String(this.model.supervisorState().os_version),
+      uptimeSeconds: () => (this.clock.now() - this.bootedAt) / 1000,
+      now: () => new Date(this.clock.now()),
+      environment: target === "host" ? {} : this.model.serviceEnvironment(target),
+      services: this.model.services,
+    };
   }
 
   private reboot(device: DeviceRuntime, onBoot?: () => void) {

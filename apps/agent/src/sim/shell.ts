@@ -1,3 +1,4 @@
+import type { ExecEvents, Execution } from "../exec.ts";
 import type { Shell, ShellEvents } from "../terminal.ts";
 
 /**
@@ -179,6 +180,8 @@ export class SandboxShell implements Shell {
   /** Bytes of an escape sequence (arrow keys) being skipped. */
   private escape = "";
   private lastWasCr = false;
+  /** The exit status of the last command (`$?`, and a bulk command's exit code). */
+  status = 0;
   cols: number;
   rows: number;
 
@@ -241,6 +244,11 @@ export class SandboxShell implements Shell {
 
   close() {
     this.closed = true;
+  }
+
+  /** The shell was left (`exit`, Ctrl-D). */
+  get exited() {
+    return this.closed;
   }
 
   private key(c: string) {
@@ -306,6 +314,12 @@ export class SandboxShell implements Shell {
     if (text) this.events.output(text.replace(/\r?\n/g, "\r\n"));
   }
 
+  /** Prints an error; the command failed (status 1). */
+  private fail(text: string) {
+    this.print(text);
+    this.status = 1;
+  }
+
   private exit() {
     this.closed = true;
     this.events.exit();
@@ -337,6 +351,7 @@ export class SandboxShell implements Shell {
   }
 
   private command(name: string, args: string[]) {
+    this.status = 0;
     const resolve = (path: string) => resolvePath(this.cwd, path, this.home);
     switch (name) {
       case "echo": {
@@ -350,8 +365,8 @@ export class SandboxShell implements Shell {
       case "cd": {
         const target = resolve(args[0] ?? "~");
         const node = this.node(target);
-        if (!node) this.print(`sh: cd: can't cd to ${args[0]}: No such file or directory\n`);
-        else if (node.kind !== "dir") this.print(`sh: cd: can't cd to ${args[0]}: Not a directory\n`);
+        if (!node) this.fail(`sh: cd: can't cd to ${args[0]}: No such file or directory\n`);
+        else if (node.kind !== "dir") this.fail(`sh: cd: can't cd to ${args[0]}: Not a directory\n`);
         else this.cwd = target;
         return;
       }
@@ -362,7 +377,7 @@ export class SandboxShell implements Shell {
           const target = resolve(path);
           const node = this.node(target);
           if (!node) {
-            this.print(`ls: ${path}: No such file or directory\n`);
+            this.fail(`ls: ${path}: No such file or directory\n`);
             continue;
           }
           if (paths.length > 1) this.print(`${path}:\n`);
@@ -387,8 +402,8 @@ export class SandboxShell implements Shell {
         if (args.length === 0) return;
         for (const path of args) {
           const node = this.node(resolve(path));
-          if (!node) this.print(`cat: can't open '${path}': No such file or directory\n`);
-          else if (node.kind === "dir") this.print(`cat: read error: Is a directory\n`);
+          if (!node) this.fail(`cat: can't open '${path}': No such file or directory\n`);
+          else if (node.kind === "dir") this.fail(`cat: read error: Is a directory\n`);
           else this.print(node.content());
         }
         return;
@@ -412,7 +427,9 @@ export class SandboxShell implements Shell {
           "-r": "6.1.77",
           "-m": "aarch64",
         };
-        this.print(`${answers[flag] ?? `uname: invalid option -- '${flag.replace(/^-+/, "")}'`}\n`);
+        const answer = answers[flag];
+        if (answer) this.print(`${answer}\n`);
+        else this.fail(`uname: invalid option -- '${flag.replace(/^-+/, "")}'\n`);
         return;
       }
       case "date":
@@ -449,17 +466,76 @@ export class SandboxShell implements Shell {
       case "true":
       case ":":
         return;
+      case "false":
+        this.status = 1;
+        return;
+      case "sleep":
+        // Interactive: returns at once (execSandboxed waits for real).
+        return;
       case "help":
         this.print(
-          "Commands: cat cd clear date echo env exit help hostname id ls printenv pwd stty uname uptime whoami\n",
+          "Commands: cat cd clear date echo env exit false help hostname id ls printenv pwd sleep stty true uname uptime whoami\n",
         );
         return;
       case "exit":
-      case "logout":
+      case "logout": {
+        const code = Number(args[0] ?? 0);
+        this.status = Number.isInteger(code) && code >= 0 && code <= 255 ? code : 2;
         this.exit();
         return;
+      }
       default:
         this.print(`sh: ${name}: not found\n`);
+        this.status = 127;
     }
   }
+}
+
+/** `sleep`'s longest wait in the sandbox (a bulk command's timeout bounds it anyway). */
+const MAX_SLEEP_S = 3600;
+
+/**
+ * A bulk command in the sandbox (exec.ts): the line runs in a fresh sandboxed shell, without
+ * prompt or echo; `sleep N` really waits (so timeouts and cancels can be seen); the exit code
+ * is the last command's status. `;` and `&&` both just sequence.
+ */
+export function execSandboxed(ctx: SandboxContext, command: string, events: ExecEvents): Execution {
+  let finished = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const shell = new SandboxShell(ctx, {
+    output: (data) => {
+      if (!finished) events.output(data.replace(/\r\n/g, "\n"), "stdout");
+    },
+    exit: () => undefined,
+  });
+  const parts = command.split(/\r?\n/).flatMap((line) => splitCommands(line));
+  const done = (code: number | null, signal?: string) => {
+    if (finished) return;
+    finished = true;
+    if (timer) clearTimeout(timer);
+    events.exit(code, signal);
+  };
+  const step = (index: number) => {
+    timer = undefined;
+    for (let i = index; i < parts.length; i++) {
+      if (finished) return;
+      if (shell.exited) break;
+      const words = parseLine((parts[i] as string).trim(), {});
+      if (words?.[0] === "sleep") {
+        const seconds = Number(words[1]);
+        if (!Number.isFinite(seconds) || seconds < 0) {
+          events.output(`sleep: invalid number '${words[1] ?? ""}'\n`, "stderr");
+          shell.status = 1;
+          continue;
+        }
+        timer = setTimeout(() => step(i + 1), Math.min(seconds, MAX_SLEEP_S) * 1000);
+        return;
+      }
+      shell.run(parts[i] as string);
+    }
+    done(shell.status);
+  };
+  // The caller holds the execution before any output arrives.
+  setImmediate(() => step(0));
+  return { kill: () => done(null, "SIGTERM") };
 }

@@ -1,5 +1,6 @@
 export * from "./accounts.ts";
 export * from "./billing.ts";
+export * from "./command-runs.ts";
 export * from "./devices.ts";
 export * from "./fleets.ts";
 export * from "./identity.ts";

@@ -31,7 +31,7 @@ const OWNER_TTL_MS = 90_000;
 
 const mustBeOnline = () => new FlotillaError("device_must_be_online");
 
-/** A frame the agent sent outside request/answer (the terminal's `terminal-*`, features/terminal). */
+/** A frame the agent sent outside request/answer (`terminal-*`, `tunnel-*`, bulk commands' `exec-*`). */
 export type DeviceFrame = { type: string } & Record<string, unknown>;
 
 export function createRelay(bus: Bus) {
@@ -42,6 +42,12 @@ export function createRelay(bus: Bus) {
   /** Who hears a device's own frames, and of its socket closing (the terminal sessions). */
   const frameHandlers: ((deviceId: number, frame: DeviceFrame) => void)[] = [];
   const closeHandlers: ((deviceId: number) => void)[] = [];
+  /** Who hears that a device connected, on any instance (queued bulk commands start then). */
+  const attachHandlers: ((deviceId: number) => void)[] = [];
+  bus.on("relay.attached", (payload) => {
+    const deviceId = (payload as { deviceId?: unknown }).deviceId;
+    if (typeof deviceId === "number") for (const handler of attachHandlers) handler(deviceId);
+  });
 
   function waitFor(registry: Map<string, Pending>, id: string): Promise<RelayAnswer> {
     return new Promise<RelayAnswer>((resolve, reject) => {
@@ -119,6 +125,8 @@ export function createRelay(bus: Bus) {
       connections.set(deviceId, connection);
       if (previous) previous.socket.close(4000, "replaced by a newer connection");
       void recordOwner(deviceId);
+      for (const handler of attachHandlers) handler(deviceId);
+      if (bus.redis) void bus.toAll("relay.attached", { deviceId }).catch(() => undefined);
       socket.on("message", (raw, isBinary) => {
         if (isBinary) return;
         let message: { type?: unknown; id?: unknown; status?: unknown; body?: unknown };
@@ -129,7 +137,9 @@ export function createRelay(bus: Bus) {
         }
         if (
           typeof message?.type === "string" &&
-          (message.type.startsWith("terminal-") || message.type.startsWith("tunnel-"))
+          (message.type.startsWith("terminal-") ||
+            message.type.startsWith("tunnel-") ||
+            message.type.startsWith("exec-"))
         ) {
           for (const handler of frameHandlers) handler(deviceId, message as DeviceFrame);
           return;
@@ -195,6 +205,11 @@ export function createRelay(bus: Bus) {
 
     onSocketClosed(handler: (deviceId: number) => void) {
       closeHandlers.push(handler);
+    },
+
+    /** A device's cloudlink socket opened here or on another instance. */
+    onAttached(handler: (deviceId: number) => void) {
+      attachHandlers.push(handler);
     },
 
     close() {
