@@ -36,7 +36,7 @@ describe("flotilla (argument handling)", () => {
     expect(await run()).toEqual({ code: 0, out: USAGE, err: "" });
     expect(await run("--help")).toEqual({ code: 0, out: USAGE, err: "" });
     expect(await run("--version")).toEqual({ code: 0, out: APP_VERSION, err: "" });
-    for (const name of ["login", "whoami", "logout", "push", "deploy", "releases", "rollout"])
+    for (const name of ["login", "whoami", "logout", "push", "deploy", "releases", "rollout", "exec"])
       expect(USAGE).toContain(`  ${name} `);
   });
 

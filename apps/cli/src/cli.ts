@@ -1,5 +1,6 @@
 import { APP_VERSION } from "@flotilla/domain";
 import { deploy } from "./commands/deploy.ts";
+import { exec } from "./commands/exec.ts";
 import { login } from "./commands/login.ts";
 import { logout } from "./commands/logout.ts";
 import { push } from "./commands/push.ts";
@@ -10,7 +11,7 @@ import { currentLogin } from "./config.ts";
 import { CliError, describeError, UsageError } from "./errors.ts";
 import type { Command, Io } from "./io.ts";
 
-export const COMMANDS: Command[] = [login, whoami, logout, push, deploy, releases, rollout];
+export const COMMANDS: Command[] = [login, whoami, logout, push, deploy, releases, rollout, exec];
 
 export const USAGE = `Usage: flotilla <command> [options]
 
