@@ -159,6 +159,10 @@ describe("the simulator's commands (sandboxed shell)", () => {
     expect((await collect((e) => execSandboxed(sandbox, "nosuch", e)).done).code).toBe(127);
     expect((await collect((e) => execSandboxed(sandbox, "echo hi; exit 4", e)).done).code).toBe(4);
     expect((await collect((e) => execSandboxed(sandbox, "false", e)).done).code).toBe(1);
+    expect(await collect((e) => execSandboxed(sandbox, "false; echo $?; true", e)).done).toMatchObject({
+      code: 0,
+      stdout: "1\n",
+    });
   });
 
   it("waits for sleep, and a kill ends it", async () => {

@@ -121,7 +121,7 @@ export function parseLine(line: string, env: Record<string, string>): string[] |
     if (c === "$") {
       const match = /^\$(?:\{(\w+)\}|(\w+)|(\?))/.exec(line.slice(i));
       if (match) {
-        word += match[3] ? "0" : (env[match[1] ?? match[2] ?? ""] ?? "");
+        word += match[3] ? (env["?"] ?? "0") : (env[match[1] ?? match[2] ?? ""] ?? "");
         i += match[0].length - 1;
         inWord = true;
         continue;
@@ -329,7 +329,7 @@ export class SandboxShell implements Shell {
   run(line: string) {
     for (const part of splitCommands(line)) {
       if (this.closed) return;
-      const words = parseLine(part.trim(), { ...this.env, PWD: this.cwd });
+      const words = parseLine(part.trim(), { ...this.env, PWD: this.cwd, "?": String(this.status) });
       if (words === undefined) {
         this.print("sh: syntax error: unterminated quoted string\n");
         return;

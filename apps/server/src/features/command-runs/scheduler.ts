@@ -105,6 +105,20 @@ export function createCommandScheduler(options: {
 
   const aliveKey = (instance: string) => `${bus.prefix}command-runs:alive:${instance}`;
 
+  /** Whether the instance that schedules a run still runs (without Redis only this one does). */
+  async function alive(instance: string | null): Promise<boolean> {
+    if (instance === bus.instanceId) return true;
+    if (!instance || !bus.redis) return false;
+    return (await bus.redis.exists(aliveKey(instance)).catch(() => 1)) === 1;
+  }
+
+  async function recoverAbandoned() {
+    for (const run of await abandonedRuns(db)) {
+      if (runs.has(run.id) || (await alive(run.instance))) continue;
+      await failAbandonedRun(db, run.id, "server restarted");
+    }
+  }
+
   function track(write: Promise<void>) {
     const tracked = write.catch(onError).finally(() => writes.delete(tracked));
     writes.add(tracked);
@@ -445,21 +459,18 @@ export function createCommandScheduler(options: {
      * crashed one) are finished, their open devices failed with "server restarted".
      */
     async start() {
-      const alive = async (instance: string | null) => {
-        if (!instance || !bus.redis || instance === bus.instanceId) return instance === bus.instanceId;
-        return (await bus.redis.exists(aliveKey(instance)).catch(() => 1)) === 1;
-      };
       const sayAlive = () =>
         void bus.redis?.set(aliveKey(bus.instanceId), "1", "PX", ALIVE_TTL_MS).catch(() => undefined);
       sayAlive();
       if (bus.redis) {
-        aliveTimer = setInterval(sayAlive, ALIVE_EVERY_MS);
+        // Also finds the runs of an instance that died later (its alive key lapses).
+        aliveTimer = setInterval(() => {
+          sayAlive();
+          void recoverAbandoned().catch(onError);
+        }, ALIVE_EVERY_MS);
         aliveTimer.unref();
       }
-      for (const run of await abandonedRuns(db)) {
-        if (runs.has(run.id) || (await alive(run.instance))) continue;
-        await failAbandonedRun(db, run.id, "server restarted");
-      }
+      await recoverAbandoned();
     },
 
     /** Waits for the rows and audit entries written so far. */
@@ -471,6 +482,8 @@ export function createCommandScheduler(options: {
     /** Shutdown: pending rows are written; runs still open stay "running" for the next start-up. */
     async close() {
       if (aliveTimer) clearInterval(aliveTimer);
+      // Runs left open here are abandoned: the next start-up of any instance finishes them.
+      await bus.redis?.del(aliveKey(bus.instanceId)).catch(() => undefined);
       for (const run of runs.values()) {
         if (run.windowTimer) clearTimeout(run.windowTimer);
         for (const device of run.devices.values()) if (device.safetyTimer) clearTimeout(device.safetyTimer);
