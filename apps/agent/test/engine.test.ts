@@ -291,6 +291,46 @@ describe("the real agent runs the release on the engine", () => {
     );
   });
 
+  it("a bulk command runs in the service's container: stdout and stderr apart, the exit code, and a kill", async () => {
+    const run = (command: string) => {
+      let stdout = "";
+      let stderr = "";
+      let kill = () => {};
+      const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+        host
+          .exec(
+            { target: "worker", command },
+            {
+              output: (data, stream) => {
+                if (stream === "stdout") stdout += data;
+                else stderr += data;
+              },
+              exit: (code) => resolve({ code, stdout, stderr }),
+            },
+          )
+          .then((execution) => {
+            kill = () => execution.kill();
+          }, reject);
+      });
+      return { done, kill: () => kill(), output: () => stdout };
+    };
+    expect(await run("echo out-$((40 + 2)) $MODE; echo err >&2; exit 3").done).toEqual({
+      code: 3,
+      stdout: "out-42 three\n",
+      stderr: "err\n",
+    });
+    const slow = run("echo started; sleep 30");
+    await eventually(() => slow.output().includes("started"));
+    const before = Date.now();
+    slow.kill();
+    const killed = await slow.done;
+    expect(killed.code).not.toBe(0);
+    expect(Date.now() - before).toBeLessThan(10_000);
+    await expect(host.exec({ target: "nope", command: "true" }, { output() {}, exit() {} })).rejects.toThrow(
+      "Service not found: nope",
+    );
+  });
+
   it("kill-then-download: the old containers go before the pull, which reports its progress", async () => {
     const third = randomCommit();
     const image = `${inject("registry")}/flotilla-test/busybox:base`;
