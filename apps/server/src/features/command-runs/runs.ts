@@ -70,6 +70,17 @@ export const newRunBody = z
 
 export type NewRunBody = z.output<typeof newRunBody>;
 
+/**
+ * Whether a device's host OS takes host commands: balenaOS before 2.7.5 has no host access (as
+ * for the terminal, spec 2 §7). Unlike the terminal's check, an OS that is not balenaOS (a real
+ * agent on Debian reports "Debian GNU/Linux 12 (bookworm)") or none reported yet is not refused
+ * here: the rule is about old balenaOS, and the device itself refuses what it cannot run.
+ */
+export function hostCommandsSupported(osVersion: string | null): boolean {
+  if (!osVersion || !/balena|resin/i.test(osVersion)) return true;
+  return hostOsAccessSupported(osVersion);
+}
+
 /** The devices a run addresses, after the caller's read permission (others are "not found"). */
 async function selectDevices(db: Database, caller: Caller, body: NewRunBody): Promise<CandidateDevice[]> {
   const readable = new Map<number, boolean>();
@@ -146,7 +157,7 @@ export async function createRun(
       (caller.globalRoles.length > 0 && (await mayDo(db, caller, permission, { device: device.id })));
     if (!allowed) {
       states.push({ device, state: "refused", reason: `You may not run commands on this device (${permission})` });
-    } else if (target === "host" && !hostOsAccessSupported(device.os_version)) {
+    } else if (target === "host" && !hostCommandsSupported(device.os_version)) {
       states.push({ device, state: "refused", reason: "Host OS access is only available for certain OS versions" });
     } else if (await relay.ownerOf(device.id)) {
       states.push({ device, state: "queued", reason: null });
