@@ -313,6 +313,20 @@ describe("the record of runs", () => {
     expect(list.runs[0]?.id).toBe(id);
   });
 
+  it("serves the stream to the dashboard's origin (CORS) and ends a finished run's stream at once", async () => {
+    const created = await start(owner.token, { command: "true", devices: [devices[3]?.uuid] });
+    const id = (created.json as { id: number }).id;
+    await finished(id);
+    const response = await fetch(`${t.url}/command/v1/runs/${id}/stream`, {
+      headers: { authorization: `Bearer ${owner.token}`, origin: t.config.publicUrl },
+      signal: AbortSignal.timeout(5000),
+    });
+    expect(response.headers.get("access-control-allow-origin")).toBe(t.config.publicUrl);
+    const text = await response.text();
+    expect(text).toMatch(/^event: snapshot\n/);
+    expect(text).toMatch(/event: summary\ndata: .*"succeeded":1/);
+  });
+
   it("finishes runs left running by a server that restarted, their running devices failed", async () => {
     const { rows } = await t.db.query<{ id: number }>(
       `INSERT INTO command_run (organization, created_by, command, target, timeout_s, concurrency, instance)

@@ -17,6 +17,8 @@ import type { RunEvent } from "./scheduler.ts";
 
 /** The stream says it is alive this often, so proxies keep it open. */
 const KEEPALIVE_MS = 15_000;
+/** A reader this far behind is cut off (it reconnects and gets a fresh snapshot) instead of filling memory. */
+const MAX_STREAM_BACKLOG = 8 * 1024 * 1024;
 
 const runId = (request: FastifyRequest) => {
   const raw = (request.params as { id: string }).id;
@@ -100,7 +102,9 @@ export async function commandRunRoutes(app: FastifyInstance, ctx: AppContext) {
       "x-accel-buffering": "no",
     });
     const send = (event: string, data: unknown) => {
-      if (!raw.writableEnded) raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      if (raw.writableEnded) return;
+      if (raw.writableLength > MAX_STREAM_BACKLOG) return finish();
+      raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     };
     let closed = false;
     const finish = () => {
