@@ -191,6 +191,37 @@ describe("running a command on many devices", () => {
     expect(run.summary).toMatchObject({ timed_out: 1 });
   });
 
+  it("keeps to the concurrency limit", async () => {
+    const created = await start(owner.token, {
+      command: "sleep 0.2; echo done",
+      devices: devices.slice(0, 5).map((d) => d.uuid),
+      concurrency: 2,
+    });
+    const events = await stream((created.json as { id: number }).id);
+    // Devices already running when the stream began are in the snapshot.
+    const snapshot = events[0]?.data as unknown as Run;
+    let running = snapshot.devices.filter((d) => d.state === "running").length;
+    let most = running;
+    for (const { event, data } of events) {
+      if (event !== "state") continue;
+      if (data.state === "running") running += 1;
+      else if (data.state === "succeeded") running -= 1;
+      most = Math.max(most, running);
+    }
+    expect(most).toBe(2);
+    expect(events.at(-1)?.data).toMatchObject({ summary: { succeeded: 5 } });
+  });
+
+  it("fails a command for a service the device does not run, with the device's reason", async () => {
+    const created = await start(owner.token, {
+      command: "true",
+      devices: [devices[0]?.uuid],
+      target: { service: "nope" },
+    });
+    const run = await finished((created.json as { id: number }).id);
+    expect(run.devices[0]).toMatchObject({ state: "failed", reason: "Service not found: nope" });
+  });
+
   it("cancels a run: running and queued devices end cancelled", async () => {
     const created = await start(owner.token, {
       command: "sleep 30",
