@@ -4,7 +4,6 @@ import KeyOutlined from "@mui/icons-material/KeyOutlined";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
-import Chip from "@mui/material/Chip";
 import ListSubheader from "@mui/material/ListSubheader";
 import MenuItem from "@mui/material/MenuItem";
 import Paper from "@mui/material/Paper";
@@ -337,7 +336,7 @@ function EntryRow({ entry, labels }: { entry: AuditEntry; labels: ReturnType<typ
       </TableCell>
       <TableCell>
         {entry.target.type ? (
-          <Typography variant="body2">
+          <Typography variant="body2" sx={{ whiteSpace: "nowrap" }}>
             {labels.targetType(entry.target.type)}
             {entry.target.id ? (
               <Box component="span" sx={{ color: "text.secondary" }}>
@@ -361,26 +360,18 @@ function EntryRow({ entry, labels }: { entry: AuditEntry; labels: ReturnType<typ
             –
           </Typography>
         ) : (
-          <Box sx={{ display: "flex", flexWrap: "wrap", gap: 0.5 }}>
+          <Box component="dl" sx={{ m: 0, display: "grid", gap: 0.25 }}>
             {details.map((item) => (
-              <Chip
-                key={`${item.label}:${item.value}`}
-                size="small"
-                variant="outlined"
-                label={
-                  item.label ? (
-                    <>
-                      <Box component="span" sx={{ color: "text.secondary" }}>
-                        {item.label}:
-                      </Box>{" "}
-                      {item.value}
-                    </>
-                  ) : (
-                    item.value
-                  )
-                }
-                sx={{ maxWidth: "100%", height: "auto", "& .MuiChip-label": { whiteSpace: "normal", py: 0.25 } }}
-              />
+              <Box key={`${item.label}:${item.value}`} sx={{ display: "flex", gap: 0.75, minWidth: 0 }}>
+                {item.label ? (
+                  <Typography component="dt" variant="body2" color="text.secondary" sx={{ flexShrink: 0 }}>
+                    {item.label}
+                  </Typography>
+                ) : null}
+                <Typography component="dd" variant="body2" sx={{ m: 0, wordBreak: "break-word", fontWeight: 500 }}>
+                  {item.value}
+                </Typography>
+              </Box>
             ))}
           </Box>
         )}

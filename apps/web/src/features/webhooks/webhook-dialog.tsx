@@ -182,8 +182,6 @@ export function WebhookDialog(props: {
             error={Boolean(shown.description)}
             helperText={shown.description}
             fullWidth
-            multiline
-            minRows={2}
             slotProps={{ htmlInput: { maxLength: WEBHOOK_LIMITS.descriptionLength } }}
           />
           {general ? <Alert severity="error">{general}</Alert> : null}
@@ -225,7 +223,8 @@ export function SecretDialog(props: { secret: string | undefined; onClose: () =>
           value={props.secret ?? ""}
           fullWidth
           slotProps={{
-            htmlInput: { readOnly: true, sx: { fontFamily: "monospace" } },
+            // Room below the baseline: the secret's underscores would be clipped at the default height.
+            htmlInput: { readOnly: true, sx: { fontFamily: "monospace", height: "auto", lineHeight: 1.6 } },
             input: {
               endAdornment: (
                 <InputAdornment position="end">
