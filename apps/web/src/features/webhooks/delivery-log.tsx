@@ -8,6 +8,7 @@ import TableRow from "@mui/material/TableRow";
 import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useQuery } from "@tanstack/react-query";
+import { format } from "date-fns";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { formatDate, formatFullDate } from "../../lib/format.ts";
@@ -117,7 +118,7 @@ function DeliveryRow({ delivery }: { delivery: Delivery }) {
                 <Box
                   component="li"
                   key={attempt.attempt}
-                  sx={{ display: "grid", gridTemplateColumns: "88px 110px 72px 1fr", gap: 1, alignItems: "baseline" }}
+                  sx={{ display: "grid", gridTemplateColumns: "76px 96px 64px 1fr", gap: 1.5, alignItems: "baseline" }}
                 >
                   <Typography variant="body2" color="text.secondary">
                     {t("webhooks.attempt_n", { n: attempt.attempt })}
@@ -133,8 +134,9 @@ function DeliveryRow({ delivery }: { delivery: Delivery }) {
                   </Typography>
                   <Box sx={{ minWidth: 0 }}>
                     <Tooltip title={formatFullDate(attempt.at)}>
-                      <Typography variant="body2" color="text.secondary" component="span">
-                        {formatDate(attempt.at)}
+                      {/* Retries are seconds apart: the time of day to the second; the date on hover. */}
+                      <Typography variant="body2" color="text.secondary" component="span" sx={{ whiteSpace: "nowrap" }}>
+                        {format(new Date(attempt.at), "h:mm:ss a")}
                       </Typography>
                     </Tooltip>
                     {attempt.error && attempt.error !== outcome.text ? (

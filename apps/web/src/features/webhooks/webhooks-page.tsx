@@ -194,12 +194,8 @@ function WebhookCard(props: {
             >
               {webhook.url}
             </Typography>
-            <Chip
-              size="small"
-              color={webhook.is_enabled ? "success" : "default"}
-              variant={webhook.is_enabled ? "filled" : "outlined"}
-              label={webhook.is_enabled ? t("webhooks.enabled") : t("webhooks.disabled")}
-            />
+            {/* Enabled is the switch's to say; a disabled webhook stands out. */}
+            {webhook.is_enabled ? null : <Chip size="small" color="default" label={t("webhooks.disabled")} />}
           </Box>
           {webhook.description ? (
             <Typography variant="body2" color="text.secondary" sx={{ mt: 0.25 }}>
