@@ -119,14 +119,17 @@ export function AuditLogPage() {
         title={t("audit.title")}
         description={t("audit.description")}
         actions={
-          <Button
-            variant="outlined"
-            startIcon={<FileDownloadOutlined />}
-            onClick={() => exportCsv.mutate()}
-            disabled={exportCsv.isPending || problem !== undefined}
-          >
-            {exportCsv.isPending ? t("audit.exporting") : t("audit.export_csv")}
-          </Button>
+          <>
+            {filtered ? <Button onClick={() => setForm(EMPTY_AUDIT_FILTER)}>{t("audit.clear_filters")}</Button> : null}
+            <Button
+              variant="outlined"
+              startIcon={<FileDownloadOutlined />}
+              onClick={() => exportCsv.mutate()}
+              disabled={exportCsv.isPending || problem !== undefined}
+            >
+              {exportCsv.isPending ? t("audit.exporting") : t("audit.export_csv")}
+            </Button>
+          </>
         }
       />
       <Paper variant="outlined" component="section" aria-label={t("audit.filters")} sx={{ p: 2, mb: 2 }}>
@@ -134,7 +137,8 @@ export function AuditLogPage() {
           sx={{
             display: "grid",
             gap: 1.5,
-            gridTemplateColumns: { xs: "1fr", sm: "repeat(2, 1fr)", lg: "repeat(6, 1fr)" },
+            // Dates need the most room: their inputs show the whole format.
+            gridTemplateColumns: { xs: "1fr", sm: "repeat(2, 1fr)", lg: "1fr 1.3fr 1fr 0.8fr 1.5fr 1.5fr" },
             alignItems: "start",
           }}
         >
@@ -212,13 +216,6 @@ export function AuditLogPage() {
             slotProps={{ inputLabel: { shrink: true } }}
           />
         </Box>
-        {filtered ? (
-          <Box sx={{ mt: 1.5, display: "flex", justifyContent: "flex-end" }}>
-            <Button size="small" onClick={() => setForm(EMPTY_AUDIT_FILTER)}>
-              {t("audit.clear_filters")}
-            </Button>
-          </Box>
-        ) : null}
       </Paper>
       {entries.isPending && problem === undefined ? (
         <Typography variant="body2" color="text.secondary" role="status" sx={{ py: 4, textAlign: "center" }}>

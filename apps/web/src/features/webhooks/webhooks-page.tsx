@@ -19,7 +19,7 @@ import Switch from "@mui/material/Switch";
 import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
@@ -45,6 +45,8 @@ export function WebhooksPage() {
   const fleets = (apps.data ?? []).filter((app) => app.is_of__class === "fleet");
   const [dialog, setDialog] = useState<{ mode: "create" } | { mode: "edit"; webhook: Webhook }>();
   const [secret, setSecret] = useState<string>();
+  // One form per opening: a new object on every render would reset what is being typed.
+  const initial = useMemo(() => (dialog?.mode === "edit" ? formOf(dialog.webhook) : undefined), [dialog]);
   const [deleting, setDeleting] = useState<Webhook>();
   const [open, setOpen] = useState<number[]>([]);
   const refresh = () => queryClient.invalidateQueries({ queryKey: webhookKeys.list(orgId) });
@@ -121,7 +123,7 @@ export function WebhooksPage() {
       <WebhookDialog
         open={dialog !== undefined}
         mode={dialog?.mode ?? "create"}
-        initial={dialog?.mode === "edit" ? formOf(dialog.webhook) : undefined}
+        initial={initial}
         fleets={fleets}
         onSubmit={submit}
         onClose={() => setDialog(undefined)}
