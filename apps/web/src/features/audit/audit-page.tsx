@@ -242,15 +242,15 @@ export function AuditLogPage() {
             </Alert>
           ) : null}
           <TableContainer component={Paper} variant="outlined">
-            <Table size="small" aria-label={t("audit.entries")}>
+            <Table size="small" aria-label={t("audit.entries")} sx={{ "& th": { whiteSpace: "nowrap" } }}>
               <TableHead>
                 <TableRow>
                   <TableCell sx={{ width: 190 }}>{t("audit.time")}</TableCell>
-                  <TableCell sx={{ width: 190 }}>{t("audit.actor")}</TableCell>
+                  <TableCell sx={{ width: 150 }}>{t("audit.actor")}</TableCell>
                   <TableCell>{t("audit.action")}</TableCell>
                   <TableCell>{t("audit.target")}</TableCell>
                   <TableCell sx={{ width: 130 }}>{t("audit.client_address")}</TableCell>
-                  <TableCell>{t("audit.details")}</TableCell>
+                  <TableCell sx={{ width: "32%" }}>{t("audit.details")}</TableCell>
                 </TableRow>
               </TableHead>
               <TableBody>
