@@ -18,6 +18,11 @@ describe("configuration", () => {
     expect(config.emailVerification).toBe("required");
   });
 
+  it("retries a failed webhook delivery after 30 s unless FLOTILLA_WEBHOOK_RETRY_BASE_MS says otherwise", () => {
+    expect(loadConfig({}).webhookRetryBaseMs).toBe(30_000);
+    expect(loadConfig({ FLOTILLA_WEBHOOK_RETRY_BASE_MS: "500" }).webhookRetryBaseMs).toBe(500);
+  });
+
   it("keeps audit log entries a year unless FLOTILLA_AUDIT_RETENTION_DAYS says otherwise", () => {
     expect(loadConfig({}).auditRetentionDays).toBe(365);
     expect(loadConfig({ FLOTILLA_AUDIT_RETENTION_DAYS: "90" }).auditRetentionDays).toBe(90);
@@ -112,6 +117,8 @@ describe("configuration", () => {
       "http://git.internal",
       "must be a comma-separated list of host names, addresses or CIDRs (e.g. git.internal,10.1.0.0/16)",
     ],
+    ["FLOTILLA_WEBHOOK_RETRY_BASE_MS", "50", "must be at least 100 milliseconds"],
+    ["FLOTILLA_WEBHOOK_RETRY_BASE_MS", "soon", "must be a number of milliseconds"],
     ["FLOTILLA_AUDIT_RETENTION_DAYS", "0", "must be at least 1 day"],
     ["FLOTILLA_AUDIT_RETENTION_DAYS", "a year", "must be a number of days"],
     ["FLOTILLA_AUDIT_RETENTION_DAYS", "1.5", "must be a whole number of days"],

@@ -269,6 +269,12 @@ const schema = z.object({
     .min(1, "must be at least 1 day")
     .max(36_500, "must be at most 36500 days")
     .default(365),
+  FLOTILLA_WEBHOOK_RETRY_BASE_MS: z.coerce
+    .number({ error: "must be a number of milliseconds" })
+    .int("must be a whole number of milliseconds")
+    .min(100, "must be at least 100 milliseconds")
+    .max(3_600_000, "must be at most 3600000 milliseconds (1 hour)")
+    .default(30_000),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
       error: "must be one of fatal, error, warn, info, debug, trace, silent",
@@ -328,6 +334,8 @@ export type Config = {
   rateLimitPerMinute: number;
   /** Audit log entries older than this are pruned (docs/audit-and-webhooks.md). */
   auditRetentionDays: number;
+  /** The first retry of a failed webhook delivery, doubling after (tests shorten it). */
+  webhookRetryBaseMs: number;
   /**
    * Whose X-Forwarded-For to believe for the client address (rate limits, login throttles, audit
    * records): nobody (false, the default), a hop count, or the proxies' addresses/CIDRs.
@@ -626,6 +634,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     featureFlags: e.FLOTILLA_FEATURE_FLAGS?.split(",") ?? [],
     rateLimitPerMinute: e.FLOTILLA_RATE_LIMIT,
     auditRetentionDays: e.FLOTILLA_AUDIT_RETENTION_DAYS,
+    webhookRetryBaseMs: e.FLOTILLA_WEBHOOK_RETRY_BASE_MS,
     trustProxy: e.FLOTILLA_TRUST_PROXY === undefined || e.FLOTILLA_TRUST_PROXY === 0 ? false : e.FLOTILLA_TRUST_PROXY,
     fetchAllow: e.FLOTILLA_FETCH_ALLOW ?? [],
     registry: e.FLOTILLA_REGISTRY_URL && {

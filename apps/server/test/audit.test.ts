@@ -7,7 +7,7 @@ type Entry = {
   id: number;
   action: string;
   organization: number | null;
-  actor: { user: number | null };
+  actor: { user: number | null; username: string | null; api_key: number | null; api_key_name: string | null };
   target: { type: string | null; id: string | null };
   client_address: string | null;
   details: Record<string, unknown> | null;
@@ -225,5 +225,28 @@ describe("audit log", () => {
     );
     expect(await runAuditRetention(t.db, 30)).toBe(1);
     expect((await entries("?action=old.entry")).entries).toEqual([]);
+  });
+
+  it("names the personal API key a change was made with, while the key exists", async () => {
+    const created = await call(admin.token, "POST", "/api-key/user/full", { name: "deploy-bot", expiryDate: null });
+    expect(created.statusCode).toBe(200);
+    const key = created.json() as string;
+    const variable = await call(key, "POST", "/v7/application_environment_variable", {
+      application: fleetId,
+      name: "KEYED_VAR",
+      value: "x",
+    });
+    expect(variable.statusCode).toBe(201);
+    const { entries: found } = await entries("?action=variable.created");
+    const entry = found.find((e) => e.details?.name === "KEYED_VAR");
+    expect(entry?.actor).toMatchObject({
+      user: admin.user.id,
+      username: admin.user.username,
+      api_key_name: "deploy-bot",
+    });
+    expect(entry?.actor.api_key).toEqual(expect.any(Number));
+    // The CSV has the key's id, as before: the column set is a contract with spreadsheets.
+    const csv = await call(admin.token, "GET", `/audit/v1/organizations/${orgId}/entries.csv?action=variable.created`);
+    expect(csv.body.split("\r\n")[0]).not.toContain("api_key_name");
   });
 });

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHeartbeat } from "../src/features/devices/heartbeat.ts";
 import { verifyWebhook } from "../src/features/webhooks/signature.ts";
-import { deliverDueWebhooks, type WebhookDeps } from "../src/features/webhooks/worker.ts";
+import { deliverDueWebhooks, retryDelaySeconds, type WebhookDeps } from "../src/features/webhooks/worker.ts";
 import { fetchAllowList } from "../src/lib/outbound-fetch.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 
@@ -29,6 +29,15 @@ const receiver = http.createServer((request, response) => {
     received.push({ headers: request.headers, body: Buffer.concat(chunks).toString("utf8") });
     response.statusCode = answers.shift() ?? 200;
     response.end("ok");
+  });
+});
+
+describe("webhook retry delays", () => {
+  it("start at 30 s and double up to 2 h; FLOTILLA_WEBHOOK_RETRY_BASE_MS moves the start", () => {
+    expect([1, 2, 3].map((attempt) => retryDelaySeconds(attempt))).toEqual([30, 60, 120]);
+    expect(retryDelaySeconds(20)).toBe(7200);
+    expect([1, 2, 3].map((attempt) => retryDelaySeconds(attempt, 1))).toEqual([1, 2, 4]);
+    expect(retryDelaySeconds(30, 1)).toBe(7200);
   });
 });
 

@@ -54,6 +54,8 @@ export type CrumbKey =
   | "nav.teams"
   | "nav.billing"
   | "nav.credits"
+  | "nav.audit_log"
+  | "nav.webhooks"
   | "nav.settings"
   | "nav.api_keys"
   | "nav.deploy"
@@ -563,6 +565,41 @@ const orgCreditsRoute = createRoute({
   staticData: { crumb: "nav.credits" },
   beforeLoad: billingAccessGuard,
   component: page(() => import("./features/billing/credits-page.tsx"), "CreditsPage"),
+});
+/**
+ * The audit log and webhook pages (docs/audit-and-webhooks.md) are the administrators': anyone
+ * else gets the not-found page, as the server answers them 403/404.
+ */
+function orgPermissionGuard(action: "read_audit_log" | "manage_webhooks") {
+  return async ({ params, context }: { params: { orgId: string }; context: RouterContext }) => {
+    const session = await getSessionState(context.queryClient, context.sdk);
+    if (session.kind !== "signed-in") return;
+    const { loadMyOrgRole, organizationCan } = await routeData();
+    let role: Awaited<ReturnType<typeof loadMyOrgRole>>;
+    try {
+      role = await loadMyOrgRole(context.queryClient, context.sdk, Number(params.orgId), session.user.id);
+    } catch {
+      // A failed lookup is the page's to report; no verdict on a guess.
+      return;
+    }
+    if (!organizationCan(role ?? undefined, "organization", action)) throw notFound();
+  };
+}
+/** `/orgs/{orgId}/audit`: the organization's audit log. */
+const orgAuditRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: "audit",
+  staticData: { crumb: "nav.audit_log" },
+  beforeLoad: orgPermissionGuard("read_audit_log"),
+  component: page(() => import("./features/audit/audit-page.tsx"), "AuditLogPage"),
+});
+/** `/orgs/{orgId}/webhooks`: the organization's webhooks and their delivery logs. */
+const orgWebhooksRoute = createRoute({
+  getParentRoute: () => orgRoute,
+  path: "webhooks",
+  staticData: { crumb: "nav.webhooks" },
+  beforeLoad: orgPermissionGuard("manage_webhooks"),
+  component: page(() => import("./features/webhooks/webhooks-page.tsx"), "WebhooksPage"),
 });
 const orgMembersRoute = createRoute({
   getParentRoute: () => orgRoute,
@@ -1118,6 +1155,9 @@ export const routeTree = rootRoute.addChildren([
           orgBlocksRoute,
           orgBillingRoute,
           orgCreditsRoute,
+          // Typed as bare routes, as the releases and rollouts: the route tree's type is at its limit.
+          orgAuditRoute as unknown as AnyRoute,
+          orgWebhooksRoute as unknown as AnyRoute,
           orgMembersRoute.addChildren([
             orgMembersIndexRoute,
             memberRoute.addChildren([

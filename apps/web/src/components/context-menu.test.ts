@@ -96,6 +96,21 @@ describe("organization side menu", () => {
   });
 });
 
+describe("organization side menu for administrators", () => {
+  const base = { displayApps: false, fleetSettings: true };
+  it("shows Audit log and Webhooks only with organization.read_audit_log and manage_webhooks", () => {
+    const params = { orgId: "3" };
+    const admin = contextMenu("/orgs/3", params, { ...base, orgAuditLog: true, orgWebhooks: true });
+    expect(admin.slice(-2)).toEqual([
+      { to: "/orgs/3/audit", label: "nav.audit_log", icon: "audit" },
+      { to: "/orgs/3/webhooks", label: "nav.webhooks", icon: "webhooks" },
+    ]);
+    const member = labels(contextMenu("/orgs/3", params, { ...base, orgAuditLog: false, orgWebhooks: false }));
+    expect(member).not.toContain("nav.audit_log");
+    expect(member).not.toContain("nav.webhooks");
+  });
+});
+
 describe("home menu", () => {
   it("has the Identity provider entry only when SAML is available to the user", () => {
     const options = { displayApps: false, fleetSettings: false };

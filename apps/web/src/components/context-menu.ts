@@ -18,6 +18,8 @@ export type NavLabel =
   | "nav.teams"
   | "nav.billing"
   | "nav.credits"
+  | "nav.audit_log"
+  | "nav.webhooks"
   | "nav.settings"
   | "nav.api_keys"
   | "nav.devices"
@@ -39,6 +41,8 @@ export type MenuIcon =
   | "teams"
   | "billing"
   | "credits"
+  | "audit"
+  | "webhooks"
   | "settings"
   | "keys"
   | "devices"
@@ -76,7 +80,8 @@ export interface MenuEntry {
  * unless observer, location, diagnostics with device.access_diagnostics); fleets also have envvars and
  * config. Apps
  * entries only with the apps display on. The organization's Billing entry needs
- * organization.access_billing (spec 3 §2 Organizations), and so does Credits next to it.
+ * organization.access_billing (spec 3 §2 Organizations), and so does Credits next to it; Audit log
+ * and Webhooks need organization.read_audit_log and organization.manage_webhooks (administrators).
  */
 export function contextMenu(
   pathname: string,
@@ -92,6 +97,10 @@ export function contextMenu(
     releaseSettings?: boolean;
     /** organization.access_billing: the organization's Billing entry. */
     orgBilling?: boolean;
+    /** organization.read_audit_log: the organization's Audit log entry. */
+    orgAuditLog?: boolean;
+    /** organization.manage_webhooks: the organization's Webhooks entry. */
+    orgWebhooks?: boolean;
     /** SAML is available to the user (spec 1 §2.5; spec 3 §2): the Identity provider entry. */
     identityProvider?: boolean;
   },
@@ -134,6 +143,8 @@ export function contextMenu(
             { to: `${base}/credits`, label: "nav.credits", icon: "credits" },
           ] as const)
         : []),
+      ...(options.orgAuditLog ? ([{ to: `${base}/audit`, label: "nav.audit_log", icon: "audit" }] as const) : []),
+      ...(options.orgWebhooks ? ([{ to: `${base}/webhooks`, label: "nav.webhooks", icon: "webhooks" }] as const) : []),
     ]);
   }
   if (params.uuid && pathname.startsWith("/devices/")) {
@@ -231,6 +242,8 @@ export function useContextMenu(displayApps: boolean) {
     fleetMembers: abilities.readMembers,
     releaseSettings: fleetCan(abilities.role, "release", "update"),
     orgBilling: organizationCan(orgRole.data ?? undefined, "organization", "access_billing"),
+    orgAuditLog: organizationCan(orgRole.data ?? undefined, "organization", "read_audit_log"),
+    orgWebhooks: organizationCan(orgRole.data ?? undefined, "organization", "manage_webhooks"),
     identityProvider,
   });
 }

@@ -8,6 +8,7 @@ import DataObjectOutlined from "@mui/icons-material/DataObjectOutlined";
 import DevicesOtherOutlined from "@mui/icons-material/DevicesOtherOutlined";
 import GroupsOutlined from "@mui/icons-material/GroupsOutlined";
 import HealthAndSafetyOutlined from "@mui/icons-material/HealthAndSafetyOutlined";
+import HistoryOutlined from "@mui/icons-material/HistoryOutlined";
 import KeyboardDoubleArrowLeft from "@mui/icons-material/KeyboardDoubleArrowLeft";
 import KeyboardDoubleArrowRight from "@mui/icons-material/KeyboardDoubleArrowRight";
 import MemoryOutlined from "@mui/icons-material/MemoryOutlined";
@@ -20,6 +21,7 @@ import TuneOutlined from "@mui/icons-material/TuneOutlined";
 import ViewInArOutlined from "@mui/icons-material/ViewInArOutlined";
 import VpnKeyOutlined from "@mui/icons-material/VpnKeyOutlined";
 import WavesOutlined from "@mui/icons-material/WavesOutlined";
+import WebhookOutlined from "@mui/icons-material/WebhookOutlined";
 import Box from "@mui/material/Box";
 import Chip from "@mui/material/Chip";
 import Divider from "@mui/material/Divider";
@@ -53,6 +55,8 @@ const ICONS: Record<MenuIcon, ReactNode> = {
   teams: <GroupsOutlined fontSize="small" />,
   billing: <CreditCardOutlined fontSize="small" />,
   credits: <TollOutlined fontSize="small" />,
+  audit: <HistoryOutlined fontSize="small" />,
+  webhooks: <WebhookOutlined fontSize="small" />,
   settings: <SettingsOutlined fontSize="small" />,
   keys: <VpnKeyOutlined fontSize="small" />,
   devices: <MemoryOutlined fontSize="small" />,

@@ -25,6 +25,8 @@ export type AuditEntryRow = {
   actor_user: number | null;
   actor_username: string | null;
   actor_api_key: number | null;
+  /** The key's name while the key exists (a revoked key's entries keep only its id). */
+  actor_api_key_name: string | null;
   organization: number | null;
   action: string;
   target_type: string | null;
@@ -55,9 +57,9 @@ export async function listAuditEntries(db: Db, filter: AuditFilter): Promise<Aud
   if (filter.before !== undefined) add((p) => `e.id < ${p}`, filter.before);
   values.push(filter.limit);
   const { rows } = await db.query<AuditEntryRow>(
-    `SELECT e.id, e.created_at, e.actor_user, u.username AS actor_username, e.actor_api_key, e.organization,
-            e.action, e.target_type, e.target_id, e.target_user, e.client_address, e.details
-       FROM "audit_event" e LEFT JOIN "user" u ON u.id = e.actor_user
+    `SELECT e.id, e.created_at, e.actor_user, u.username AS actor_username, e.actor_api_key, k.name AS actor_api_key_name,
+            e.organization, e.action, e.target_type, e.target_id, e.target_user, e.client_address, e.details
+       FROM "audit_event" e LEFT JOIN "user" u ON u.id = e.actor_user LEFT JOIN "api_key" k ON k.id = e.actor_api_key
       ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY e.id DESC LIMIT $${values.length}`,
     values,

@@ -62,7 +62,12 @@ function filterOf(query: z.output<typeof filterQuery>, organization: number | un
 const entryOf = (row: AuditEntryRow) => ({
   id: row.id,
   time: row.created_at,
-  actor: { user: row.actor_user, username: row.actor_username, api_key: row.actor_api_key },
+  actor: {
+    user: row.actor_user,
+    username: row.actor_username,
+    api_key: row.actor_api_key,
+    api_key_name: row.actor_api_key_name,
+  },
   organization: row.organization,
   action: row.action,
   target: { type: row.target_type, id: row.target_id, user: row.target_user },

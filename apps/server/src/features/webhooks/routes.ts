@@ -81,7 +81,14 @@ const shown = (row: WebhookRow) => ({
 
 export async function webhookRoutes(app: FastifyInstance, ctx: AppContext) {
   const allow = fetchAllowList(ctx.config.fetchAllow);
-  const deps: WebhookDeps = { db: ctx.db, allow, mail: ctx.mail, publicUrl: ctx.config.publicUrl, log: app.log };
+  const deps: WebhookDeps = {
+    db: ctx.db,
+    allow,
+    mail: ctx.mail,
+    publicUrl: ctx.config.publicUrl,
+    log: app.log,
+    firstRetrySeconds: ctx.config.webhookRetryBaseMs / 1000,
+  };
   let round: Promise<void> | undefined;
   let prunedAt = 0;
   const job = setInterval(() => {

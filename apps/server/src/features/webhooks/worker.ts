@@ -37,10 +37,12 @@ export type WebhookDeps = {
   mail: Mailer;
   publicUrl: string;
   log: Pick<FastifyBaseLogger, "warn" | "info">;
+  /** The first retry's delay (FLOTILLA_WEBHOOK_RETRY_BASE_MS); WEBHOOK_POLICY's when unset. */
+  firstRetrySeconds?: number;
 };
 
-export const retryDelaySeconds = (attempt: number) =>
-  Math.min(WEBHOOK_POLICY.firstRetrySeconds * 2 ** Math.max(0, attempt - 1), WEBHOOK_POLICY.maxRetrySeconds);
+export const retryDelaySeconds = (attempt: number, firstRetrySeconds: number = WEBHOOK_POLICY.firstRetrySeconds) =>
+  Math.min(firstRetrySeconds * 2 ** Math.max(0, attempt - 1), WEBHOOK_POLICY.maxRetrySeconds);
 
 /** Claims and delivers what is due now; how many deliveries were attempted. */
 export async function deliverDueWebhooks(deps: WebhookDeps): Promise<number> {
@@ -58,7 +60,7 @@ async function deliverOne(deps: WebhookDeps, delivery: ClaimedDelivery): Promise
   }
   const disabled = await deps.db.transaction((tx) =>
     recordFailure(tx, delivery, outcome, {
-      retryInSeconds: retryDelaySeconds(delivery.attempts),
+      retryInSeconds: retryDelaySeconds(delivery.attempts, deps.firstRetrySeconds),
       giveUpAfterSeconds: WEBHOOK_POLICY.giveUpAfterSeconds,
       disableAfter: WEBHOOK_POLICY.disableAfter,
       reason: `${WEBHOOK_POLICY.disableAfter} delivery attempts in a row failed`,
