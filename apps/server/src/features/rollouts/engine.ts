@@ -62,6 +62,7 @@ export async function evaluateRollout(tx: Tx, id: number, now: number): Promise<
   const gate = evaluateGate(policy, counts, {
     now,
     healthSince: wave.gate_met_at ? new Date(wave.gate_met_at).getTime() : null,
+    activeSince: wave.started_at ? new Date(wave.started_at).getTime() : null,
     skipSoak: wave.is_soak_skipped,
   });
   await recordWaveHealth(tx, id, rollout.current_wave, {

@@ -137,13 +137,14 @@ export async function devicesOfWaves(db: Db, rollout: number, waves: number[]): 
 export type WaveRow = {
   wave_index: number;
   state: WaveState;
+  started_at: Date | null;
   gate_met_at: Date | null;
   is_soak_skipped: boolean;
 };
 
 export async function waveOf(db: Db, rollout: number, index: number): Promise<WaveRow | undefined> {
   const { rows } = await db.query<WaveRow>(
-    `SELECT wave_index, state, gate_met_at, is_soak_skipped FROM "rollout_wave" WHERE rollout = $1 AND wave_index = $2`,
+    `SELECT wave_index, state, started_at, gate_met_at, is_soak_skipped FROM "rollout_wave" WHERE rollout = $1 AND wave_index = $2`,
     [rollout, index],
   );
   return rows[0];
