@@ -392,6 +392,23 @@ describe("soak and promotion", () => {
     await control(rollout.id, "promote");
   });
 
+  it("writes a rolling-out fleet's reports at once: the next wave starts within a second of the gate", async () => {
+    const release = await draftRelease(fleet);
+    await finalize(release);
+    const rollout = await latestRollout();
+    if (!rollout) throw new Error("no rollout");
+    // The tick tells the state reports which fleets are rolling out.
+    await t.ctx.rollouts.tick();
+    for (const canary of canaries) await report(canary, { running: release });
+    // No flush here: the periodic one comes only every 5 s.
+    const started = Date.now();
+    while ((await latestRollout())?.current_wave !== 1 && Date.now() - started < 1500) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await latestRollout()).toMatchObject({ status: "running", current_wave: 1 });
+    await control(rollout.id, "promote");
+  });
+
   it("gives a device added mid-rollout the previous release until the rollout completes", async () => {
     const releaseE = await draftRelease(fleet);
     await finalize(releaseE);

@@ -120,9 +120,11 @@ export function createRolloutEngine(options: {
   db: Database;
   devices: Devices;
   now?: () => number;
+  /** Told, at every tick, the fleets with a running rollout (their wave-moving reports are written sooner). */
+  onRollingOut?: (fleets: number[]) => void;
   onError?: (error: unknown) => void;
 }) {
-  const { db, devices, now = Date.now, onError = () => undefined } = options;
+  const { db, devices, now = Date.now, onRollingOut = () => undefined, onError = () => undefined } = options;
   let timer: NodeJS.Timeout | undefined;
 
   /** Evaluates one rollout until it waits (a passed wave may let the next, e.g. an empty one, pass too). */
@@ -139,7 +141,9 @@ export function createRolloutEngine(options: {
   function evaluateAll(fleets?: number[]): Promise<void> {
     if (fleets?.length === 0) return queue;
     const run = async () => {
-      for (const id of await runningRollouts(db, fleets)) await evaluate(id);
+      const running = await runningRollouts(db, fleets);
+      if (!fleets) onRollingOut(running.map((rollout) => rollout.fleet));
+      for (const { id } of running) await evaluate(id);
     };
     queue = queue.then(run, run);
     return queue;

@@ -283,12 +283,13 @@ export async function skipSoak(db: Db, rollout: number, wave: number): Promise<b
 }
 
 /** The running rollouts, of some fleets or of all. */
-export async function runningRollouts(db: Db, fleets?: number[]): Promise<number[]> {
-  const { rows } = await db.query<{ id: number }>(
-    `SELECT id FROM "rollout" WHERE status = 'running'${fleets ? " AND belongs_to__application = ANY($1::int[])" : ""}`,
+export async function runningRollouts(db: Db, fleets?: number[]): Promise<{ id: number; fleet: number }[]> {
+  const { rows } = await db.query<{ id: number; fleet: number }>(
+    `SELECT id, belongs_to__application AS fleet FROM "rollout"
+      WHERE status = 'running'${fleets ? " AND belongs_to__application = ANY($1::int[])" : ""}`,
     fleets ? [fleets] : [],
   );
-  return rows.map((row) => Number(row.id));
+  return rows.map((row) => ({ id: Number(row.id), fleet: Number(row.fleet) }));
 }
 
 /** The rollout as the action endpoints answer it, with its waves. */
