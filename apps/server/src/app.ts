@@ -172,7 +172,6 @@ export async function buildContext(
   const rollouts = createRolloutEngine({
     db,
     devices,
-    onRollingOut: (fleets) => devices.reports.setRollingOut(fleets),
     onError: (error) => logger.error({ err: error }, "rollouts: evaluation failed"),
   });
   // A report written for a device of a rolling-out fleet re-judges its wave (no polling of devices).

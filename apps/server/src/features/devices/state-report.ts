@@ -339,10 +339,15 @@ export function createStateReports(options: {
         "is_running__release" in changes || "update_status" in changes || pendingInstalls.size > installsBefore;
       if (mayMoveWave && rollingOut.has(device.fleet)) flushSoon();
     },
-    /** The fleets with a running rollout now (replaces the previous set). */
+    /** The fleets with a running rollout now (the rollout engine's tick; replaces the previous set). */
     setRollingOut(fleets: Iterable<number>) {
       rollingOut = new Set(fleets);
     },
+    /** Fleets whose rollout just started (here or on another instance). */
+    addRollingOut(fleets: Iterable<number>) {
+      for (const fleet of fleets) rollingOut.add(fleet);
+    },
+    isRollingOut: (fleet: number) => rollingOut.has(fleet),
     /** Forgets what was written for a device (e.g. it was moved or deleted). */
     forget(deviceId: number) {
       written.delete(deviceId);

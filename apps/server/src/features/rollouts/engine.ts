@@ -22,7 +22,7 @@ export const ROLLOUT_TICK_MS = 5000;
 const ROLLOUT_LOCK = 0x726f6c6c;
 
 type Tx = Pick<Queryable, "query">;
-type Devices = Pick<DeviceServices, "invalidate" | "relay">;
+type Devices = Pick<DeviceServices, "invalidate" | "relay" | "reports">;
 
 /** What a transition changed: whose target state to drop and which devices to wake. */
 export type Effect = { fleet: number; devices: number[] };
@@ -120,11 +120,9 @@ export function createRolloutEngine(options: {
   db: Database;
   devices: Devices;
   now?: () => number;
-  /** Told, at every tick, the fleets with a running rollout (their wave-moving reports are written sooner). */
-  onRollingOut?: (fleets: number[]) => void;
   onError?: (error: unknown) => void;
 }) {
-  const { db, devices, now = Date.now, onRollingOut = () => undefined, onError = () => undefined } = options;
+  const { db, devices, now = Date.now, onError = () => undefined } = options;
   let timer: NodeJS.Timeout | undefined;
 
   /** Evaluates one rollout until it waits (a passed wave may let the next, e.g. an empty one, pass too). */
@@ -142,7 +140,8 @@ export function createRolloutEngine(options: {
     if (fleets?.length === 0) return queue;
     const run = async () => {
       const running = await runningRollouts(db, fleets);
-      if (!fleets) onRollingOut(running.map((rollout) => rollout.fleet));
+      // The tick learns which fleets roll out (started elsewhere, resumed, ended) for the state reports.
+      if (!fleets) devices.reports.setRollingOut(running.map((rollout) => rollout.fleet));
       for (const { id } of running) await evaluate(id);
     };
     queue = queue.then(run, run);
@@ -158,9 +157,10 @@ export function createRolloutEngine(options: {
       );
       return queue;
     },
-    /** The fleets whose devices' reports reached the database. */
+    /** The fleets whose devices' reports reached the database; only those rolling out are looked at. */
     onReportsWritten(fleets: number[]) {
-      evaluateAll(fleets).catch(onError);
+      const rolling = fleets.filter((fleet) => devices.reports.isRollingOut(fleet));
+      if (rolling.length > 0) evaluateAll(rolling).catch(onError);
     },
     /** Evaluates every running rollout (the periodic tick; tests call it directly). */
     tick: () => evaluateAll(),
