@@ -368,7 +368,10 @@ describe("soak and promotion", () => {
   });
 
   it("halts a wave that stays unhealthy past its timeout", async () => {
-    const policy = { ...POLICY, waves: POLICY.waves.map((wave) => ({ ...wave, soak_seconds: 0, timeout_seconds: 900 })) };
+    const policy = {
+      ...POLICY,
+      waves: POLICY.waves.map((wave) => ({ ...wave, soak_seconds: 0, timeout_seconds: 900 })),
+    };
     expect(
       (await call(t, "PATCH", `/v7/release_policy(application=${fleet.id})`, owner.token, { policy })).status,
     ).toBe(200);
