@@ -106,8 +106,20 @@ describe("releases: push with the CLI, roll out to simulated devices, pin, final
     expect(pushed).toBeDefined();
   }, 240_000);
 
-  it("the simulated devices download the new release and run it", async () => {
+  it("the simulated devices download the new release and run it, wave by wave under the demo's release policy", async () => {
     const id = pushed?.id;
+    // The demo fleet's policy: the canary device first, then half of the rest, then the rest.
+    await page.goto(url(`/fleets/${fleetId}/rollouts`));
+    await page.getByRole("link", { name: "View rollout" }).first().click();
+    const canary = page.getByRole("region", { name: "canary", exact: true });
+    await canary.getByText("1 device", { exact: true }).waitFor();
+    await page.getByRole("region", { name: "half", exact: true }).getByText("2 devices", { exact: true }).waitFor();
+    await canary.getByText(/^Healthy enough: soaking, \d+ s left before the next wave$/).waitFor({ timeout: 150_000 });
+    await shot(page, "releases-journey-demo-rollout");
+    await page
+      .getByRole("region", { name: "Rollout overview" })
+      .getByText("Completed", { exact: true })
+      .waitFor({ timeout: 150_000 });
     await expect
       .poll(async () => (await devices()).map((d) => d.is_running__release?.__id), { timeout: 150_000, interval: 1000 })
       .toEqual([id, id, id]);

@@ -367,6 +367,51 @@ describe("soak and promotion", () => {
     expect(await targetOf(pinned)).toBe(releaseA.commit);
   });
 
+  it("halts a wave that stays unhealthy past its timeout", async () => {
+    const policy = {
+      ...POLICY,
+      waves: POLICY.waves.map((wave) => ({ ...wave, soak_seconds: 0, timeout_seconds: 900 })),
+    };
+    expect(
+      (await call(t, "PATCH", `/v7/release_policy(application=${fleet.id})`, owner.token, { policy })).status,
+    ).toBe(200);
+    const release = await draftRelease(fleet);
+    await finalize(release);
+    const rollout = await latestRollout();
+    if (!rollout) throw new Error("no rollout");
+    // The canaries never report the new release; a quarter of an hour passes.
+    await settle();
+    expect(await latestRollout()).toMatchObject({ status: "running", current_wave: 0 });
+    await t.db.query(
+      `UPDATE "rollout_wave" SET started_at = started_at - interval '15 minutes' WHERE rollout = $1 AND wave_index = 0`,
+      [rollout.id],
+    );
+    await settle();
+    const halted = await latestRollout();
+    expect(halted).toMatchObject({ status: "halted" });
+    expect(halted?.reason).toBe(
+      `wave 1 failed: timed out after 15 min with 0 of ${canaries.length} devices healthy, 100 % needed; its devices went back to the previous release`,
+    );
+    await control(rollout.id, "promote");
+  });
+
+  it("writes a rolling-out fleet's reports at once: the next wave starts within a second of the gate", async () => {
+    const release = await draftRelease(fleet);
+    await finalize(release);
+    const rollout = await latestRollout();
+    if (!rollout) throw new Error("no rollout");
+    // The tick tells the state reports which fleets are rolling out.
+    await t.ctx.rollouts.tick();
+    for (const canary of canaries) await report(canary, { running: release });
+    // No flush here: the periodic one comes only every 5 s.
+    const started = Date.now();
+    while ((await latestRollout())?.current_wave !== 1 && Date.now() - started < 1500) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await latestRollout()).toMatchObject({ status: "running", current_wave: 1 });
+    await control(rollout.id, "promote");
+  });
+
   it("gives a device added mid-rollout the previous release until the rollout completes", async () => {
     const releaseE = await draftRelease(fleet);
     await finalize(releaseE);

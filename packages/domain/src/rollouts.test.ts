@@ -3,6 +3,7 @@ import {
   assignWaves,
   type DeviceHealthFacts,
   deviceHealth,
+  durationWords,
   evaluateGate,
   parseReleasePolicy,
   type ReleasePolicy,
@@ -162,6 +163,31 @@ describe("wave gate", () => {
       verdict: "failed",
       reason: "2 of 10 devices failed (20 %, more than the 10 % allowed)",
     });
+  });
+
+  it("fails a wave that stays below its healthy share past its timeout", () => {
+    const timed = { ...wave, timeout_seconds: 900 };
+    const counts = { total: 10, healthy: 3, failed: 0 };
+    expect(evaluateGate(timed, counts, { now: 899_000, healthSince: null, activeSince: 0 }).verdict).toBe("waiting");
+    expect(evaluateGate(timed, counts, { now: 900_000, healthSince: null, activeSince: 0 })).toEqual({
+      verdict: "failed",
+      reason: "timed out after 15 min with 3 of 10 devices healthy, 80 % needed",
+    });
+    // Healthy enough: the timeout no longer applies, the soak decides.
+    expect(
+      evaluateGate(timed, { ...counts, healthy: 8 }, { now: 900_000, healthSince: 899_000, activeSince: 0 }).verdict,
+    ).toBe("waiting");
+    // No timeout (0, the default): it waits for ever.
+    expect(evaluateGate(wave, counts, { now: 1e12, healthSince: null, activeSince: 0 }).verdict).toBe("waiting");
+  });
+
+  it("says durations in seconds, minutes or hours", () => {
+    expect([durationWords(90), durationWords(600), durationWords(9000), durationWords(7200)]).toEqual([
+      "90 s",
+      "10 min",
+      "2 h 30 min",
+      "2 h",
+    ]);
   });
 
   it("passes an empty wave", () => {

@@ -75,6 +75,12 @@ const wave = z
       .min(0, "soak_seconds must be 0 or more")
       .max(MAX_SOAK_SECONDS, `soak_seconds must be at most ${MAX_SOAK_SECONDS}`)
       .default(0),
+    timeout_seconds: z
+      .number()
+      .int("timeout_seconds must be a whole number")
+      .min(0, "timeout_seconds must be 0 or more")
+      .max(MAX_SOAK_SECONDS, `timeout_seconds must be at most ${MAX_SOAK_SECONDS}`)
+      .default(0),
     healthy_share: share("healthy_share").default(1),
     halt_failure_ratio: share("halt_failure_ratio").default(0),
   })
@@ -220,16 +226,26 @@ export type GateVerdict =
 
 const percent = (ratio: number) => `${Math.round(ratio * 1000) / 10} %`;
 
+/** "90 s", "10 min", "2 h 30 min": a duration in the words the rollout's reasons use. */
+export function durationWords(seconds: number): string {
+  if (seconds < 120) return `${seconds} s`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 120) return `${minutes} min`;
+  return minutes % 60 ? `${Math.floor(minutes / 60)} h ${minutes % 60} min` : `${minutes / 60} h`;
+}
+
 /**
- * A wave's gate: failed when more than `halt_failure_ratio` of its devices failed; passed once
+ * A wave's gate: failed when more than `halt_failure_ratio` of its devices failed, or when
+ * `timeout_seconds` (0: none) passed since it started (`activeSince`) without `healthy_share` of
+ * them healthy (devices that never report must not hold a rollout forever); passed once
  * `healthy_share` of them are healthy and have stayed so for `soak_seconds` (counted from
  * `healthSince`, when the share was first met; `skipSoak` passes at once); waiting otherwise.
  * An empty wave passes.
  */
 export function evaluateGate(
-  wave: Pick<WavePolicy, "soak_seconds" | "healthy_share" | "halt_failure_ratio">,
+  wave: Pick<WavePolicy, "soak_seconds" | "healthy_share" | "halt_failure_ratio"> & { timeout_seconds?: number },
   counts: WaveCounts,
-  options: { now: number; healthSince: number | null; skipSoak?: boolean },
+  options: { now: number; healthSince: number | null; skipSoak?: boolean; activeSince?: number | null },
 ): GateVerdict {
   if (counts.total === 0) return { verdict: "passed" };
   const failedRatio = counts.failed / counts.total;
@@ -241,11 +257,12 @@ export function evaluateGate(
   }
   const healthyRatio = counts.healthy / counts.total;
   if (healthyRatio < wave.healthy_share) {
-    return {
-      verdict: "waiting",
-      healthShareMet: false,
-      reason: `${counts.healthy} of ${counts.total} devices healthy, ${percent(wave.healthy_share)} needed`,
-    };
+    const health = `${counts.healthy} of ${counts.total} devices healthy, ${percent(wave.healthy_share)} needed`;
+    const timeout = wave.timeout_seconds ?? 0;
+    if (timeout > 0 && options.activeSince != null && options.now - options.activeSince >= timeout * 1000) {
+      return { verdict: "failed", reason: `timed out after ${durationWords(timeout)} with ${health}` };
+    }
+    return { verdict: "waiting", healthShareMet: false, reason: health };
   }
   const since = options.healthSince ?? options.now;
   const left = wave.soak_seconds * 1000 - (options.now - since);

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { DEFAULT_DEVICE_TYPE } from "@flotilla/domain";
+import { DEFAULT_DEVICE_TYPE, type ReleasePolicy } from "@flotilla/domain";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config.ts";
 import type { Database, Tx } from "../../db/index.ts";
@@ -18,7 +18,7 @@ export const DEMO_BLOCK = "demo-block";
 /**
  * The demo's organization "Demo" (handle `demo`): the demo account administers it, a second
  * account (`demo-member@example.com`, same password) is a member, and the team "Operators" holds
- * that member. It owns the fleet `demo-fleet` (with two releases) and the block
+ * that member. It owns the fleet `demo-fleet` (with two releases and a release policy) and the block
  * `demo-block`, both for raspberrypi4-64.
  */
 async function seedDemoOrganization(tx: Tx, demo: User, member: User) {
@@ -92,7 +92,7 @@ volumes:
 ];
 
 /** Builds the demo releases through the builder (as `flotilla push` would); the fleet tracks the latest. */
-async function seedDemoReleases(tx: Tx, log: FastifyBaseLogger, creator: User) {
+async function seedDemoReleases(tx: Tx, log: FastifyBaseLogger, creator: User, withDevices: boolean) {
   const { rows: fleets } = await tx.query<{ id: number }>(
     `SELECT a.id FROM "application" a JOIN "organization" o ON o.id = a.organization
       WHERE a.app_name = $1 AND o.handle = 'demo'`,
@@ -115,6 +115,27 @@ async function seedDemoReleases(tx: Tx, log: FastifyBaseLogger, creator: User) {
     );
   }
   await followLatestRelease(tx, [fleet]);
+  if (!withDevices) return;
+  // With simulated devices, a release policy (docs/rollouts.md): the next release pushed to the
+  // demo fleet rolls out in waves, the canary device (simulated-devices.ts tags one), half of the
+  // rest, then the rest.
+  await tx.query(`INSERT INTO "release_policy" (application, policy) VALUES ($1, $2)`, [
+    fleet,
+    JSON.stringify(DEMO_RELEASE_POLICY),
+  ]);
+}
+
+export const DEMO_RELEASE_POLICY: ReleasePolicy = {
+  waves: [
+    { name: "canary", selector: { type: "tag", key: "canary", value: "yes" }, ...demoGates(20) },
+    { name: "half", selector: { type: "share" }, size: { percent: 50 }, ...demoGates(20) },
+    { name: "rest", selector: { type: "share" }, ...demoGates(0) },
+  ],
+  rollback_on_halt: true,
+};
+
+function demoGates(soak: number) {
+  return { soak_seconds: soak, timeout_seconds: 600, healthy_share: 1, halt_failure_ratio: 0 };
 }
 
 /**
@@ -144,7 +165,7 @@ export async function seedDemo(db: Database, config: Config, log: FastifyBaseLog
       isVerified: true,
     });
     await seedDemoOrganization(tx, demo, member);
-    await seedDemoReleases(tx, log, demo);
+    await seedDemoReleases(tx, log, demo, config.demoDevices > 0);
     log.info(
       config.demoPassword
         ? `Demo account ${DEMO_EMAIL} created with FLOTILLA_DEMO_PASSWORD`

@@ -42,7 +42,7 @@ async function provisioningKey(db: Database, actor: number, stateDir: string) {
   return key;
 }
 
-/** Spreads freshly registered demo devices over a few cities, once they exist. */
+/** Spreads freshly registered demo devices over a few cities and makes the first a canary, once they exist. */
 async function placeDevices(db: Database, fleetId: number, count: number, signal: AbortSignal) {
   for (let attempt = 0; attempt < 60 && !signal.aborted; attempt++) {
     const { rows } = await db.query<{ n: number }>(
@@ -59,6 +59,13 @@ async function placeDevices(db: Database, fleetId: number, count: number, signal
        FROM (VALUES ${values}) AS l(slot, lat, lng)
       WHERE d.belongs_to__application = $1 AND d.custom_latitude IS NULL AND l.slot = d.id % ${DEMO_LOCATIONS.length}`,
     [fleetId, ...DEMO_LOCATIONS.flat()],
+  );
+  // The first device is the canary of the demo's release policy (seed.ts).
+  await db.query(
+    `INSERT INTO "device_tag" (device, tag_key, value)
+     SELECT id, 'canary', 'yes' FROM "device" WHERE belongs_to__application = $1 ORDER BY id LIMIT 1
+     ON CONFLICT DO NOTHING`,
+    [fleetId],
   );
 }
 

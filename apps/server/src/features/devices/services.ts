@@ -69,6 +69,7 @@ export async function createDeviceServices(
     unknownKeys.clear();
   });
   bus.on("unknown-keys.forget", (payload) => unknownKeys.delete(String((payload as { hash?: unknown }).hash)));
+  bus.on("rollouts.started", (payload) => reports.addRollingOut((payload as { fleets: number[] }).fleets));
   bus.on("target-state.invalidate", (payload) => {
     targetStates.invalidate(payload as Invalidation);
     identities.invalidate(payload as Invalidation);
@@ -101,6 +102,11 @@ export async function createDeviceServices(
       targetStates.invalidate(change);
       identities.invalidate(change);
       bus.toAll("target-state.invalidate", change).catch(onError);
+    },
+    /** After a committed rollout start: the fleets' wave-moving reports are written sooner, on every instance. */
+    rolloutsStarted(fleets: number[]) {
+      reports.addRollingOut(fleets);
+      bus.toAll("rollouts.started", { fleets }).catch(onError);
     },
     /** Writes what is still in memory; call before the database closes. */
     async close() {

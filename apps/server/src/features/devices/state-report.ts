@@ -19,6 +19,12 @@ import {
 
 export const STATE_REPORT_BODY_LIMIT = 64 * 1024;
 export const DEFAULT_FLUSH_MS = 5000;
+/**
+ * A report that may change a rollout wave's verdict (release, update status, service status) of
+ * a device whose fleet is rolling out is written this soon, not at the next flush: the next wave
+ * starts within about a second of the gate being met (docs/rollouts.md).
+ */
+export const ROLLOUT_FLUSH_MS = 500;
 
 const text = (max: number) => z.string().max(max);
 const megabytes = z.number().min(0).max(1e9);
@@ -175,6 +181,16 @@ export function createStateReports(options: {
   /** Fleets of the devices whose changed reports are pending, and who wants to know once they are written. */
   const pendingFleets = new Set<number>();
   const writtenListeners: ((fleets: number[]) => void)[] = [];
+  /** Fleets with a running rollout (the rollout engine says which), and the early flush planned for them. */
+  let rollingOut = new Set<number>();
+  let soon: NodeJS.Timeout | undefined;
+  const flushSoon = () => {
+    soon ??= setTimeout(() => {
+      soon = undefined;
+      flush().catch(onError);
+    }, ROLLOUT_FLUSH_MS);
+    soon.unref();
+  };
 
   async function releaseOf(fleet: number, commit: string): Promise<number | undefined> {
     const key = `${fleet}:${commit}`;
@@ -304,6 +320,7 @@ export function createStateReports(options: {
       const values = columnsOf(report);
       const running = await runningRelease(device.fleet, report);
       if (running !== undefined) values.is_running__release = running;
+      const installsBefore = pendingInstalls.size;
       await recordInstalls(device, report);
       const last = written.get(device.id) ?? {};
       const changes = pending.get(device.id) ?? {};
@@ -318,7 +335,19 @@ export function createStateReports(options: {
       if (Object.keys(changes).length > 0 || pendingInstalls.size > 0 || pendingPrunes.has(device.id)) {
         pendingFleets.add(device.fleet);
       }
+      const mayMoveWave =
+        "is_running__release" in changes || "update_status" in changes || pendingInstalls.size > installsBefore;
+      if (mayMoveWave && rollingOut.has(device.fleet)) flushSoon();
     },
+    /** The fleets with a running rollout now (the rollout engine's tick; replaces the previous set). */
+    setRollingOut(fleets: Iterable<number>) {
+      rollingOut = new Set(fleets);
+    },
+    /** Fleets whose rollout just started (here or on another instance). */
+    addRollingOut(fleets: Iterable<number>) {
+      for (const fleet of fleets) rollingOut.add(fleet);
+    },
+    isRollingOut: (fleet: number) => rollingOut.has(fleet),
     /** Forgets what was written for a device (e.g. it was moved or deleted). */
     forget(deviceId: number) {
       written.delete(deviceId);
@@ -332,6 +361,7 @@ export function createStateReports(options: {
     pendingCount: () => pending.size + pendingInstalls.size,
     async close() {
       if (timer) clearInterval(timer);
+      clearTimeout(soon);
       await flush();
     },
   };

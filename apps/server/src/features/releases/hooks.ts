@@ -11,7 +11,7 @@ import { rollOut } from "./rollout.ts";
 
 /** Release rules of spec 2 §4 (docs/releases.md "Release rules") and the rollout they start. */
 
-type Devices = Pick<DeviceServices, "invalidate" | "relay">;
+type Devices = Pick<DeviceServices, "invalidate" | "relay" | "rolloutsStarted">;
 type Tx = HookContext["tx"];
 
 const fleetsOf = async (tx: Tx, releases: number[]) => {

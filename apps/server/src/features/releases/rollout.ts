@@ -17,7 +17,7 @@ import { followLatestRelease, unpinnedDevicesOf } from "./queries.ts";
  */
 export async function rollOut(
   tx: Pick<Queryable, "query">,
-  devices: Pick<DeviceServices, "invalidate" | "relay">,
+  devices: Pick<DeviceServices, "invalidate" | "relay" | "rolloutsStarted">,
   afterCommit: (task: () => void) => void,
   { fleets = [], changed = [], pinned = [] }: { fleets?: number[]; changed?: number[]; pinned?: number[] },
 ) {
@@ -34,6 +34,7 @@ export async function rollOut(
     ...[...phased.values()].flat(),
   ];
   afterCommit(() => {
+    if (phased.size > 0) devices.rolloutsStarted([...phased.keys()]);
     devices.invalidate({ fleets: woken });
     triggerUpdates(devices.relay, targets);
   });

@@ -22,7 +22,7 @@ export const ROLLOUT_TICK_MS = 5000;
 const ROLLOUT_LOCK = 0x726f6c6c;
 
 type Tx = Pick<Queryable, "query">;
-type Devices = Pick<DeviceServices, "invalidate" | "relay">;
+type Devices = Pick<DeviceServices, "invalidate" | "relay" | "reports">;
 
 /** What a transition changed: whose target state to drop and which devices to wake. */
 export type Effect = { fleet: number; devices: number[] };
@@ -62,6 +62,7 @@ export async function evaluateRollout(tx: Tx, id: number, now: number): Promise<
   const gate = evaluateGate(policy, counts, {
     now,
     healthSince: wave.gate_met_at ? new Date(wave.gate_met_at).getTime() : null,
+    activeSince: wave.started_at ? new Date(wave.started_at).getTime() : null,
     skipSoak: wave.is_soak_skipped,
   });
   await recordWaveHealth(tx, id, rollout.current_wave, {
@@ -138,7 +139,10 @@ export function createRolloutEngine(options: {
   function evaluateAll(fleets?: number[]): Promise<void> {
     if (fleets?.length === 0) return queue;
     const run = async () => {
-      for (const id of await runningRollouts(db, fleets)) await evaluate(id);
+      const running = await runningRollouts(db, fleets);
+      // The tick learns which fleets roll out (started elsewhere, resumed, ended) for the state reports.
+      if (!fleets) devices.reports.setRollingOut(running.map((rollout) => rollout.fleet));
+      for (const { id } of running) await evaluate(id);
     };
     queue = queue.then(run, run);
     return queue;
@@ -153,9 +157,10 @@ export function createRolloutEngine(options: {
       );
       return queue;
     },
-    /** The fleets whose devices' reports reached the database. */
+    /** The fleets whose devices' reports reached the database; only those rolling out are looked at. */
     onReportsWritten(fleets: number[]) {
-      evaluateAll(fleets).catch(onError);
+      const rolling = fleets.filter((fleet) => devices.reports.isRollingOut(fleet));
+      if (rolling.length > 0) evaluateAll(rolling).catch(onError);
     },
     /** Evaluates every running rollout (the periodic tick; tests call it directly). */
     tick: () => evaluateAll(),

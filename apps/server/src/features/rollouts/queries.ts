@@ -137,13 +137,14 @@ export async function devicesOfWaves(db: Db, rollout: number, waves: number[]): 
 export type WaveRow = {
   wave_index: number;
   state: WaveState;
+  started_at: Date | null;
   gate_met_at: Date | null;
   is_soak_skipped: boolean;
 };
 
 export async function waveOf(db: Db, rollout: number, index: number): Promise<WaveRow | undefined> {
   const { rows } = await db.query<WaveRow>(
-    `SELECT wave_index, state, gate_met_at, is_soak_skipped FROM "rollout_wave" WHERE rollout = $1 AND wave_index = $2`,
+    `SELECT wave_index, state, started_at, gate_met_at, is_soak_skipped FROM "rollout_wave" WHERE rollout = $1 AND wave_index = $2`,
     [rollout, index],
   );
   return rows[0];
@@ -282,12 +283,13 @@ export async function skipSoak(db: Db, rollout: number, wave: number): Promise<b
 }
 
 /** The running rollouts, of some fleets or of all. */
-export async function runningRollouts(db: Db, fleets?: number[]): Promise<number[]> {
-  const { rows } = await db.query<{ id: number }>(
-    `SELECT id FROM "rollout" WHERE status = 'running'${fleets ? " AND belongs_to__application = ANY($1::int[])" : ""}`,
+export async function runningRollouts(db: Db, fleets?: number[]): Promise<{ id: number; fleet: number }[]> {
+  const { rows } = await db.query<{ id: number; fleet: number }>(
+    `SELECT id, belongs_to__application AS fleet FROM "rollout"
+      WHERE status = 'running'${fleets ? " AND belongs_to__application = ANY($1::int[])" : ""}`,
     fleets ? [fleets] : [],
   );
-  return rows.map((row) => Number(row.id));
+  return rows.map((row) => ({ id: Number(row.id), fleet: Number(row.fleet) }));
 }
 
 /** The rollout as the action endpoints answer it, with its waves. */

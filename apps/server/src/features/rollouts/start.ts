@@ -11,7 +11,8 @@ export type ReleaseMove = { fleet: number; from: number | null; to: number };
  * Starts a rollout for each move of a fleet with an enabled release policy, in the caller's
  * transaction: wave 1's devices get the new release, the others keep the one they run. A newer
  * release supersedes an open rollout, whose waiting devices still run its previous release.
- * A fleet's first release (nothing to keep) reaches every device at once. Answers, by fleet,
+ * A fleet's first release (nothing to keep) reaches every device at once, and a fleet without
+ * unpinned devices gets no rollout. Answers, by fleet,
  * the devices whose target changed.
  */
 export async function startRollouts(db: Db, moves: readonly ReleaseMove[]): Promise<Map<number, number[]>> {
@@ -27,7 +28,10 @@ export async function startRollouts(db: Db, moves: readonly ReleaseMove[]): Prom
     const parsed = parseReleasePolicy(stored);
     // Policies are checked on write; one that no longer parses moves the fleet as before.
     if (!("policy" in parsed)) continue;
-    const waves = assignWaves(parsed.policy, move.fleet, await waveCandidates(db, move.fleet));
+    const candidates = await waveCandidates(db, move.fleet);
+    // No unpinned device: nothing to roll out in waves.
+    if (candidates.length === 0) continue;
+    const waves = assignWaves(parsed.policy, move.fleet, candidates);
     const id = await createRollout(db, { fleet: move.fleet, from, to: move.to, policy: parsed.policy, waves });
     started.set(move.fleet, await devicesOfWaves(db, id, [0]));
   }

@@ -1,7 +1,15 @@
 import { assignWaves } from "@flotilla/domain";
 import { describe, expect, it } from "vitest";
 import type { RolloutDeviceRow } from "./data.ts";
-import { allowedControls, deviceState, policyForm, rolloutProgress, stateCounts, validatePolicy } from "./model.ts";
+import {
+  allowedControls,
+  deviceState,
+  policyForm,
+  rolloutProgress,
+  soakLeft,
+  stateCounts,
+  validatePolicy,
+} from "./model.ts";
 
 describe("release policy form", () => {
   it("suggests canary, 25 % and the rest when the fleet has no policy, valid as it is", () => {
@@ -97,5 +105,22 @@ describe("rollout page counts", () => {
       resume: false,
       promote: false,
     });
+  });
+});
+
+describe("soak time left", () => {
+  const met = "2026-11-25T10:00:00Z";
+  const at = (seconds: number) => new Date(met).getTime() + seconds * 1000;
+  it("counts down from when the healthy share was met", () => {
+    const wave = { state: "active" as const, gate_met_at: met, is_soak_skipped: false };
+    expect(soakLeft(wave, 600, at(0))).toBe(600);
+    expect(soakLeft(wave, 600, at(599.5))).toBe(1);
+    expect(soakLeft(wave, 600, at(700))).toBe(0);
+  });
+  it("is nothing when the wave is not soaking", () => {
+    expect(soakLeft({ state: "active", gate_met_at: null, is_soak_skipped: false }, 600, at(1))).toBeUndefined();
+    expect(soakLeft({ state: "active", gate_met_at: met, is_soak_skipped: true }, 600, at(1))).toBeUndefined();
+    expect(soakLeft({ state: "passed", gate_met_at: met, is_soak_skipped: false }, 600, at(1))).toBeUndefined();
+    expect(soakLeft({ state: "active", gate_met_at: met, is_soak_skipped: false }, 0, at(1))).toBeUndefined();
   });
 });

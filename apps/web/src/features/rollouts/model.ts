@@ -17,6 +17,8 @@ export interface WaveForm {
   sizeKind: SizeKind;
   size: string;
   soakSeconds: string;
+  /** Seconds a wave may stay below its healthy share before it fails; "0": no limit. */
+  timeoutSeconds: string;
   healthyPercent: string;
   haltPercent: string;
 }
@@ -36,6 +38,7 @@ export const NEW_WAVE: WaveForm = {
   sizeKind: "all",
   size: "",
   soakSeconds: "0",
+  timeoutSeconds: "0",
   healthyPercent: "100",
   haltPercent: "0",
 };
@@ -59,6 +62,7 @@ function waveForm(wave: WavePolicy): WaveForm {
     sizeKind: wave.size === undefined ? "all" : "count" in wave.size ? "count" : "percent",
     size: wave.size === undefined ? "" : String("count" in wave.size ? wave.size.count : wave.size.percent),
     soakSeconds: String(wave.soak_seconds),
+    timeoutSeconds: String(wave.timeout_seconds),
     healthyPercent: percentText(wave.healthy_share),
     haltPercent: percentText(wave.halt_failure_ratio),
   };
@@ -91,6 +95,7 @@ export function policyInput(form: PolicyForm): unknown {
       ...(wave.sizeKind === "count" ? { size: { count: numberOf(wave.size) } } : {}),
       ...(wave.sizeKind === "percent" ? { size: { percent: numberOf(wave.size) } } : {}),
       soak_seconds: numberOf(wave.soakSeconds),
+      timeout_seconds: numberOf(wave.timeoutSeconds),
       healthy_share: numberOf(wave.healthyPercent) / 100,
       halt_failure_ratio: numberOf(wave.haltPercent) / 100,
     })),
@@ -111,6 +116,7 @@ export function validatePolicy(form: PolicyForm): { policy: ReleasePolicy } | { 
     .replace(/healthy_share/g, "the healthy share")
     .replace(/halt_failure_ratio/g, "the failure ratio")
     .replace(/soak_seconds/g, "the soak time")
+    .replace(/timeout_seconds/g, "the timeout")
     .replace(/must be from 0 to 1/g, "must be from 0 to 100 %")
     .replace(/must be a number from 0 to 1/g, "must be a number from 0 to 100 %");
   return { problem: problem.charAt(0).toUpperCase() + problem.slice(1) };
@@ -145,6 +151,20 @@ export function rolloutProgress(rollout: Pick<RolloutRow, "status" | "rollout_wa
   if (total === 0) return 0;
   const healthy = rollout.rollout_wave.reduce((sum, wave) => sum + wave.healthy_count, 0);
   return Math.round((healthy / total) * 100);
+}
+
+/**
+ * Seconds of soak the current wave has left (its healthy share met, the soak running), or
+ * undefined when it is not soaking.
+ */
+export function soakLeft(
+  wave: Pick<RolloutWaveRow, "state" | "gate_met_at" | "is_soak_skipped">,
+  soakSeconds: number,
+  now: number,
+): number | undefined {
+  if (wave.state !== "active" || !wave.gate_met_at || wave.is_soak_skipped || soakSeconds <= 0) return undefined;
+  const left = Math.ceil(soakSeconds - (now - new Date(wave.gate_met_at).getTime()) / 1000);
+  return Math.max(0, left);
 }
 
 /** Whether the rollout may still be steered (running, paused or halted). */

@@ -308,6 +308,16 @@ function WaveEditor(props: {
           onChange={(event) => set({ haltPercent: event.target.value })}
           slotProps={{ input: { endAdornment: <InputAdornment position="end">%</InputAdornment> } }}
         />
+        <TextField
+          size="small"
+          type="number"
+          label={t("rollouts.policy.timeout")}
+          helperText={t("rollouts.policy.timeout_help")}
+          value={wave.timeoutSeconds}
+          disabled={disabled}
+          onChange={(event) => set({ timeoutSeconds: event.target.value })}
+          slotProps={{ input: { endAdornment: <InputAdornment position="end">s</InputAdornment> } }}
+        />
       </Box>
     </Paper>
   );

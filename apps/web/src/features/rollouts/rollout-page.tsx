@@ -1,3 +1,4 @@
+import { durationWords } from "@flotilla/domain";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
@@ -35,6 +36,7 @@ import {
   type DeviceState,
   deviceState,
   rolloutProgress,
+  soakLeft,
   stateCounts,
 } from "./model.ts";
 import { RolloutProgress, RolloutStatusChip, releaseName, sentence, WAVE_COLOR } from "./rollout-cards.tsx";
@@ -69,6 +71,7 @@ function WaveCard(props: { wave: RolloutWaveRow; rollout: RolloutRow; devices: R
   const [open, setOpen] = useState(props.current || wave.state === "failed" || wave.state === "rolled_back");
   const counts = stateCounts(props.devices, wave);
   const policy = rollout.policy.waves[wave.wave_index];
+  const soak = rollout.status === "running" && policy ? soakLeft(wave, policy.soak_seconds, Date.now()) : undefined;
   const name = wave.name || t("rollouts.wave_number", { number: wave.wave_index + 1 });
   const sorted = [...props.devices].sort(
     (a, b) =>
@@ -98,6 +101,9 @@ function WaveCard(props: { wave: RolloutWaveRow; rollout: RolloutRow; devices: R
               halt: Math.round(policy.halt_failure_ratio * 100),
               soak: policy.soak_seconds,
             })}
+            {policy.timeout_seconds > 0
+              ? ` · ${t("rollouts.timeout", { duration: durationWords(policy.timeout_seconds) })}`
+              : ""}
             {wave.is_soak_skipped ? ` · ${t("rollouts.soak_skipped")}` : ""}
           </Typography>
         ) : null}
@@ -111,6 +117,11 @@ function WaveCard(props: { wave: RolloutWaveRow; rollout: RolloutRow; devices: R
       <Box sx={{ mt: 1 }}>
         <StateCounts counts={counts} />
       </Box>
+      {soak !== undefined ? (
+        <Typography variant="body2" color="success.main" sx={{ mt: 1 }}>
+          {soak > 0 ? t("rollouts.soak_left", { duration: durationWords(soak) }) : t("rollouts.soak_done")}
+        </Typography>
+      ) : null}
       {wave.reason ? (
         <Typography
           variant="body2"
