@@ -135,6 +135,30 @@ describe("audit log", () => {
     );
   });
 
+  it("records teams and fleet invitations", async () => {
+    const team = await call(admin.token, "POST", "/v7/team", { belongs_to__organization: orgId, name: "Night shift" });
+    expect(team.statusCode).toBe(201);
+    expect((await call(admin.token, "DELETE", `/v7/team(${team.json().id})`)).statusCode).toBe(200);
+    const { rows: roles } = await t.db.query<{ id: number }>(
+      `SELECT id FROM "application_membership_role" WHERE name = 'developer'`,
+    );
+    const invite = await call(admin.token, "POST", "/v7/invitee__is_invited_to__application", {
+      invitee: "guest@example.com",
+      is_invited_to__application: fleetId,
+      application_membership_role: roles[0]?.id,
+    });
+    expect(invite.statusCode, invite.body).toBe(201);
+    const { entries: found } = await entries();
+    expect(found.filter((e) => e.action.startsWith("team.")).map((e) => [e.action, e.details])).toEqual([
+      ["team.deleted", { name: "Night shift" }],
+      ["team.created", { name: "Night shift" }],
+    ]);
+    expect(found.find((e) => e.action === "fleet_invitation.created")).toMatchObject({
+      target: { type: "invitation" },
+      details: { email: "guest@example.com", fleet: fleetId, role: "developer" },
+    });
+  });
+
   it("records release invalidation and release pins of fleets and devices", async () => {
     const fleetRow = (
       await t.db.query<{ id: number; is_for__device_type: number }>(

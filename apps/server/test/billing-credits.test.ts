@@ -51,6 +51,12 @@ async function payingOrganization() {
   expect((await call(t, "PATCH", `/billing/v1/account/${org.id}/info`, admin.token, { token_id: id })).status).toBe(
     200,
   );
+  // Audited without the card's details.
+  const { rows } = await t.db.query<{ action: string; details: unknown }>(
+    `SELECT action, details FROM "audit_event" WHERE organization = $1 AND action LIKE 'billing.payment%'`,
+    [org.id],
+  );
+  expect(rows).toEqual([{ action: "billing.payment_method_changed", details: null }]);
   return { admin, org };
 }
 

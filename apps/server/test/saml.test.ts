@@ -163,6 +163,14 @@ describe("SAML sign-in", () => {
     const replayed = await postAnswer("acme", samlResponse);
     expect(replayed.href).toBe(`${DASHBOARD}/login?saml_error=saml_login_failed`);
     expect(await orgsOf("forged@acme.test")).toEqual([]);
+    // Both refusals are in the audit log, with the provider and the reason.
+    const { rows } = await t.db.query<{ details: unknown }>(
+      `SELECT details FROM "audit_event" WHERE action = 'sign_in.failed' AND details->>'sso' = 'acme' ORDER BY id DESC LIMIT 2`,
+    );
+    expect(rows).toEqual([
+      { details: { method: "saml", sso: "acme", reason: "saml_login_failed" } },
+      { details: { method: "saml", sso: "acme", reason: "saml_login_failed" } },
+    ]);
   });
 
   it("links an existing account only after its owner signs in, with the same email (case-insensitive)", async () => {

@@ -117,6 +117,17 @@ describe("signing in with two-factor", () => {
     const other = await login(user.email ?? "", password);
     const reused = await api.post("/auth/totp/verify", { code: await totp(secret, 1) }, other);
     expect(reused.status).toBe(400);
+    // The audit log has the enabling, the replayed code, the passed step and the reused code; never a code.
+    const { rows } = await t.db.query<{ action: string; details: unknown }>(
+      `SELECT action, details FROM "audit_event" WHERE target_user = $1 AND action LIKE 'two_factor.%' ORDER BY id`,
+      [user.id],
+    );
+    expect(rows).toEqual([
+      { action: "two_factor.enabled", details: null },
+      { action: "two_factor.failed", details: { method: "totp" } },
+      { action: "two_factor.passed", details: { method: "totp" } },
+      { action: "two_factor.failed", details: { method: "totp" } },
+    ]);
   });
 
   it("answers 429 with Retry-After after 5 wrong codes in 15 minutes, even for a right one", async () => {

@@ -7,6 +7,7 @@ import { FlotillaError } from "../../errors.ts";
 import { requireFreshAuth, requireSession } from "../../lib/authenticate.ts";
 import type { Throttle } from "../../lib/throttle.ts";
 import { parseInput } from "../../lib/validation.ts";
+import { auditActorOf, recordAudit } from "../audit/record.ts";
 import { findUserById, type User } from "../users/service.ts";
 import {
   acceptTotp,
@@ -19,6 +20,15 @@ import {
 } from "./two-factor.ts";
 
 const text = (reply: FastifyReply) => reply.type("text/plain; charset=utf-8");
+
+/** Two-factor events of the caller's own account (`method`: totp or recovery_code; never a code). */
+const twoFactorEntry = (user: number, action: string, method?: string) => ({
+  action,
+  targetType: "user",
+  targetId: user,
+  targetUser: user,
+  ...(method ? { details: { method } } : {}),
+});
 const codeBody = z.object({ code: twoFactorCodeSchema });
 const recoveryBody = z.object({ code: recoveryCodeSchema });
 
@@ -62,10 +72,17 @@ export function twoFactorRoutes(
     }
     if (!(await acceptTotp(db.orm, found, secret, code))) {
       totp.hit(key);
+      if (!enabling)
+        await recordAudit(db, auditActorOf(request), twoFactorEntry(found.id, "two_factor.failed", "totp"));
       throw twoFactorError("two_factor_code_invalid");
     }
     totp.reset(key);
     if (enabling) await setTwoFactorSecrets(db.orm, found.id, { totp_secret: secret, totp_pending_secret: null });
+    await recordAudit(
+      db,
+      auditActorOf(request),
+      enabling ? twoFactorEntry(found.id, "two_factor.enabled") : twoFactorEntry(found.id, "two_factor.passed", "totp"),
+    );
     const updated = await currentUser(found.id);
     return text(reply).send(await tokens.passTwoFactor(updated, session));
   });
@@ -76,6 +93,7 @@ export function twoFactorRoutes(
     const found = await currentUser(session.id);
     await helpers.checkPassword(found, password, request.ip);
     await removeTwoFactor(db, found.id);
+    await recordAudit(db, auditActorOf(request), twoFactorEntry(found.id, "two_factor.disabled"));
     return text(reply).send(await tokens.withoutTwoFactor(await currentUser(found.id), session));
   });
 
@@ -94,7 +112,9 @@ export function twoFactorRoutes(
     const session = requireFreshAuth(request);
     const found = await currentUser(session.id);
     if (!found.totp_secret) throw new FlotillaError("bad_request", "Two-factor authentication is not enabled.");
-    return regenerateRecoveryCodes(db, found.id);
+    const codes = await regenerateRecoveryCodes(db, found.id);
+    await recordAudit(db, auditActorOf(request), twoFactorEntry(found.id, "two_factor.recovery_codes_created"));
+    return codes;
   });
 
   app.post("/auth/v1/2fa-recover/verify", async (request, reply) => {
@@ -106,8 +126,10 @@ export function twoFactorRoutes(
     if (!found.totp_secret) throw new FlotillaError("bad_request", "Two-factor authentication is not enabled.");
     if (!(await useRecoveryCode(db.orm, found.id, code))) {
       totp.hit(key);
+      await recordAudit(db, auditActorOf(request), twoFactorEntry(found.id, "two_factor.failed", "recovery_code"));
       throw twoFactorError("two_factor_code_invalid");
     }
+    await recordAudit(db, auditActorOf(request), twoFactorEntry(found.id, "two_factor.passed", "recovery_code"));
     return text(reply).send(await tokens.passTwoFactor(found, session));
   });
 }

@@ -109,6 +109,36 @@ export const AUDITED_RESOURCES: Readonly<Record<string, Audited>> = {
     created: "invitation.created",
     deleted: "invitation.deleted",
   },
+  invitee__is_invited_to__application: {
+    table: "application_invite",
+    targetType: "invitation",
+    organization: ofFleet("is_invited_to__application"),
+    details: `jsonb_build_object('email', (SELECT i.email FROM "invitee" i WHERE i.id = t.invitee),
+      'fleet', t.is_invited_to__application,
+      'role', (SELECT r.name FROM "application_membership_role" r WHERE r.id = t.application_membership_role))`,
+    created: "fleet_invitation.created",
+    deleted: "fleet_invitation.deleted",
+  },
+  team: {
+    table: "team",
+    targetType: "team",
+    organization: "t.belongs_to__organization",
+    details: `jsonb_build_object('name', t.name)`,
+    created: "team.created",
+    updated: (body) => ("name" in body ? "team.renamed" : undefined),
+    deleted: "team.deleted",
+  },
+  identity_provider: {
+    table: "identity_provider",
+    targetType: "identity_provider",
+    // A provider belongs to the organizations it signs people into (none right after it is created).
+    organization: `(SELECT m.organization FROM "identity_provider_membership" m
+      WHERE m.is_authorized_by__identity_provider = t.id ORDER BY m.id LIMIT 1)`,
+    details: `jsonb_build_object('sso', t.sso_identifier)`,
+    created: "identity_provider.created",
+    updated: () => "identity_provider.updated",
+    deleted: "identity_provider.deleted",
+  },
   api_key: {
     table: "api_key",
     targetType: "api_key",

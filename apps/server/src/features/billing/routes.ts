@@ -231,6 +231,7 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     await ctx.db.transaction(async (tx) => {
       const method = await provider.takeSetupIntent(tx, id, body.token_id);
       await savePaymentMethod(tx, id, provider.name, method);
+      await recordAudit(tx, auditActorOf(request), paymentMethodEntry(id, "billing.payment_method_changed"));
       await retryUnpaidInvoices(tx, provider, id);
     });
     return { ok: true };
@@ -242,7 +243,10 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     if (plan.billing_code !== "free") {
       throw new FlotillaError("bad_request", "The payment method can only be removed on the free plan.");
     }
-    await removePaymentMethod(ctx.db, id);
+    await ctx.db.transaction(async (tx) => {
+      await removePaymentMethod(tx, id);
+      await recordAudit(tx, auditActorOf(request), paymentMethodEntry(id, "billing.payment_method_removed"));
+    });
     return { ok: true };
   });
 
@@ -337,3 +341,11 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     });
   }
 }
+
+/** A payment method saved or removed: which organization, never the card's details. */
+const paymentMethodEntry = (organization: number, action: string) => ({
+  action,
+  organization,
+  targetType: "organization",
+  targetId: organization,
+});

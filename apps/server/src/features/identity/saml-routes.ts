@@ -67,6 +67,15 @@ export async function samlRoutes(app: FastifyInstance, ctx: AppContext) {
       return reply.redirect(toDashboard(next));
     } catch (error) {
       if (!(error instanceof FlotillaError)) throw error;
+      // No user is known: the entry names the provider and why (never the assertion).
+      await recordAudit(
+        db,
+        { clientAddress: request.ip },
+        {
+          action: "sign_in.failed",
+          details: { method: "saml", sso: ssoId, reason: error.code },
+        },
+      );
       return reply.redirect(toDashboard(`/login?${new URLSearchParams({ saml_error: error.code })}`));
     }
   });

@@ -85,37 +85,53 @@ export async function socialRoutes(app: FastifyInstance, ctx: AppContext) {
     const query = Object.entries((request.query ?? {}) as Record<string, unknown>).filter(
       (entry): entry is [string, string] => typeof entry[1] === "string",
     );
-    const state = query.find(([key]) => key === "state")?.[1];
-    const clientState = query.find(([key]) => key === "client_state")?.[1];
-    if (!state) throw new FlotillaError("social_login_expired", undefined, { params });
-    // One use per flow: the row goes whatever happens next (a replayed callback finds nothing).
-    const { rows } = await db.query<{ client_state_hash: string; code_verifier: string; nonce: string }>(
-      `DELETE FROM "social_login_state" WHERE state_hash = $1 AND provider = $2 AND expires_at > now()
-       RETURNING client_state_hash, code_verifier, nonce`,
-      [hash(state), slug],
-    );
-    const flow = rows[0];
-    if (!flow) throw new FlotillaError("social_login_expired", undefined, { params });
-    if (!clientState || !sameHash(hash(clientState), flow.client_state_hash)) {
-      throw new FlotillaError("social_state_mismatch", undefined, { params });
-    }
-    // The URL the provider redirected to, as the provider saw it (the redirect_uri of the code).
-    const callbackUrl = new URL(redirectUri(slug));
-    for (const [key, value] of query) if (key !== "client_state") callbackUrl.searchParams.append(key, value);
-    const identity = await finishSignIn(
-      provider,
-      callbackUrl,
-      { state, codeVerifier: flow.code_verifier, nonce: flow.nonce },
-      request.log,
-    );
-    const user = await db.transaction(async (tx) => {
-      const found = await resolveSocialAccount(tx, provider, identity);
-      await recordAudit(
-        tx,
-        { user: found.id, clientAddress: request.ip },
-        signInEntry(found.id, { method: "social", provider: slug }),
+    const signIn = async () => {
+      const state = query.find(([key]) => key === "state")?.[1];
+      const clientState = query.find(([key]) => key === "client_state")?.[1];
+      if (!state) throw new FlotillaError("social_login_expired", undefined, { params });
+      // One use per flow: the row goes whatever happens next (a replayed callback finds nothing).
+      const { rows } = await db.query<{ client_state_hash: string; code_verifier: string; nonce: string }>(
+        `DELETE FROM "social_login_state" WHERE state_hash = $1 AND provider = $2 AND expires_at > now()
+         RETURNING client_state_hash, code_verifier, nonce`,
+        [hash(state), slug],
       );
-      return found;
+      const flow = rows[0];
+      if (!flow) throw new FlotillaError("social_login_expired", undefined, { params });
+      if (!clientState || !sameHash(hash(clientState), flow.client_state_hash)) {
+        throw new FlotillaError("social_state_mismatch", undefined, { params });
+      }
+      // The URL the provider redirected to, as the provider saw it (the redirect_uri of the code).
+      const callbackUrl = new URL(redirectUri(slug));
+      for (const [key, value] of query) if (key !== "client_state") callbackUrl.searchParams.append(key, value);
+      const identity = await finishSignIn(
+        provider,
+        callbackUrl,
+        { state, codeVerifier: flow.code_verifier, nonce: flow.nonce },
+        request.log,
+      );
+      return db.transaction(async (tx) => {
+        const found = await resolveSocialAccount(tx, provider, identity);
+        await recordAudit(
+          tx,
+          { user: found.id, clientAddress: request.ip },
+          signInEntry(found.id, { method: "social", provider: slug }),
+        );
+        return found;
+      });
+    };
+    const user = await signIn().catch(async (error: unknown) => {
+      // A refused social sign-in: the provider and why, never the provider's answer.
+      if (error instanceof FlotillaError) {
+        await recordAudit(
+          db,
+          { clientAddress: request.ip },
+          {
+            action: "sign_in.failed",
+            details: { method: "social", provider: slug, reason: error.code },
+          },
+        );
+      }
+      throw error;
     });
     reply.header("cache-control", "no-store");
     reply.type("text/plain; charset=utf-8");
