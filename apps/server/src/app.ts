@@ -53,6 +53,7 @@ import { variableRoutes } from "./features/variables/routes.ts";
 import { webhookRoutes } from "./features/webhooks/routes.ts";
 import { bearerToken, isKnownDeviceKey, registerAuthentication, tokenHashOf } from "./lib/authenticate.ts";
 import { ERROR_CODE_HEADER, registerErrorHandler } from "./lib/error-handler.ts";
+import { createSealer } from "./lib/sealed.ts";
 import { loadSecret } from "./lib/secret.ts";
 
 // One log line per request would drown the device hot path; failures are logged by the error handler.
@@ -184,6 +185,7 @@ export async function buildContext(
     db,
     tokens: createSessionTokens(db.orm, secret),
     captcha: createProofOfWork(secret),
+    webhookSecrets: createSealer(secret, "webhook-secret"),
     mail: createMailer(config, db.orm, logger),
     devices,
     rollouts,

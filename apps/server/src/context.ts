@@ -8,12 +8,15 @@ import type { Mailer } from "./features/mail/mailer.ts";
 import type { RolloutEngine } from "./features/rollouts/engine.ts";
 import type { TerminalSessions } from "./features/terminal/sessions.ts";
 import type { DeviceTunnels } from "./features/tunnels/tunnels.ts";
+import type { Sealer } from "./lib/sealed.ts";
 
 /** What every feature's routes are built with: the configuration, the database and the token service. */
 export type AppContext = {
   config: Config;
   db: Database;
   tokens: SessionTokens;
+  /** Seals webhook signing secrets at rest (lib/sealed.ts). */
+  webhookSecrets: Sealer;
   /** The built-in captcha (FLOTILLA_CAPTCHA=pow). */
   captcha: ReturnType<typeof createProofOfWork>;
   /** Outgoing mail: SMTP_URL, or the outbox table. */

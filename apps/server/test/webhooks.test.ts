@@ -80,6 +80,7 @@ describe("webhooks", () => {
       mail: t.ctx.mail,
       publicUrl: t.config.publicUrl,
       log: { warn: () => undefined, info: () => undefined } as unknown as WebhookDeps["log"],
+      openSecret: (stored) => t.ctx.webhookSecrets.open(stored),
     };
     admin = await t.factories.user();
     member = await t.factories.user();
@@ -107,6 +108,10 @@ describe("webhooks", () => {
     const listed = await call(admin.token, "GET", hooksPath());
     expect(listed.statusCode).toBe(200);
     expect(listed.body).not.toContain(hook.secret);
+    // Sealed at rest: the database does not hold it in clear.
+    const stored = await t.db.query<{ secret: string }>(`SELECT secret FROM "webhook" WHERE id = $1`, [hook.id]);
+    expect(stored.rows[0]?.secret).toMatch(/^sealed:v1:/);
+    expect(stored.rows[0]?.secret).not.toContain(hook.secret);
     expect(listed.json().webhooks).toHaveLength(1);
 
     const test = await call(admin.token, "POST", `${hooksPath()}/${hook.id}/test`);

@@ -5,8 +5,8 @@ import { organization } from "./organizations.ts";
 
 /**
  * Webhooks (docs/audit-and-webhooks.md): an organization's subscriptions to events, optionally
- * narrowed to some fleets. `secret` signs payloads (HMAC-SHA256), so it is kept readable; it is
- * shown to the administrator once, at creation.
+ * narrowed to some fleets. `secret` signs payloads (HMAC-SHA256), so the server must read it back:
+ * it is stored sealed (lib/sealed.ts) and shown to the administrator once, at creation.
  */
 export const webhook = pgTable("webhook", {
   id: id(),

@@ -88,6 +88,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext) {
     publicUrl: ctx.config.publicUrl,
     log: app.log,
     firstRetrySeconds: ctx.config.webhookRetryBaseMs / 1000,
+    openSecret: (stored) => ctx.webhookSecrets.open(stored),
   };
   let round: Promise<void> | undefined;
   let prunedAt = 0;
@@ -177,7 +178,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext) {
         description: body.description ?? "",
         events: body.events,
         fleets: body.fleets ?? null,
-        secret,
+        secret: ctx.webhookSecrets.seal(secret),
       });
       await recordAudit(tx, auditActorOf(request), {
         action: "webhook.created",

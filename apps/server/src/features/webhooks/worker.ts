@@ -37,6 +37,8 @@ export type WebhookDeps = {
   mail: Mailer;
   publicUrl: string;
   log: Pick<FastifyBaseLogger, "warn" | "info">;
+  /** The signing secret from its sealed, stored form. */
+  openSecret: (stored: string) => string;
   /** The first retry's delay (FLOTILLA_WEBHOOK_RETRY_BASE_MS); WEBHOOK_POLICY's when unset. */
   firstRetrySeconds?: number;
 };
@@ -52,7 +54,7 @@ export async function deliverDueWebhooks(deps: WebhookDeps): Promise<number> {
 }
 
 async function deliverOne(deps: WebhookDeps, delivery: ClaimedDelivery): Promise<void> {
-  const outcome = await post(deps.allow, delivery);
+  const outcome = await post(deps.allow, delivery, deps.openSecret(delivery.secret));
   const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
   if (ok) {
     await deps.db.transaction((tx) => recordSuccess(tx, delivery, outcome));
@@ -69,7 +71,7 @@ async function deliverOne(deps: WebhookDeps, delivery: ClaimedDelivery): Promise
   if (disabled) await noticeDisabled(deps, delivery);
 }
 
-async function post(allow: FetchAllowList, delivery: ClaimedDelivery): Promise<AttemptOutcome> {
+async function post(allow: FetchAllowList, delivery: ClaimedDelivery, secret: string): Promise<AttemptOutcome> {
   const body = JSON.stringify(delivery.payload);
   const started = performance.now();
   const durationMs = () => Math.round(performance.now() - started);
@@ -86,7 +88,7 @@ async function post(allow: FetchAllowList, delivery: ClaimedDelivery): Promise<A
           "content-type": "application/json",
           "flotilla-event": delivery.event,
           "flotilla-delivery": String(delivery.id),
-          "flotilla-signature": signWebhook(delivery.secret, body, new Date()),
+          "flotilla-signature": signWebhook(secret, body, new Date()),
         },
       },
     });
