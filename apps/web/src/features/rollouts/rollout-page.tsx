@@ -162,7 +162,11 @@ function WaveCard(props: { wave: RolloutWaveRow; rollout: RolloutRow; devices: R
                     </Box>
                   </TableCell>
                   <TableCell sx={{ color: "text.secondary" }}>
-                    {row.health === "healthy" ? "" : (row.reason ?? "")}
+                    {row.health === "healthy"
+                      ? ""
+                      : wave.state === "rolled_back" && row.health !== "failed"
+                        ? t("rollouts.back_on_previous")
+                        : (row.reason ?? "")}
                   </TableCell>
                 </TableRow>
               );
