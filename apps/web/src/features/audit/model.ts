@@ -34,6 +34,7 @@ export const AUDIT_ACTIONS: Readonly<Record<string, readonly string[]>> = {
   identity_provider: ["authorized", "membership_changed", "deauthorized"],
   billing: ["plan_changed"],
   webhook: ["created", "updated", "deleted"],
+  command_run: ["started", "finished"],
   terminal_session: [],
   device_tunnel: [],
   login_as_user: [],
@@ -48,6 +49,7 @@ export const AUDIT_TARGET_TYPES = [
   "api_key",
   "invitation",
   "webhook",
+  "command_run",
 ] as const;
 
 /** The filter form: text as typed; times as `<input type="datetime-local">` gives them, in local time. */
