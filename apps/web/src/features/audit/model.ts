@@ -143,14 +143,24 @@ function detailValue(value: unknown): string {
   return String(value);
 }
 
-/** The details object as label/value pairs, in the server's order. */
+/** A detail's name: "timeout_s" → "Timeout (s)", "retry_ms" → "Retry (ms)". */
+const detailLabel = (key: string) => {
+  const unit = /_(s|ms)$/.exec(key)?.[1];
+  return unit ? `${sentence(key.slice(0, -unit.length - 1))} (${unit})` : sentence(key);
+};
+
+/** Details that say most about an entry come first (the database keeps JSON keys in its own order). */
+const LEADING_DETAILS = ["name", "command"];
+
+/** The details object as label/value pairs, the leading ones first, the rest in the server's order. */
 export function detailItems(details: unknown): DetailItem[] {
   if (details === null || details === undefined) return [];
   if (typeof details !== "object" || Array.isArray(details)) return [{ label: "", value: detailValue(details) }];
-  return Object.entries(details as Record<string, unknown>).map(([key, value]) => ({
-    label: sentence(key),
-    value: detailValue(value),
-  }));
+  const entries = Object.entries(details as Record<string, unknown>);
+  const lead = (key: string) => (LEADING_DETAILS.includes(key) ? 0 : 1);
+  return [...entries]
+    .sort(([a], [b]) => lead(a) - lead(b))
+    .map(([key, value]) => ({ label: detailLabel(key), value: detailValue(value) }));
 }
 
 /** The file name of an export: the organization and the day. */

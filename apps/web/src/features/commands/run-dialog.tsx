@@ -197,6 +197,17 @@ export function RunCommandDialog(props: {
                 control={<Radio size="small" />}
                 label={t("commands.form.scope_selected", { count: props.devices.length })}
               />
+              {props.devices.length > 0 ? (
+                <Typography variant="caption" color="text.secondary" sx={{ ml: 4, mt: -0.75, mb: 0.5 }}>
+                  {props.devices
+                    .slice(0, 5)
+                    .map((device) => device.device_name)
+                    .join(", ")}
+                  {props.devices.length > 5
+                    ? ` ${t("commands.form.and_more", { count: props.devices.length - 5 })}`
+                    : ""}
+                </Typography>
+              ) : null}
               <FormControlLabel value="fleet" control={<Radio size="small" />} label={t("commands.form.scope_fleet")} />
               <FormControlLabel value="tag" control={<Radio size="small" />} label={t("commands.form.scope_tag")} />
             </RadioGroup>
@@ -217,15 +228,6 @@ export function RunCommandDialog(props: {
                   helperText={t("commands.form.tag_value_help")}
                 />
               </Box>
-            ) : null}
-            {form.scope === "selected" && props.devices.length > 0 ? (
-              <Typography variant="caption" color="text.secondary" sx={{ ml: 4 }}>
-                {props.devices
-                  .slice(0, 5)
-                  .map((device) => device.device_name)
-                  .join(", ")}
-                {props.devices.length > 5 ? ` ${t("commands.form.and_more", { count: props.devices.length - 5 })}` : ""}
-              </Typography>
             ) : null}
           </Section>
           {errors.form ? <Alert severity="error">{errors.form}</Alert> : null}

@@ -127,8 +127,13 @@ function DeviceRow(props: { device: ViewDevice; open: boolean; onToggle: () => v
 function DeviceTable({ run }: { run: RunView }) {
   const { t } = useTranslation();
   const [toggled, setToggled] = useState<ReadonlySet<number>>(new Set());
+  // A device that never ran (offline, refused) has nothing to show: its output starts folded.
   const openByDefault = run.devices.length <= OPEN_OUTPUTS_UP_TO;
-  const isOpen = (id: number) => toggled.has(id) !== openByDefault;
+  const startsOpen = (device: ViewDevice) => openByDefault && (device.pieces.length > 0 || device.started_at !== null);
+  const isOpen = (id: number) => {
+    const device = run.devices.find((d) => d.id === id);
+    return toggled.has(id) !== (device ? startsOpen(device) : false);
+  };
   const toggle = (id: number) =>
     setToggled((current) => {
       const next = new Set(current);
@@ -149,7 +154,7 @@ function DeviceTable({ run }: { run: RunView }) {
         <Box sx={{ flex: 1 }} />
         <Button
           size="small"
-          onClick={() => setToggled(new Set(allOpen === openByDefault ? run.devices.map((device) => device.id) : []))}
+          onClick={() => setToggled(new Set(run.devices.filter((d) => startsOpen(d) === allOpen).map((d) => d.id)))}
         >
           {allOpen ? t("commands.run.collapse_all") : t("commands.run.expand_all")}
         </Button>
@@ -266,8 +271,6 @@ export function CommandRunPage() {
         <Box sx={{ display: "flex", alignItems: "center", gap: 1.5, flexWrap: "wrap", mb: 2 }}>
           <RunStatusChip status={run.status} />
           <Typography variant="body2" color="text.secondary">
-            {t("commands.run.target_line", { target: targetText(run.target) })}
-            {" · "}
             {t("commands.run.started_by", { user: run.created_by_username ?? t("commands.run.someone") })}{" "}
             <Tooltip title={formatFullDate(run.created_at)}>
               <span>{formatDate(run.created_at)}</span>
