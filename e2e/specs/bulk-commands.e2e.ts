@@ -209,6 +209,55 @@ describe("bulk commands from the fleet's device table", () => {
     await shot(page, "bulk-audit-log");
   }, 240_000);
 
+  it("streams output live, stderr apart, waits for the offline device, and cancels", async () => {
+    const all = await devices();
+    const offline = all.find((device) => !device.is_connected_to_vpn) as Device;
+    const online = all.filter((device) => device.uuid !== offline.uuid);
+    await page.goto(url(`/fleets/${ids.fleet}/devices`));
+    const grid = page.getByRole("grid", { name: "Devices" });
+    await grid
+      .getByRole("row")
+      .filter({ hasText: online[0]?.device_name ?? "" })
+      .getByRole("checkbox")
+      .check();
+    await page.getByRole("button", { name: "Actions" }).click();
+    await page.getByRole("menuitem", { name: "Run command" }).click();
+    const dialog = page.getByRole("dialog", { name: "Run a command" });
+    // "sleep x" is an error on stderr, 3 s in: after the page has the run's snapshot (whose output
+    // does not say which stream it came on). The long sleep keeps the run open until it is cancelled.
+    await dialog.getByLabel("Command").fill("echo started; sleep 3; sleep x; sleep 600");
+    await dialog.getByRole("radio", { name: "All devices of the fleet" }).check();
+    await dialog.getByRole("radio", { name: "Wait for it to come online" }).check();
+    await dialog.getByLabel("Wait up to (minutes)").fill("5");
+    await dialog.getByRole("button", { name: "Run command" }).click();
+    await page.waitForURL(new RegExp(`/fleets/${ids.fleet}/commands/\\d+$`));
+
+    // Output arrives while the commands still run.
+    const output = page.getByLabel(`Output of ${online[0]?.device_name}`, { exact: true });
+    await output.getByText("started").waitFor({ timeout: 30_000 });
+    const stderr = output.getByText("sleep: invalid number 'x'");
+    await stderr.waitFor();
+    const colour = (locator: typeof stderr) => locator.evaluate((element) => getComputedStyle(element).color);
+    expect(await colour(stderr)).not.toBe(await colour(output.getByText("started")));
+    const table = page.getByRole("table", { name: "Devices" });
+    await table.getByRole("row").filter({ hasText: offline.device_name }).getByText("Waiting to come online").waitFor();
+    await expect.poll(() => table.getByText("Running", { exact: true }).count()).toBe(5);
+    await page
+      .getByText("6 devices: 0 succeeded · 0 failed · 0 timed out · 0 offline · 0 refused · 6 running or queued")
+      .waitFor();
+    await shot(page, "bulk-run-page-live");
+
+    await page.getByRole("button", { name: "Cancel run" }).click();
+    const confirm = page.getByRole("dialog", { name: "Cancel this run?" });
+    await confirm.getByRole("button", { name: "Cancel run" }).click();
+    await page
+      .getByText("6 devices: 0 succeeded · 0 failed · 0 timed out · 0 offline · 0 refused · 6 cancelled")
+      .waitFor();
+    await page.getByText("Cancelled", { exact: true }).first().waitFor();
+    expect(await page.getByRole("button", { name: "Cancel run" }).count()).toBe(0);
+    await shot(page, "bulk-run-page-cancelled");
+  }, 120_000);
+
   it("does not offer Run command to an observer", async () => {
     const roles = await call<{ d: Array<{ id: number; name: string }> }>(
       "GET",
