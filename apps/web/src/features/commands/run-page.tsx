@@ -109,12 +109,12 @@ function DeviceRow(props: { device: ViewDevice; open: boolean; onToggle: () => v
         <TableCell align="right" sx={{ fontVariantNumeric: "tabular-nums", whiteSpace: "nowrap" }}>
           {durationText(device.duration_ms)}
         </TableCell>
-        <TableCell sx={{ color: "text.secondary" }}>{device.reason ?? ""}</TableCell>
+        <TableCell sx={{ color: "text.secondary", pl: 4 }}>{device.reason ?? ""}</TableCell>
       </TableRow>
       <TableRow>
         <TableCell colSpan={6} sx={{ py: 0, ...(props.open ? {} : { borderBottom: 0 }) }}>
           <Collapse in={props.open} unmountOnExit>
-            <Box sx={{ pb: 1.5, pl: 6 }}>
+            <Box sx={{ pb: 1.5, pl: 7 }}>
               <Output device={device} />
             </Box>
           </Collapse>
@@ -159,15 +159,20 @@ function DeviceTable({ run }: { run: RunView }) {
           {allOpen ? t("commands.run.collapse_all") : t("commands.run.expand_all")}
         </Button>
       </Box>
-      <Table size="small" aria-label={t("commands.run.devices")}>
+      {/* Fixed widths: the columns stay put while states and durations change. */}
+      <Table size="small" aria-label={t("commands.run.devices")} sx={{ tableLayout: "fixed" }}>
         <TableHead>
           <TableRow>
-            <TableCell padding="checkbox" />
-            <TableCell>{t("commands.columns.device")}</TableCell>
-            <TableCell>{t("commands.columns.state")}</TableCell>
-            <TableCell align="right">{t("commands.columns.exit_code")}</TableCell>
-            <TableCell align="right">{t("commands.columns.duration")}</TableCell>
-            <TableCell sx={{ width: "40%" }}>{t("commands.columns.reason")}</TableCell>
+            <TableCell padding="checkbox" sx={{ width: 56 }} />
+            <TableCell sx={{ width: "24%" }}>{t("commands.columns.device")}</TableCell>
+            <TableCell sx={{ width: 210 }}>{t("commands.columns.state")}</TableCell>
+            <TableCell align="right" sx={{ width: 90 }}>
+              {t("commands.columns.exit_code")}
+            </TableCell>
+            <TableCell align="right" sx={{ width: 100 }}>
+              {t("commands.columns.duration")}
+            </TableCell>
+            <TableCell sx={{ pl: 4 }}>{t("commands.columns.reason")}</TableCell>
           </TableRow>
         </TableHead>
         <TableBody>
