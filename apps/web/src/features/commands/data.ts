@@ -4,6 +4,7 @@ import { useServices } from "../../app-services.tsx";
 import { responseError } from "../../lib/errors.ts";
 import type { Sdk } from "../../lib/sdk.ts";
 import { accountRequest } from "../auth/api.ts";
+import { followRun } from "./follow.ts";
 import {
   applyRunEvent,
   createSseParser,
@@ -12,14 +13,10 @@ import {
   type RunListItem,
   type RunRequest,
   type RunView,
-  runIsOver,
-  viewOf,
 } from "./model.ts";
 
 /** Bulk commands' API (docs/bulk-commands.md) as the dashboard calls it. */
 
-/** After a dropped stream the page re-reads the run, then listens again this much later. */
-const RECONNECT_MS = 2000;
 /** The fleet's list refreshes this often while one of its runs is running. */
 const LIST_POLL_MS = 3000;
 
@@ -131,33 +128,21 @@ export function useCommandRunLive(runId: number | undefined) {
     const abort = new AbortController();
     const { signal } = abort;
     const onEvent = (event: RunEvent) => dispatch({ type: "event", event });
-    void (async () => {
-      let first = true;
-      while (!signal.aborted) {
-        try {
-          dispatch({ type: "live", live: true });
-          if (await followStream(sdk, config.apiUrl, runId, signal, onEvent)) break;
-          dispatch({ type: "live", live: false });
-          const run = await readRun(sdk, config.apiUrl, runId, signal);
-          onEvent({ event: "snapshot", data: run });
-          if (runIsOver(run)) break;
-        } catch (error) {
-          if (signal.aborted) return;
-          // The first read failing is the page's error; later ones are a connection that comes back.
-          if (first) {
-            dispatch({ type: "error", error });
-            return;
-          }
-        }
-        first = false;
-        await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
-      }
-      if (!signal.aborted) dispatch({ type: "live", live: false });
-    })();
+    void followRun(
+      {
+        stream: (handle) => followStream(sdk, config.apiUrl, runId, signal, handle),
+        read: () => readRun(sdk, config.apiUrl, runId, signal),
+        wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+        signal,
+      },
+      {
+        onEvent,
+        onLive: (live) => dispatch({ type: "live", live }),
+        onError: (error) => dispatch({ type: "error", error }),
+      },
+    );
     return () => abort.abort();
   }, [runId, sdk, config.apiUrl]);
   const applySnapshot = (run: RunDetail) => dispatch({ type: "event", event: { event: "snapshot", data: run } });
   return { ...state, applySnapshot };
 }
-
-export { viewOf };
