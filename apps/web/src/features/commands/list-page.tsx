@@ -81,7 +81,10 @@ export function FleetCommandsPage() {
                   </TableCell>
                   <TableCell sx={{ whiteSpace: "nowrap" }}>{targetText(run.target)}</TableCell>
                   <TableCell>
-                    <RunStatusChip status={run.status} />
+                    <RunStatusChip
+                      status={run.status}
+                      allSucceeded={(run.states.succeeded ?? 0) === run.device_count}
+                    />
                   </TableCell>
                   <TableCell>
                     <Typography variant="body2">

@@ -38,9 +38,11 @@ const STATUS_COLOR: Record<CommandRunStatus, ChipProps["color"]> = {
   cancelled: "default",
 };
 
-export function RunStatusChip({ status }: { status: CommandRunStatus }) {
+/** A finished run is green only when every device succeeded; else the counts tell what went wrong. */
+export function RunStatusChip({ status, allSucceeded }: { status: CommandRunStatus; allSucceeded: boolean }) {
   const { t } = useTranslation();
-  return <Chip size="small" color={STATUS_COLOR[status]} label={t(`commands.status.${status}`)} />;
+  const color = status === "finished" && !allSucceeded ? "warning" : STATUS_COLOR[status];
+  return <Chip size="small" color={color} label={t(`commands.status.${status}`)} />;
 }
 
 export function useTargetText() {

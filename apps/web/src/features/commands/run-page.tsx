@@ -274,7 +274,7 @@ export function CommandRunPage() {
           {run.command}
         </Box>
         <Box sx={{ display: "flex", alignItems: "center", gap: 1.5, flexWrap: "wrap", mb: 2 }}>
-          <RunStatusChip status={run.status} />
+          <RunStatusChip status={run.status} allSucceeded={run.summary.succeeded === run.summary.total} />
           <Typography variant="body2" color="text.secondary">
             {t("commands.run.started_by", { user: run.created_by_username ?? t("commands.run.someone") })}{" "}
             <Tooltip title={formatFullDate(run.created_at)}>
