@@ -340,8 +340,16 @@ describe("the record of runs", () => {
       details: { command: "echo audited", target: "host", device_count: 1 },
     });
     expect(rows[1]?.details).toMatchObject({ command: "echo audited", summary: { succeeded: 1, total: 1 } });
-    const list = (await call(t, "GET", "/command/v1/runs", owner.token)).json as { runs: { id: number }[] };
+    const list = (await call(t, "GET", "/command/v1/runs", owner.token)).json as {
+      runs: { id: number; created_by_username: string }[];
+    };
     expect(list.runs[0]?.id).toBe(id);
+    // The dashboard names who started a run.
+    expect(list.runs[0]?.created_by_username).toBe(owner.user.username);
+    expect((await getRun(id)) as unknown).toMatchObject({
+      created_by: owner.user.id,
+      created_by_username: owner.user.username,
+    });
   });
 
   it("serves the stream to the dashboard's origin (CORS) and ends a finished run's stream at once", async () => {

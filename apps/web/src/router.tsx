@@ -67,6 +67,8 @@ export type CrumbKey =
   | "nav.releases"
   | "nav.rollouts"
   | "nav.rollout"
+  | "nav.commands"
+  | "nav.command_run"
   | "nav.diagnostics";
 
 /** A breadcrumb named after the object a route shows (organization, member, team, fleet). */
@@ -431,6 +433,10 @@ const fleetSummary = () => import("./features/fleets/summary-page.tsx");
 const fleetSettings = () => import("./features/fleets/settings-page.tsx");
 const fleetApiKeys = () => import("./features/fleets/api-keys-page.tsx");
 const rolloutPages = () => import("./features/rollouts/rollout-page.tsx");
+const commandPages = {
+  list: () => import("./features/commands/list-page.tsx"),
+  run: () => import("./features/commands/run-page.tsx"),
+};
 const fleetDevices = () => import("./features/devices/devices-page.tsx");
 const variablePages = () => import("./features/variables/pages.tsx");
 const releasePages = {
@@ -927,6 +933,24 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
       component: page(rolloutPages, "RolloutPage"),
     }),
   ]) as unknown as AnyRoute;
+  const commands = createRoute({
+    getParentRoute: () => base,
+    path: "commands",
+    staticData: { crumb: "nav.commands" },
+  });
+  // Bulk commands (docs/bulk-commands.md), typed as a bare route as the rollouts above.
+  const commandTree = commands.addChildren([
+    createRoute({ getParentRoute: () => commands, path: "/", component: page(commandPages.list, "FleetCommandsPage") }),
+    createRoute({
+      getParentRoute: () => commands,
+      path: "$runId",
+      staticData: { crumb: "nav.command_run" },
+      beforeLoad: ({ params, location }) => {
+        requireNumericId(params.runId, location.pathname.replace(/\/commands\/.*$/, "/commands"));
+      },
+      component: page(commandPages.run, "CommandRunPage"),
+    }),
+  ]) as unknown as AnyRoute;
   return base.addChildren([
     createRoute({ getParentRoute: () => base, path: "/", component: page(fleetSummary, "FleetSummaryPage") }),
     releaseTree,
@@ -960,6 +984,7 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
             component: page(fleetDevices, "FleetDevicesPage"),
           }),
           rolloutTree,
+          commandTree,
           createRoute({
             getParentRoute: () => base,
             path: "envvars",

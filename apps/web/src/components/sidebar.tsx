@@ -16,6 +16,7 @@ import NewReleasesOutlined from "@mui/icons-material/NewReleasesOutlined";
 import PersonOutlined from "@mui/icons-material/PersonOutlined";
 import PlaceOutlined from "@mui/icons-material/PlaceOutlined";
 import SettingsOutlined from "@mui/icons-material/SettingsOutlined";
+import TerminalOutlined from "@mui/icons-material/TerminalOutlined";
 import TollOutlined from "@mui/icons-material/TollOutlined";
 import TuneOutlined from "@mui/icons-material/TuneOutlined";
 import ViewInArOutlined from "@mui/icons-material/ViewInArOutlined";
@@ -67,6 +68,7 @@ const ICONS: Record<MenuIcon, ReactNode> = {
   config: <TuneOutlined fontSize="small" />,
   releases: <NewReleasesOutlined fontSize="small" />,
   rollouts: <WavesOutlined fontSize="small" />,
+  commands: <TerminalOutlined fontSize="small" />,
 };
 
 type HomeEntry = {

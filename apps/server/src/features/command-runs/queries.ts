@@ -160,13 +160,19 @@ export type RunRow = {
   finished_at: Date | null;
   status: "running" | "finished" | "cancelled";
   instance: string | null;
+  /** The creator's username, for the dashboard's "started by" (null for a deleted user). */
+  created_by_username?: string | null;
 };
 
 const RUN_COLUMNS = `id, organization, fleet, created_by, api_key, command, target, timeout_s, concurrency, queue_window_s,
                      created_at, finished_at, status, instance`;
 
 export async function runById(db: Db, id: number): Promise<RunRow | undefined> {
-  const { rows } = await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM "command_run" WHERE id = $1`, [id]);
+  const { rows } = await db.query<RunRow>(
+    `SELECT ${RUN_COLUMNS}, (SELECT u.username FROM "user" u WHERE u.id = created_by) AS created_by_username
+       FROM "command_run" WHERE id = $1`,
+    [id],
+  );
   return rows[0];
 }
 
@@ -203,6 +209,7 @@ export async function listRuns(
 ): Promise<(RunRow & { device_count: number; states: Record<string, number> })[]> {
   const { rows } = await db.query<RunRow & { device_count: number; states: Record<string, number> | null }>(
     `SELECT ${RUN_COLUMNS.replaceAll(/(\w+)/g, "r.$1")},
+            (SELECT u.username FROM "user" u WHERE u.id = r.created_by) AS created_by_username,
             (SELECT count(*)::int FROM "command_run_device" c WHERE c.run = r.id) AS device_count,
             (SELECT jsonb_object_agg(s.state, s.n) FROM
                (SELECT state, count(*)::int AS n FROM "command_run_device" c WHERE c.run = r.id GROUP BY state) s) AS states

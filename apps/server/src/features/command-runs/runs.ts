@@ -266,6 +266,7 @@ export const runView = (run: RunRow) => ({
   organization: run.organization,
   fleet: run.fleet,
   created_by: run.created_by,
+  created_by_username: run.created_by_username ?? null,
   api_key: run.api_key,
   command: run.command,
   target: run.target === "host" ? "host" : { service: run.target },

@@ -63,6 +63,13 @@ describe("audit log entries as people read them", () => {
       { label: "Role", value: "from member, to administrator" },
     ]);
     for (const item of detailItems({ nested: { a: [1, { b: 2 }] } })) expect(item.value).not.toMatch(/[{}"]/);
+    // A bulk command's entry: the command first, units named.
+    expect(detailItems({ target: "host", command: "uname -a", timeout_s: 30, device_count: 6 })).toEqual([
+      { label: "Command", value: "uname -a" },
+      { label: "Target", value: "host" },
+      { label: "Timeout (s)", value: "30" },
+      { label: "Device count", value: "6" },
+    ]);
   });
 
   it("names the export after the organization and the day", () => {

@@ -36,6 +36,7 @@ export const AUDIT_ACTIONS: Readonly<Record<string, readonly string[]>> = {
   identity_provider: ["created", "updated", "deleted", "authorized", "membership_changed", "deauthorized"],
   billing: ["plan_changed", "payment_method_changed", "payment_method_removed"],
   webhook: ["created", "updated", "deleted"],
+  command_run: ["started", "finished"],
   terminal_session: [],
   device_tunnel: [],
   login_as_user: [],
@@ -52,6 +53,7 @@ export const AUDIT_TARGET_TYPES = [
   "team",
   "identity_provider",
   "webhook",
+  "command_run",
 ] as const;
 
 /** The filter form: text as typed; times as `<input type="datetime-local">` gives them, in local time. */
@@ -145,14 +147,24 @@ function detailValue(value: unknown): string {
   return String(value);
 }
 
-/** The details object as label/value pairs, in the server's order. */
+/** A detail's name: "timeout_s" → "Timeout (s)", "retry_ms" → "Retry (ms)". */
+const detailLabel = (key: string) => {
+  const unit = /_(s|ms)$/.exec(key)?.[1];
+  return unit ? `${sentence(key.slice(0, -unit.length - 1))} (${unit})` : sentence(key);
+};
+
+/** Details that say most about an entry come first (the database keeps JSON keys in its own order). */
+const LEADING_DETAILS = ["name", "command"];
+
+/** The details object as label/value pairs, the leading ones first, the rest in the server's order. */
 export function detailItems(details: unknown): DetailItem[] {
   if (details === null || details === undefined) return [];
   if (typeof details !== "object" || Array.isArray(details)) return [{ label: "", value: detailValue(details) }];
-  return Object.entries(details as Record<string, unknown>).map(([key, value]) => ({
-    label: sentence(key),
-    value: detailValue(value),
-  }));
+  const entries = Object.entries(details as Record<string, unknown>);
+  const lead = (key: string) => (LEADING_DETAILS.includes(key) ? 0 : 1);
+  return [...entries]
+    .sort(([a], [b]) => lead(a) - lead(b))
+    .map(([key, value]) => ({ label: detailLabel(key), value: detailValue(value) }));
 }
 
 /** The file name of an export: the organization and the day. */

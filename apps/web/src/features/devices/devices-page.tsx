@@ -29,6 +29,7 @@ import { SearchField } from "../../components/form-fields.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { ListToolbar } from "../../components/list-toolbar.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
+import { commandAbilities, RunCommandDialog } from "../commands/run-dialog.tsx";
 import { statusColor } from "../fleets/status.tsx";
 import { useFreePlan, usePageFleet } from "../fleets/summary-page.tsx";
 import {
@@ -72,6 +73,7 @@ function readColumns(): GridColumnVisibilityModel {
 
 type BatchDialog =
   | SupervisorAction
+  | "run-command"
   | "move"
   | "pin"
   | "tag"
@@ -120,6 +122,7 @@ export function FleetDevicesPage() {
   const selected = rows.filter((row) => selection.ids.has(row.id) === (selection.type === "include"));
   const can = deviceAbilities(fleet.user_access_roles);
   const updates = updateAbilities(fleet.user_access_roles);
+  const commands = commandAbilities(can);
   const setColumn = (field: string, visible: boolean) => {
     const next = { ...columns, [field]: visible };
     setColumns(next);
@@ -194,6 +197,8 @@ export function FleetDevicesPage() {
   const batchItems: Array<{ key: BatchDialog; allowed: boolean; danger?: boolean; divider?: boolean }> = [
     { key: "restart", allowed: can.supervisor },
     { key: "identify", allowed: can.supervisor },
+    // Hidden, not disabled, without device.ssh(-host): the server would refuse every device.
+    ...(commands.run ? [{ key: "run-command" as const, allowed: true }] : []),
     { key: "move", allowed: can.move, divider: true },
     { key: "pin", allowed: can.update },
     { key: "tag", allowed: can.tags },
@@ -351,6 +356,9 @@ export function FleetDevicesPage() {
       {adding ? <AddDeviceDialog fleet={fleet} onClose={() => setAdding(false)} /> : null}
       {dialog === "restart" || dialog === "identify" || dialog === "reboot" || dialog === "shutdown" ? (
         <SupervisorActionDialog action={dialog} devices={selected} onClose={() => setDialog(undefined)} />
+      ) : null}
+      {dialog === "run-command" ? (
+        <RunCommandDialog fleetId={fleet.id} devices={selected} can={commands} onClose={() => setDialog(undefined)} />
       ) : null}
       {dialog === "move" ? <MoveDevicesDialog devices={selected} onClose={() => setDialog(undefined)} /> : null}
       {dialog === "pin" ? (
