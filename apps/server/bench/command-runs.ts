@@ -11,6 +11,7 @@
 // Figures go into docs/benchmarks.md ("Bulk commands") by hand, with the machine.
 import os from "node:os";
 import { parseArgs } from "node:util";
+import { createSseParser } from "@flotilla/domain";
 import { createApiKey } from "../src/features/api-keys/service.ts";
 import { createFactories } from "../test/factories.ts";
 import { startBenchApi } from "./support.ts";
@@ -89,18 +90,11 @@ async function run(concurrency: number) {
   let summary: Summary | undefined;
   let outputs = 0;
   const decoder = new TextDecoder();
-  let buffer = "";
+  const parser = createSseParser();
   for await (const chunk of stream.body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end = buffer.indexOf("\n\n");
-    while (end >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      end = buffer.indexOf("\n\n");
-      if (block.startsWith("event: output")) outputs += 1;
-      if (block.startsWith("event: summary")) {
-        summary = (JSON.parse(block.split("\ndata: ")[1] ?? "{}") as { summary: Summary }).summary;
-      }
+    for (const { event, data } of parser.feed(decoder.decode(chunk, { stream: true }))) {
+      if (event === "output") outputs += 1;
+      if (event === "summary") summary = (data as { summary: Summary }).summary;
     }
   }
   const total = performance.now() - started;

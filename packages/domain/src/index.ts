@@ -14,6 +14,7 @@ export * from "./permissions.ts";
 export * from "./proof-of-work.ts";
 export * from "./releases.ts";
 export * from "./rollouts.ts";
+export * from "./server-events.ts";
 export * from "./ssh-keys.ts";
 export * from "./tax-ids.ts";
 export * from "./terminal.ts";

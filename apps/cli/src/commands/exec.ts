@@ -1,4 +1,4 @@
-import { COMMAND_RUN_LIMITS } from "@flotilla/domain";
+import { COMMAND_RUN_LIMITS, createSseParser } from "@flotilla/domain";
 import { parseCommand } from "../args.ts";
 import { CliError, serverMessage, UsageError } from "../errors.ts";
 import type { Command } from "../io.ts";
@@ -78,21 +78,14 @@ async function json(response: Response): Promise<unknown> {
   return text ? JSON.parse(text) : null;
 }
 
-/** The stream's events (`event:` and `data:` lines, a blank line between). */
+/** The stream's events, as they arrive. */
 async function* serverEvents(response: Response): AsyncGenerator<{ event: string; data: Record<string, unknown> }> {
   if (!response.body) return;
   const decoder = new TextDecoder();
-  let buffer = "";
+  const parser = createSseParser();
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end = buffer.indexOf("\n\n");
-    while (end >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      end = buffer.indexOf("\n\n");
-      const event = /^event: (.*)$/m.exec(block)?.[1];
-      const data = /^data: (.*)$/m.exec(block)?.[1];
-      if (event && data) yield { event, data: JSON.parse(data) as Record<string, unknown> };
+    for (const { event, data } of parser.feed(decoder.decode(chunk, { stream: true }))) {
+      yield { event, data: data as Record<string, unknown> };
     }
   }
 }

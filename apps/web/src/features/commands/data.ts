@@ -1,3 +1,4 @@
+import { createSseParser } from "@flotilla/domain";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useReducer } from "react";
 import { useServices } from "../../app-services.tsx";
@@ -7,7 +8,6 @@ import { accountRequest } from "../auth/api.ts";
 import { followRun } from "./follow.ts";
 import {
   applyRunEvent,
-  createSseParser,
   type RunDetail,
   type RunEvent,
   type RunListItem,
