@@ -11,6 +11,7 @@ describe("fleet, app and block side menus", () => {
       "nav.devices",
       "nav.releases",
       "nav.rollouts",
+      "nav.logs",
       "nav.envvars",
       "nav.config",
       "nav.settings",

@@ -29,6 +29,7 @@ export type NavLabel =
   | "nav.config"
   | "nav.releases"
   | "nav.rollouts"
+  | "nav.logs"
   | "nav.diagnostics";
 export type MenuIcon =
   | "fleets"
@@ -52,6 +53,7 @@ export type MenuIcon =
   | "config"
   | "releases"
   | "rollouts"
+  | "logs"
   | "diagnostics";
 export type MenuContext =
   | "home"
@@ -184,6 +186,7 @@ export function contextMenu(
             { to: `${base}/devices`, label: "nav.devices", icon: "devices" },
             { to: `${base}/releases`, label: "nav.releases", icon: "releases" },
             { to: `${base}/rollouts`, label: "nav.rollouts", icon: "rollouts" },
+            { to: `${base}/logs`, label: "nav.logs", icon: "logs" },
             { to: `${base}/envvars`, label: "nav.envvars", icon: "variables" },
             { to: `${base}/config`, label: "nav.config", icon: "config" },
           ] as const)
