@@ -49,7 +49,7 @@ export function LogRetentionCard(props: { orgId: number; editable: boolean }) {
     save.mutate();
   };
   return (
-    <Card title={t("log_search.retention_title")} label="log-retention">
+    <Card title={t("log_search.retention_title")}>
       <Typography variant="body2" color="text.secondary" sx={{ mb: 1.5 }}>
         {t("log_search.retention_help", {
           days: server.maxAgeDays,

@@ -49,7 +49,7 @@ export function LogSearchCard(props: { scope: { device: string } | { fleet: numb
   });
 
   return (
-    <Card title={t("log_search.title")} label="log-search">
+    <Card title={t("log_search.title")}>
       <Box
         component="form"
         onSubmit={submit}
