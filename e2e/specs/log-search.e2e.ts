@@ -142,7 +142,7 @@ describe("log search: lines logged while offline keep their times", () => {
 
     // The device page's search shows the line at its original time.
     await page.goto(`${flotilla.dashboardUrl}/devices/${uuid}`);
-    const card = page.getByRole("region", { name: "Search stored logs" });
+    const card = page.getByRole("region", { name: "Log search", exact: true });
     await card.scrollIntoViewIfNeeded();
     await card.getByLabel("Text", { exact: true }).fill(sample.message);
     await card.getByLabel("From", { exact: true }).fill(minuteInput(first));

@@ -54,7 +54,6 @@ export function LogSearchCard(props: { scope: { device: string } | { fleet: numb
         component="form"
         onSubmit={submit}
         sx={{ display: "flex", flexWrap: "wrap", gap: 1, alignItems: "center", mb: 1 }}
-        aria-label={t("log_search.title")}
       >
         <TextField size="small" label={t("log_search.text")} sx={{ minWidth: 220, flex: 1 }} {...field("q")} />
         <TextField size="small" select label={t("log_search.service")} sx={{ minWidth: 140 }} {...field("service")}>
