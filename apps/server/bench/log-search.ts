@@ -5,6 +5,7 @@
 // during the load and built after it, as a restore would), then times searches through
 // GET /logs/v1/search, one request at a time, BENCH_SEARCH_REQUESTS (200) of each shape after
 // 20 of warm-up, each on a random device or fleet, and prints p50/p95 and each shape's plan.
+// Last, the retention job prunes the oldest 5 days (BENCH_RETENTION=0 skips it).
 //   BENCH_LOG_LINES=1000000   a quicker run
 import { createFactories } from "../test/factories.ts";
 import { startBenchApi } from "./support.ts";
@@ -166,6 +167,17 @@ try {
     });
     await explain("fleet + rare word", { scope: { fleet }, text: "segfault", limit: 101 });
     await explain("fleet + common word", { scope: { fleet }, text: "GET", limit: 101 });
+  }
+  // Retention: the oldest 5 of the 25 days (a fifth of the lines) go, in batches of 5,000.
+  if (process.env.BENCH_RETENTION !== "0") {
+    const { runLogRetention, LOG_PRUNE_BATCH } = await import("../src/features/devices/log-retention.ts");
+    const t = performance.now();
+    const deleted = await runLogRetention(db, { maxAgeDays: 20, maxLinesPerDevice: 1_000_000, now });
+    const seconds = (performance.now() - t) / 1000;
+    console.log(
+      `\n  retention: ${deleted.toLocaleString("en")} lines older than 20 days pruned in ${seconds.toFixed(1)} s ` +
+        `(${Math.round(deleted / seconds).toLocaleString("en")} lines/s, batches of ${LOG_PRUNE_BATCH})`,
+    );
   }
 } finally {
   await server.stop();
