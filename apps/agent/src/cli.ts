@@ -62,6 +62,9 @@ Commands:
                                          run (chosen by uuid; default 1)
                --fail-mode MODE          download (the download fails) or crash-loop (its services
                                          restart over and over); default download
+               --offline-after S         with --offline-for S: S seconds after start every device loses its
+                                         network for S seconds, keeps logging into its offline buffer
+                                         and uploads the lines with their times when back
                --supervisor-version X.Y.Z the supervisor they start with (default ${SUPERVISOR_VERSION})
 
 Options:
@@ -293,6 +296,22 @@ export function failureInjection(
   return { commit: commit.toLowerCase(), share, mode: mode as FailMode };
 }
 
+/** `--offline-after S --offline-for S`: cut every device's network once, for a while (log buffering). */
+function offlineWindow(
+  values: Record<string, string | boolean | undefined>,
+): { afterMs: number; forMs: number } | undefined {
+  const after = values["offline-after"];
+  const duration = values["offline-for"];
+  if (after === undefined && duration === undefined) return undefined;
+  if (after === undefined || duration === undefined) {
+    throw new UsageError("--offline-after and --offline-for go together");
+  }
+  return {
+    afterMs: integer(after, "offline-after", 0, 86_400) * 1000,
+    forMs: integer(duration, "offline-for", 1, 86_400) * 1000,
+  };
+}
+
 async function simulate(args: string[], io: Out) {
   const values = parse(args, {
     ...fleetOptions,
@@ -306,6 +325,8 @@ async function simulate(args: string[], io: Out) {
     "fail-release": { type: "string" },
     "fail-share": { type: "string" },
     "fail-mode": { type: "string" },
+    "offline-after": { type: "string" },
+    "offline-for": { type: "string" },
   });
   const failRelease = failureInjection(values);
   const url = apiUrl(required(values, "api"));
@@ -321,6 +342,7 @@ async function simulate(args: string[], io: Out) {
   }
   const osVersion = version(values["os-version"], "os-version");
   const supervisorVersion = version(values["supervisor-version"], "supervisor-version");
+  const offline = offlineWindow(values);
   io.out(`registering ${count} simulated device(s) in fleet ${fleetId} at ${url} …`);
   const simulator = await startSimulator({
     apiUrl: url,
@@ -335,6 +357,7 @@ async function simulate(args: string[], io: Out) {
     ...(failRelease ? { failRelease } : {}),
     ...(osVersion ? { osVersion: `balenaOS ${osVersion}` } : {}),
     ...(supervisorVersion ? { supervisorVersion } : {}),
+    ...(offline ? { offline } : {}),
     log: io.err,
     onAction: (uuid, action, data, status) =>
       io.out(`${uuid.slice(0, 7)}: ${action}${data.force === true ? " (force)" : ""} → ${status}`),

@@ -85,3 +85,29 @@ describe("device runtime scheduling (fake clock)", () => {
     device.stop();
   });
 });
+
+describe("cutting a device's connection (simulator --offline-for)", () => {
+  it("keeps ticking and logging while cut, sends nothing, and comes back after the given time", () => {
+    const { clock, device, ticks, stats } = setUp({
+      beforeReport: (runtime) => {
+        ticks.push(clock.now());
+        runtime.log({ message: `tick ${ticks.length}` });
+      },
+    });
+    device.start({ firstReportInMs: 0 });
+    device.cloudlink.stop();
+    clock.advance(1);
+    const reportsBefore = stats.reports + stats.reportErrors;
+    device.cutConnection(30_000);
+    expect(device.offline).toBe(true);
+    const ticksBefore = ticks.length;
+    clock.advance(29_000);
+    expect(ticks.length).toBeGreaterThan(ticksBefore + 1);
+    expect(stats.reports + stats.reportErrors).toBe(reportsBefore);
+    // The lines logged meanwhile wait in the offline buffer, oldest first.
+    expect(device.logs.buffer.size).toBeGreaterThanOrEqual(ticks.length - ticksBefore);
+    clock.advance(2000);
+    expect(device.offline).toBe(false);
+    device.stop();
+  });
+});

@@ -68,6 +68,9 @@ export type DeviceRuntimeOptions = {
   onProblem?: (kind: "report" | "poll" | "logs" | "cloudlink", message: string) => void;
   /** Log streams of simulated devices end sooner so 1,000 devices do not hold 1,000 requests. */
   logIdleMs?: number;
+  /** Offline log buffer bounds (default LOG_BUFFER_LINES / LOG_BUFFER_BYTES); the simulator keeps less per device. */
+  logBufferLines?: number;
+  logBufferBytes?: number;
   /**
    * The target-state poll says the device is gone: 401 (its key was deleted with it) or 404
    * `device_not_found` (the API still knew the key for a moment).
@@ -106,6 +109,8 @@ export class DeviceRuntime {
   private reportAgain = false;
   private polling = false;
   online = false;
+  /** The network is cut (cutConnection): the device runs and logs, but nothing reaches the API. */
+  offline = false;
 
   constructor(private readonly options: DeviceRuntimeOptions) {
     this.identity = options.identity;
@@ -122,6 +127,8 @@ export class DeviceRuntime {
       deviceKey: identity.deviceKey,
       clock: this.clock,
       idleMs: options.logIdleMs ?? 30_000,
+      ...(options.logBufferLines !== undefined ? { bufferLines: options.logBufferLines } : {}),
+      ...(options.logBufferBytes !== undefined ? { bufferBytes: options.logBufferBytes } : {}),
       onError: (message) => options.onProblem?.("logs", message),
     });
     this.terminals = new TerminalSessions(
@@ -196,6 +203,26 @@ export class DeviceRuntime {
     this.reportTimer = null;
   }
 
+  /**
+   * Cuts the device's network for `ms` (the simulator's `--offline-for`): the cloudlink socket
+   * closes, reports, polls and log uploads pause, the device keeps running and logging into its
+   * offline log buffer; then everything comes back and the buffered lines go up first.
+   */
+  cutConnection(ms: number) {
+    if (this.offline) return;
+    this.offline = true;
+    this.cloudlink.stop();
+    this.logs.setOffline(true);
+    this.clock.setTimeout(() => {
+      this.offline = false;
+      this.logs.setOffline(false);
+      if (!this.online) return;
+      this.cloudlink.start();
+      this.reportNow();
+      this.pollNow();
+    }, ms);
+  }
+
   async shutdown() {
     this.stop();
     await this.logs.stop();
@@ -227,6 +254,7 @@ export class DeviceRuntime {
 
   private async poll() {
     if (!this.online || this.polling) return;
+    if (this.offline) return this.schedulePoll(jittered(pollIntervalOf(this.targetClient.state), this.random));
     this.polling = true;
     try {
       const { state, changed } = await this.targetClient.fetch();
@@ -267,6 +295,7 @@ export class DeviceRuntime {
     }
     if (!this.online) return;
     if (regular) this.options.host.beforeReport?.(this);
+    if (this.offline) return;
     if (this.reporting) {
       this.reportAgain = true;
       return;

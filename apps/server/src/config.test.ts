@@ -28,6 +28,12 @@ describe("configuration", () => {
     expect(loadConfig({ FLOTILLA_AUDIT_RETENTION_DAYS: "90" }).auditRetentionDays).toBe(90);
   });
 
+  it("keeps device log lines 30 days unless FLOTILLA_DEVICE_LOG_RETENTION_DAYS says otherwise", () => {
+    expect(loadConfig({}).deviceLogRetentionDays).toBe(30);
+    expect(loadConfig({ FLOTILLA_DEVICE_LOG_RETENTION_DAYS: "7" }).deviceLogRetentionDays).toBe(7);
+    expect(() => loadConfig({ FLOTILLA_DEVICE_LOG_RETENTION_DAYS: "0" })).toThrow(/FLOTILLA_DEVICE_LOG_RETENTION_DAYS/);
+  });
+
   it("derives the public URLs from the ports and trims trailing slashes", () => {
     expect(loadConfig({ FLOTILLA_PORT: "9000", FLOTILLA_API_PORT: "9001" }).apiUrl).toBe("http://localhost:9001");
     expect(loadConfig({ FLOTILLA_API_URL: "https://api.example.com/" }).apiUrl).toBe("https://api.example.com");

@@ -195,6 +195,12 @@ const schema = z.object({
     .min(1, "must be a whole number from 1 to 100000")
     .max(100_000, "must be a whole number from 1 to 100000")
     .default(DEFAULT_DEVICE_LOG_LINES),
+  FLOTILLA_DEVICE_LOG_RETENTION_DAYS: z.coerce
+    .number({ error: "must be a number of days" })
+    .int("must be a whole number of days from 1 to 36500")
+    .min(1, "must be a whole number of days from 1 to 36500")
+    .max(36_500, "must be a whole number of days from 1 to 36500")
+    .default(30),
   FLOTILLA_DEVICE_LOG_HEARTBEAT_SECONDS: z.coerce
     .number({ error: "must be a number" })
     .positive("must be a number of seconds from 0.1 to 300")
@@ -313,6 +319,8 @@ export type Config = {
   redisUrl: string | undefined;
   /** Log lines kept per device in PostgreSQL (older ones are pruned). */
   deviceLogLines: number;
+  /** Device log lines older than this (device time) are pruned; organizations may keep less (docs/logs.md). */
+  deviceLogRetentionDays: number;
   /** An empty line goes to idle log streams this often, so proxies keep them open. */
   deviceLogHeartbeatMs: number;
   deviceActionsHost: string | undefined;
@@ -621,6 +629,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deviceUrlsBaseDomain: e.FLOTILLA_DEVICE_URLS_BASE_DOMAIN,
     redisUrl: e.REDIS_URL,
     deviceLogLines: e.FLOTILLA_DEVICE_LOG_LINES,
+    deviceLogRetentionDays: e.FLOTILLA_DEVICE_LOG_RETENTION_DAYS,
     deviceLogHeartbeatMs: Math.round(e.FLOTILLA_DEVICE_LOG_HEARTBEAT_SECONDS * 1000),
     deviceActionsHost: e.FLOTILLA_DEVICE_ACTIONS_HOST,
     webDist: path.resolve(e.FLOTILLA_WEB_DIST ?? new URL("../../web/dist", import.meta.url).pathname),

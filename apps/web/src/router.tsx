@@ -66,6 +66,7 @@ export type CrumbKey =
   | "nav.config"
   | "nav.releases"
   | "nav.rollouts"
+  | "nav.logs"
   | "nav.rollout"
   | "nav.commands"
   | "nav.command_run"
@@ -985,6 +986,13 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
           }),
           rolloutTree,
           commandTree,
+          // Typed loosely, as the rollouts above: the route tree's type is at its limit.
+          createRoute({
+            getParentRoute: () => base,
+            path: "logs",
+            staticData: { crumb: "nav.logs" },
+            component: page(() => import("./features/devices/logs/fleet-logs-page.tsx"), "FleetLogsPage"),
+          }) as unknown as AnyRoute,
           createRoute({
             getParentRoute: () => base,
             path: "envvars",

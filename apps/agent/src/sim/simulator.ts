@@ -23,6 +23,9 @@ export const SIMULATED_LOCATIONS = [
   { city: "Tokyo", latitude: 35.6762, longitude: 139.6503 },
 ] as const;
 
+/** Offline log buffer of one simulated device, in lines (real agents keep LOG_BUFFER_LINES). */
+export const SIMULATED_LOG_BUFFER_LINES = 1000;
+
 export type SimulatorOptions = {
   apiUrl: string;
   provisioningKey: string;
@@ -52,6 +55,11 @@ export type SimulatorOptions = {
   rebootMs?: number;
   /** The report interval while a device provisions or installs a release; it moves one step per report (default 3 s). */
   busyIntervalMs?: number;
+  /**
+   * Cuts every device's network `after` ms from start, for `for` ms (`--offline-after/--offline-for`):
+   * they keep logging into their offline buffers and upload it when back (docs/device-protocol.md "Logs").
+   */
+  offline?: { afterMs: number; forMs: number };
   /** Registrations in flight at once. */
   registerConcurrency?: number;
   /** Told of every action a device answered (`flotilla-agent simulate` prints `<uuid7>: <action> → <status>`). */
@@ -199,6 +207,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       stats,
       onProblem,
       logIdleMs: 1500,
+      // Many devices in one process: a smaller offline buffer each (about 15 minutes of simulated logs).
+      logBufferLines: SIMULATED_LOG_BUFFER_LINES,
+      logBufferBytes: SIMULATED_LOG_BUFFER_LINES * 256,
       onAction: (action, data, answer) => options.onAction?.(identity.uuid, action, data, answer.status),
       // A device deleted in the dashboard loses its key: the simulated one goes away for good.
       onGone: (runtime) => {
@@ -221,6 +232,14 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       () => {
         booting.delete(timer);
         device.runtime.start({ firstReportInMs: Math.floor(random() * spread) });
+        const offline = options.offline;
+        if (offline) {
+          const cut = setTimeout(() => {
+            booting.delete(cut);
+            device.runtime.cutConnection(offline.forMs);
+          }, offline.afterMs);
+          booting.add(cut);
+        }
       },
       index === 0 ? 0 : Math.floor(random() * bootSpread),
     );

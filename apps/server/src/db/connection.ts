@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import pg from "pg";
 
 /**
@@ -52,6 +53,8 @@ class Mutex {
 export async function openPglite(options: { dataDir?: string; loadDataDir?: Blob }): Promise<Driver> {
   if (options.dataDir) fs.mkdirSync(options.dataDir, { recursive: true });
   const db = new PGlite({
+    // Log search's text index (migration 0024_log_retention).
+    extensions: { pg_trgm },
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
   });

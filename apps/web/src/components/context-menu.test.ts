@@ -12,6 +12,7 @@ describe("fleet, app and block side menus", () => {
       "nav.releases",
       "nav.rollouts",
       "nav.commands",
+      "nav.logs",
       "nav.envvars",
       "nav.config",
       "nav.settings",

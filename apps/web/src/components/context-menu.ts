@@ -30,6 +30,7 @@ export type NavLabel =
   | "nav.releases"
   | "nav.rollouts"
   | "nav.commands"
+  | "nav.logs"
   | "nav.diagnostics";
 export type MenuIcon =
   | "fleets"
@@ -54,6 +55,7 @@ export type MenuIcon =
   | "releases"
   | "rollouts"
   | "commands"
+  | "logs"
   | "diagnostics";
 export type MenuContext =
   | "home"
@@ -187,6 +189,7 @@ export function contextMenu(
             { to: `${base}/releases`, label: "nav.releases", icon: "releases" },
             { to: `${base}/rollouts`, label: "nav.rollouts", icon: "rollouts" },
             { to: `${base}/commands`, label: "nav.commands", icon: "commands" },
+            { to: `${base}/logs`, label: "nav.logs", icon: "logs" },
             { to: `${base}/envvars`, label: "nav.envvars", icon: "variables" },
             { to: `${base}/config`, label: "nav.config", icon: "config" },
           ] as const)

@@ -11,6 +11,7 @@ import HealthAndSafetyOutlined from "@mui/icons-material/HealthAndSafetyOutlined
 import HistoryOutlined from "@mui/icons-material/HistoryOutlined";
 import KeyboardDoubleArrowLeft from "@mui/icons-material/KeyboardDoubleArrowLeft";
 import KeyboardDoubleArrowRight from "@mui/icons-material/KeyboardDoubleArrowRight";
+import ManageSearchOutlined from "@mui/icons-material/ManageSearchOutlined";
 import MemoryOutlined from "@mui/icons-material/MemoryOutlined";
 import NewReleasesOutlined from "@mui/icons-material/NewReleasesOutlined";
 import PersonOutlined from "@mui/icons-material/PersonOutlined";
@@ -69,6 +70,7 @@ const ICONS: Record<MenuIcon, ReactNode> = {
   releases: <NewReleasesOutlined fontSize="small" />,
   rollouts: <WavesOutlined fontSize="small" />,
   commands: <TerminalOutlined fontSize="small" />,
+  logs: <ManageSearchOutlined fontSize="small" />,
 };
 
 type HomeEntry = {

@@ -3,6 +3,7 @@ import { bigint, boolean, check, index, integer, pgTable, text, uniqueIndex } fr
 import { actor, user } from "./accounts.ts";
 import { createdAt, date, id, modifiedAt, optional, ownedBy, requires, shortText } from "./columns.ts";
 import { application, device_type, pairs, service } from "./fleets.ts";
+import { organization } from "./organizations.ts";
 import { image, release } from "./releases.ts";
 
 /**
@@ -137,5 +138,35 @@ export const device_log = pgTable(
     /** The agent's service id; no reference: the service may be gone while its lines stay. */
     service_id: integer(),
   },
-  (t) => [index("device_log_device_idx").on(t.device, t.id)],
+  (t) => [
+    index("device_log_device_idx").on(t.device, t.id),
+    // Search (docs/logs.md): a device's lines newest first, and age retention per device.
+    index("device_log_device_time_idx").on(t.device, t.timestamp, t.id),
+    // A fleet's lines newest first across its devices, when the text matches many lines.
+    index("device_log_time_idx").on(t.timestamp, t.id),
+    // The text match (ILIKE) is served by a pg_trgm GIN index created in migration 0024 when the
+    // database has pg_trgm (drizzle cannot express "only if the extension exists").
+  ],
+);
+
+/**
+ * An organization's own log retention (docs/logs.md), tighter than the server's: lines older than
+ * `max_age_days` (at most FLOTILLA_DEVICE_LOG_RETENTION_DAYS) and beyond the newest
+ * `max_lines_per_device` (at most FLOTILLA_DEVICE_LOG_LINES) of each device are pruned. Null keeps
+ * the server's default.
+ */
+export const device_log_retention = pgTable(
+  "device_log_retention",
+  {
+    organization: integer()
+      .primaryKey()
+      .references(() => organization.id, { onDelete: "cascade" }),
+    max_age_days: integer(),
+    max_lines_per_device: integer(),
+    modified_at: modifiedAt(),
+  },
+  (t) => [
+    check("device_log_retention_age_check", sql`${t.max_age_days} IS NULL OR ${t.max_age_days} >= 1`),
+    check("device_log_retention_lines_check", sql`${t.max_lines_per_device} IS NULL OR ${t.max_lines_per_device} >= 1`),
+  ],
 );

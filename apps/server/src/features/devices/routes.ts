@@ -12,6 +12,7 @@ import { parseInput } from "../../lib/validation.ts";
 import { mayDo } from "../data-api/actions.ts";
 import { parseLogLine } from "./device-logs.ts";
 import { deviceLogRoutes } from "./log-routes.ts";
+import { logSearchRoutes } from "./log-search-routes.ts";
 import { deviceByUuid, fleetStateFacts, isDeviceOfFleet } from "./queries.ts";
 import { STATE_REPORT_BODY_LIMIT, stateReportBody } from "./state-report.ts";
 import { buildFleetState } from "./target-state.ts";
@@ -84,6 +85,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
   );
 
   await deviceLogRoutes(app, ctx);
+  await logSearchRoutes(app, ctx);
 
   app.patch("/device/v3/state", { bodyLimit: STATE_REPORT_BODY_LIMIT, ...DEVICE_ONLY }, async (request, reply) => {
     const device = await identities.of(request);

@@ -24,6 +24,7 @@ import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { Card, NameDialog } from "../orgs/ui.tsx";
 import { type Device, deviceUrl, metricLevel, usedPercent, usePageDevice } from "./data.ts";
+import { LogSearchCard } from "./logs/log-search.tsx";
 import { LogsPanel } from "./logs/logs-panel.tsx";
 import { DeviceNotes } from "./notes.tsx";
 import { OsVersionItem } from "./os-updates.tsx";
@@ -308,6 +309,11 @@ export function DeviceSummaryPage() {
       <Box id="device-logs" sx={{ mt: 2 }}>
         <LogsPanel device={device} canClear={abilities.clearLogs} filterRequest={logFilter} />
       </Box>
+      {fleet ? (
+        <Box sx={{ mt: 2 }}>
+          <LogSearchCard scope={{ device: device.uuid }} fleetId={fleet.id} />
+        </Box>
+      ) : null}
       {abilities.ssh || abilities.sshHost ? (
         <Box sx={{ mt: 2 }}>
           <TerminalCard device={device} canHost={abilities.sshHost} canService={abilities.ssh} />

@@ -40,6 +40,7 @@ import {
   useOrganization,
   useTeams,
 } from "./data.ts";
+import { LogRetentionCard } from "./log-retention-card.tsx";
 import { LOGO_MAX_BYTES, logoProblem, OrgLogo } from "./logo.tsx";
 import { Card, NameDialog, useNumericParam } from "./ui.tsx";
 
@@ -324,6 +325,9 @@ export function OrgSummaryPage() {
         {appCard("fleet")}
         {displayApps ? appCard("app") : null}
         {appCard("block")}
+      </Box>
+      <Box sx={{ mt: 2 }}>
+        <LogRetentionCard orgId={orgId} editable={abilities.rename} />
       </Box>
       <NameDialog
         open={renaming}

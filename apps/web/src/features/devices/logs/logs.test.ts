@@ -248,3 +248,24 @@ describe("clearing logs (resin.device_log.delete)", () => {
     expect(["safe-developer", "developer", "administrator"].map(can)).toEqual([true, true, true]);
   });
 });
+
+describe("log search query", () => {
+  it("sends only what the form holds, times in ms, and the cursor", async () => {
+    const { logSearchQuery, localTimeToMs } = await import("./search.ts");
+    const from = "2026-11-20T10:00";
+    const query = logSearchQuery({ fleet: 7 }, { q: "  timeout ", service: "web", from, to: "" }, "123_45");
+    expect(Object.fromEntries(query)).toEqual({
+      fleet: "7",
+      q: "timeout",
+      service: "web",
+      from: String(localTimeToMs(from)),
+      limit: "100",
+      before: "123_45",
+    });
+    expect(Object.fromEntries(logSearchQuery({ device: "abc" }, { q: "", service: "", from: "", to: "" }))).toEqual({
+      device: "abc",
+      limit: "100",
+    });
+    expect(localTimeToMs("not a time")).toBeUndefined();
+  });
+});
