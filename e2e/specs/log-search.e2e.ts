@@ -6,7 +6,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
-import { api, consent } from "./fleets-helpers.ts";
+import { api, consent, shot } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
 const AGENT_BIN = path.resolve(import.meta.dirname, "../../apps/agent/bin/flotilla-agent.mjs");
@@ -157,5 +157,6 @@ describe("log search: lines logged while offline keep their times", () => {
       .first();
     await row.waitFor({ timeout: 15_000 });
     expect(await row.locator("time").getAttribute("datetime")).toBe(new Date(sample.timestamp).toISOString());
+    await shot(page, "log-search-device");
   }, 240_000);
 });

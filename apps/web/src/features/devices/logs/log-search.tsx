@@ -53,10 +53,23 @@ export function LogSearchCard(props: { scope: { device: string } | { fleet: numb
       <Box
         component="form"
         onSubmit={submit}
-        sx={{ display: "flex", flexWrap: "wrap", gap: 1, alignItems: "center", mb: 1 }}
+        sx={{
+          display: "grid",
+          // One row on a wide screen (the theme makes fields full width); stacked on a narrow one.
+          gridTemplateColumns: { xs: "1fr", md: "minmax(180px, 2fr) minmax(130px, 1fr) 210px 210px auto" },
+          gap: 1,
+          alignItems: "center",
+          mb: 1.5,
+        }}
       >
-        <TextField size="small" label={t("log_search.text")} sx={{ minWidth: 220, flex: 1 }} {...field("q")} />
-        <TextField size="small" select label={t("log_search.service")} sx={{ minWidth: 140 }} {...field("service")}>
+        <TextField size="small" label={t("log_search.text")} {...field("q")} />
+        <TextField
+          size="small"
+          select
+          label={t("log_search.service")}
+          slotProps={{ inputLabel: { shrink: true }, select: { displayEmpty: true } }}
+          {...field("service")}
+        >
           <MenuItem value="">{t("log_search.any_service")}</MenuItem>
           {(services.data ?? []).map((service) => (
             <MenuItem key={service.id} value={service.name}>
