@@ -26,6 +26,7 @@ import {
   progressPercent,
   runPagedBatch,
   splitTagWrites,
+  storedIdPageSize,
   wholePage,
 } from "./select-all.ts";
 
@@ -131,6 +132,7 @@ export function MatchingBatchDialog(props: {
     const filter = deviceListFilter(props.fleetId, props.filter);
     const result = await runPagedBatch({
       total: props.total,
+      pageSize: storedIdPageSize(),
       fetchPage: async (after, size) => {
         const rows = await pine(sdk).get<Array<{ id: number }>>({
           resource: "device",

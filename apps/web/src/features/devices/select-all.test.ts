@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { batchReport } from "./batch.ts";
 import {
+  ID_PAGE_SIZE,
   idPageFilter,
+  idPageSize,
   isMatchingAction,
   type PagedProgress,
   progressPercent,
@@ -126,6 +128,14 @@ describe("select all matching devices: paging", () => {
       onProgress: (p) => progress.push(p),
     });
     expect(progress.at(-1)).toEqual({ done: 110, total: 110 });
+  });
+
+  it("pages by 500 unless a smaller size is stored", () => {
+    expect(idPageSize(null)).toBe(ID_PAGE_SIZE);
+    expect(idPageSize("50")).toBe(50);
+    expect(idPageSize("0")).toBe(ID_PAGE_SIZE);
+    expect(idPageSize("5000")).toBe(ID_PAGE_SIZE);
+    expect(idPageSize("lots")).toBe(ID_PAGE_SIZE);
   });
 
   it("shows progress as a whole percent", () => {

@@ -2,6 +2,24 @@ import type { BatchResult } from "./batch.ts";
 
 /** Ids fetched and written per page when a batch runs over every device that matches a filter. */
 export const ID_PAGE_SIZE = 500;
+const PAGE_SIZE_KEY = "flotilla.batchPageSize";
+
+/**
+ * The page size of a run: ID_PAGE_SIZE, or a smaller one stored under `flotilla.batchPageSize`
+ * (the end-to-end test watches the progress of 120 devices in pages of 50).
+ */
+export function idPageSize(stored: string | null): number {
+  const size = Number.parseInt(stored ?? "", 10);
+  return Number.isInteger(size) && size > 0 && size < ID_PAGE_SIZE ? size : ID_PAGE_SIZE;
+}
+
+export function storedIdPageSize(): number {
+  try {
+    return idPageSize(localStorage.getItem(PAGE_SIZE_KEY));
+  } catch {
+    return ID_PAGE_SIZE;
+  }
+}
 
 /** The batch actions that can run over all matching devices: data API writes addressed by id. */
 export const MATCHING_ACTIONS = ["tag", "pin", "delete"] as const;
