@@ -1,5 +1,6 @@
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
+import { alpha } from "@mui/material/styles";
 import Typography from "@mui/material/Typography";
 import { useTranslation } from "react-i18next";
 
@@ -27,7 +28,8 @@ export function SelectAllBanner(props: {
         columnGap: 1,
         px: 2,
         py: 0.5,
-        bgcolor: "action.selected",
+        // The selected rows' tint, so the banner reads as part of the selection.
+        bgcolor: (theme) => alpha(theme.palette.primary.main, 0.08),
         borderBottom: 1,
         borderColor: "divider",
       }}
