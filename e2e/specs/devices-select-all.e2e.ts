@@ -20,6 +20,7 @@ describe("devices: select all that match and run a batch action over them", () =
   let browser: Browser;
   let page: Page;
   let fleetId = 0;
+  let otherFleetId = 0;
   const call = <T>(method: string, p: string, body?: unknown) => api<T>(page, flotilla.apiUrl, method, p, body);
 
   beforeAll(async () => {
@@ -36,6 +37,17 @@ describe("devices: select all that match and run a batch action over them", () =
     fleetId = ids.fleet;
     // The free plan takes 10 devices; 130 need a paid one.
     await payForPlan(page, flotilla.apiUrl, ids.org, "production-v2");
+    const types = await call<{ d: Array<{ id: number }> }>(
+      "GET",
+      "/v7/device_type?$select=id&$filter=slug eq 'raspberrypi4-64'",
+    );
+    otherFleetId = (
+      await call<{ id: number }>("POST", "/v7/application", {
+        app_name: "second-fleet",
+        organization: ids.org,
+        is_for__device_type: types.d[0]?.id,
+      })
+    ).id;
     const key = await call<string>("POST", "/api-key/v2/", {
       actorType: "application",
       actorTypeId: fleetId,
@@ -84,7 +96,12 @@ describe("devices: select all that match and run a batch action over them", () =
 
     // Only the data API writes run over all matching devices: no reboot of 120 by accident.
     await page.getByRole("button", { name: "Actions" }).click();
-    expect(await page.getByRole("menuitem").allTextContents()).toEqual(["Pin to release", "Add a tag", "Delete"]);
+    expect(await page.getByRole("menuitem").allTextContents()).toEqual([
+      "Move to another fleet",
+      "Pin to release",
+      "Add a tag",
+      "Delete",
+    ]);
     await page.getByRole("menuitem", { name: "Add a tag" }).click();
     const dialog = page.getByRole("dialog", { name: "Add a tag" });
     await dialog.getByText(`This applies to all ${MATCHING} devices that match the list's filter.`).waitFor();
@@ -117,4 +134,26 @@ describe("devices: select all that match and run a batch action over them", () =
     expect(matching.d).toHaveLength(MATCHING);
     expect(new Set(tagged.d.map((row) => row.device.__id))).toEqual(new Set(matching.d.map((row) => row.id)));
   }, 120_000);
+
+  it("moves all 120 matching devices to another fleet", async () => {
+    await page.getByText(`All ${MATCHING} devices that match are selected.`).waitFor();
+    await page.getByRole("button", { name: "Actions" }).click();
+    await page.getByRole("menuitem", { name: "Move to another fleet" }).click();
+    const dialog = page.getByRole("dialog", { name: "Move to another fleet" });
+    await dialog.getByLabel("Target fleet").click();
+    await page.getByRole("option", { name: "second-fleet" }).click();
+    await dialog.getByRole("button", { name: "Move" }).click();
+    await dialog.getByText(`Done for ${MATCHING} devices.`).waitFor({ timeout: 30_000 });
+    await dialog.getByRole("button", { name: "Close" }).click();
+    // They left the list, and the selection with them.
+    await page
+      .getByText("No devices match")
+      .or(page.getByText(/no devices/i).first())
+      .waitFor();
+    const moved = await call<{ d: Array<{ id: number }> }>(
+      "GET",
+      `/v7/device?$select=id&$filter=startswith(uuid,'${PREFIX}') and belongs_to__application eq ${otherFleetId}`,
+    );
+    expect(moved.d).toHaveLength(MATCHING);
+  }, 60_000);
 });

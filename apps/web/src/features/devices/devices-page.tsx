@@ -396,8 +396,9 @@ export function FleetDevicesPage() {
         <MatchingBatchDialog
           {...matchingRun}
           fleetId={fleet.id}
+          architecture={fleet.is_for__device_type[0]?.is_of__cpu_architecture[0]?.id}
           onClose={() => setMatchingRun(undefined)}
-          onDeleted={clearSelection}
+          onRemoved={clearSelection}
         />
       ) : null}
       {pageDialog === "restart" || pageDialog === "identify" || pageDialog === "reboot" || pageDialog === "shutdown" ? (

@@ -6,6 +6,7 @@ import DialogActions from "@mui/material/DialogActions";
 import DialogContent from "@mui/material/DialogContent";
 import DialogTitle from "@mui/material/DialogTitle";
 import LinearProgress from "@mui/material/LinearProgress";
+import MenuItem from "@mui/material/MenuItem";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { useQueryClient } from "@tanstack/react-query";
@@ -15,6 +16,8 @@ import { useSdk } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { errorText } from "../../lib/errors.ts";
 import type { Sdk } from "../../lib/sdk.ts";
+import { useApplicationList } from "../fleets/data.ts";
+import { fleetCan, fleetRoleOf } from "../orgs/access.ts";
 import { ReleasePicker, TRACK_FLEET } from "../releases/release-picker.tsx";
 import { TAG_CONCURRENCY } from "./actions.tsx";
 import { type BatchReport, type BatchResult, batchReport, runBatch } from "./batch.ts";
@@ -43,12 +46,22 @@ interface FilterPine {
 }
 const pine = (sdk: Sdk) => sdk.pine as unknown as FilterPine;
 
-type Choice = { action: "tag"; key: string; value: string } | { action: "pin"; release: string } | { action: "delete" };
+type Choice =
+  | { action: "move"; fleet: number }
+  | { action: "tag"; key: string; value: string }
+  | { action: "pin"; release: string }
+  | { action: "delete" };
 
 /** One page of the action: one PATCH or DELETE over `id in (…)` where the data allows it. */
 function pageAction(sdk: Sdk, choice: Choice): (ids: number[]) => Promise<BatchResult<number>> {
   const byIds = (ids: number[]) => ({ $filter: { id: { $in: ids } } });
   switch (choice.action) {
+    case "move":
+      // The server checks the target's architecture and the mover's role (settings-hooks.ts).
+      return (ids) =>
+        wholePage(ids, () =>
+          pine(sdk).patch({ resource: "device", options: byIds(ids), body: { belongs_to__application: choice.fleet } }),
+        );
     case "pin": {
       const release = choice.release === TRACK_FLEET ? null : Number(choice.release);
       return (ids) =>
@@ -107,10 +120,12 @@ type Finished = { report: BatchReport<number>; done: number; cancelled: boolean;
 export function MatchingBatchDialog(props: {
   action: MatchingAction;
   fleetId: number;
+  /** The fleet's CPU architecture: devices move only to fleets of the same one (spec 2 §6). */
+  architecture: number | undefined;
   filter: string;
   total: number;
   onClose: () => void;
-  onDeleted?: () => void;
+  onRemoved?: () => void;
 }) {
   const { t, i18n } = useTranslation();
   const sdk = useSdk();
@@ -118,6 +133,8 @@ export function MatchingBatchDialog(props: {
   const [key, setKey] = useState("");
   const [value, setValue] = useState("");
   const [release, setRelease] = useState(TRACK_FLEET);
+  const [target, setTarget] = useState("");
+  const fleets = useApplicationList("fleet");
   const [progress, setProgress] = useState<PagedProgress>();
   const [finished, setFinished] = useState<Finished>();
   const [cancelling, setCancelling] = useState(false);
@@ -146,7 +163,8 @@ export function MatchingBatchDialog(props: {
     });
     await queryClient.invalidateQueries({ queryKey: ["fleet-devices"] });
     await queryClient.invalidateQueries({ queryKey: ["device"] });
-    if (choice.action === "delete" && result.succeeded.length > 0) props.onDeleted?.();
+    // Devices that left the list take the selection with them.
+    if ((choice.action === "delete" || choice.action === "move") && result.succeeded.length > 0) props.onRemoved?.();
     setFinished({
       report: batchReport(result),
       done: result.succeeded.length + result.failed.length,
@@ -231,6 +249,45 @@ export function MatchingBatchDialog(props: {
         onConfirm={() => void start({ action: "delete" })}
         onClose={props.onClose}
       />
+    );
+  }
+  if (props.action === "move") {
+    const candidates = (fleets.data ?? []).filter(
+      (fleet) =>
+        fleet.id !== props.fleetId &&
+        fleet.is_for__device_type[0]?.is_of__cpu_architecture[0]?.id === props.architecture &&
+        fleetCan(fleetRoleOf(fleet.user_access_roles.map((row) => row.role)), "device", "move"),
+    );
+    return (
+      <ConfirmDialog
+        open
+        title={t("devices.move.title")}
+        text={applies}
+        confirmLabel={t("devices.move.confirm")}
+        confirmDisabled={!target}
+        onConfirm={() => void start({ action: "move", fleet: Number(target) })}
+        onClose={props.onClose}
+      >
+        <Box sx={{ display: "grid", gap: 2 }}>
+          {fleets.data && candidates.length === 0 ? (
+            <Alert severity="info">{t("devices.move.no_candidates")}</Alert>
+          ) : null}
+          <TextField
+            select
+            size="small"
+            label={t("devices.move.fleet")}
+            value={target}
+            onChange={(event) => setTarget(event.target.value)}
+          >
+            {candidates.map((fleet) => (
+              <MenuItem key={fleet.id} value={String(fleet.id)}>
+                {fleet.app_name}
+              </MenuItem>
+            ))}
+          </TextField>
+          <Alert severity="warning">{t("devices.move.pinned_warning")}</Alert>
+        </Box>
+      </ConfirmDialog>
     );
   }
   if (props.action === "pin") {

@@ -149,7 +149,8 @@ describe("select all matching devices: paging", () => {
   });
 
   it("offers only the actions that are data API writes by id", () => {
-    expect(["tag", "pin", "delete", "reboot", "run-command"].filter(isMatchingAction)).toEqual([
+    expect(["move", "tag", "pin", "delete", "reboot", "run-command"].filter(isMatchingAction)).toEqual([
+      "move",
       "tag",
       "pin",
       "delete",

@@ -22,7 +22,7 @@ export function storedIdPageSize(): number {
 }
 
 /** The batch actions that can run over all matching devices: data API writes addressed by id. */
-export const MATCHING_ACTIONS = ["tag", "pin", "delete"] as const;
+export const MATCHING_ACTIONS = ["move", "tag", "pin", "delete"] as const;
 export type MatchingAction = (typeof MATCHING_ACTIONS)[number];
 export const isMatchingAction = (key: string): key is MatchingAction =>
   (MATCHING_ACTIONS as readonly string[]).includes(key);
