@@ -45,6 +45,9 @@ import { AddDeviceDialog } from "./add-device-dialog.tsx";
 import { DEVICE_PAGE_SIZES, type Device, deviceAbilities, deviceCoordinates, useFleetDevices } from "./data.ts";
 import { DeviceMap } from "./device-map.tsx";
 import { OsUpdateDevicesDialog, SupervisorUpdateDevicesDialog, updateAbilities } from "./os-updates.tsx";
+import { isMatchingAction, type MatchingAction } from "./select-all.ts";
+import { SelectAllBanner } from "./select-all-banner.tsx";
+import { MatchingBatchDialog } from "./select-all-dialog.tsx";
 import { DeviceStatusChip } from "./status-chip.tsx";
 
 type Lens = "table" | "map";
@@ -96,8 +99,15 @@ export function FleetDevicesPage() {
   const [sort, setSort] = useState<GridSortModel>([]);
   const [columns, setColumns] = useState<GridColumnVisibilityModel>(readColumns);
   const [selection, setSelection] = useState<GridRowSelectionModel>({ type: "include", ids: new Set() });
+  // Gmail's "Select all N that match": the batch then runs over the filter, not the page's rows.
+  const [allMatching, setAllMatching] = useState(false);
+  const clearSelection = () => {
+    setSelection({ type: "include", ids: new Set() });
+    setAllMatching(false);
+  };
   const [columnsMenu, setColumnsMenu] = useState<HTMLElement | null>(null);
   const [dialog, setDialog] = useState<BatchDialog>();
+  const [matchingRun, setMatchingRun] = useState<{ action: MatchingAction; filter: string; total: number }>();
   const [adding, setAdding] = useState(false);
   // The filter reaches the address (and the query) 500 ms after typing stops.
   useEffect(() => {
@@ -105,6 +115,7 @@ export function FleetDevicesPage() {
       if ((search.filter ?? "") === filterInput) return;
       void navigate({ to: ".", search: filterInput ? { filter: filterInput } : {}, replace: true });
       setPagination((current) => ({ ...current, page: 0 }));
+      setAllMatching(false);
     }, 500);
     return () => clearTimeout(timer);
   }, [filterInput, search.filter, navigate]);
@@ -120,6 +131,16 @@ export function FleetDevicesPage() {
   const rows = devices.data?.rows ?? [];
   // "Select all" answers an exclude model: every row of the page except the ids listed.
   const selected = rows.filter((row) => selection.ids.has(row.id) === (selection.type === "include"));
+  const total = devices.data?.total ?? 0;
+  const pageSelected = rows.length > 0 && selected.length === rows.length;
+  const matching = allMatching && pageSelected;
+  // With all matching selected, the per-row dialogs stay closed: they would act on this page only.
+  const pageDialog = matching ? undefined : dialog;
+  const startAction = (key: BatchDialog) => {
+    // The run keeps the filter and count it started with while the list refreshes under it.
+    if (matching && isMatchingAction(key)) setMatchingRun({ action: key, filter: search.filter ?? "", total });
+    else setDialog(key);
+  };
   const can = deviceAbilities(fleet.user_access_roles);
   const updates = updateAbilities(fleet.user_access_roles);
   const commands = commandAbilities(can);
@@ -275,10 +296,15 @@ export function FleetDevicesPage() {
       />
       <ListToolbar
         search={<SearchField label={t("devices.filter")} value={filterInput} onChange={setFilterInput} />}
-        selectedText={selected.length > 0 ? t("devices.selected", { count: selected.length }) : undefined}
+        selectedText={
+          selected.length > 0 ? t("devices.selected", { count: matching ? total : selected.length }) : undefined
+        }
         actionsLabel={t("devices.batch.actions")}
-        items={batchItems.map((item) => ({ ...item, label: t(`devices.batch.${item.key}`) }))}
-        onAction={setDialog}
+        // Over all matching devices only the data API writes by id are offered (select-all.ts).
+        items={batchItems
+          .filter((item) => !matching || isMatchingAction(item.key))
+          .map((item) => ({ ...item, label: t(`devices.batch.${item.key}`) }))}
+        onAction={startAction}
       >
         {lens === "table" ? (
           <Button
@@ -320,6 +346,15 @@ export function FleetDevicesPage() {
         />
       ) : (
         <Paper variant="outlined" sx={{ overflow: "hidden" }}>
+          {pageSelected && total > rows.length ? (
+            <SelectAllBanner
+              pageCount={rows.length}
+              total={total}
+              all={matching}
+              onSelectAll={() => setAllMatching(true)}
+              onClear={clearSelection}
+            />
+          ) : null}
           <DataGrid
             aria-label={t("devices.title")}
             rows={rows}
@@ -339,7 +374,10 @@ export function FleetDevicesPage() {
             checkboxSelection
             keepNonExistentRowsSelected={false}
             rowSelectionModel={selection}
-            onRowSelectionModelChange={setSelection}
+            onRowSelectionModelChange={(next) => {
+              setSelection(next);
+              setAllMatching(false);
+            }}
             disableRowSelectionOnClick
             disableColumnMenu
             density="compact"
@@ -354,31 +392,40 @@ export function FleetDevicesPage() {
         </Paper>
       )}
       {adding ? <AddDeviceDialog fleet={fleet} onClose={() => setAdding(false)} /> : null}
-      {dialog === "restart" || dialog === "identify" || dialog === "reboot" || dialog === "shutdown" ? (
-        <SupervisorActionDialog action={dialog} devices={selected} onClose={() => setDialog(undefined)} />
+      {matchingRun ? (
+        <MatchingBatchDialog
+          {...matchingRun}
+          fleetId={fleet.id}
+          architecture={fleet.is_for__device_type[0]?.is_of__cpu_architecture[0]?.id}
+          onClose={() => setMatchingRun(undefined)}
+          onRemoved={clearSelection}
+        />
       ) : null}
-      {dialog === "run-command" ? (
+      {pageDialog === "restart" || pageDialog === "identify" || pageDialog === "reboot" || pageDialog === "shutdown" ? (
+        <SupervisorActionDialog action={pageDialog} devices={selected} onClose={() => setDialog(undefined)} />
+      ) : null}
+      {pageDialog === "run-command" ? (
         <RunCommandDialog fleetId={fleet.id} devices={selected} can={commands} onClose={() => setDialog(undefined)} />
       ) : null}
-      {dialog === "move" ? <MoveDevicesDialog devices={selected} onClose={() => setDialog(undefined)} /> : null}
-      {dialog === "pin" ? (
+      {pageDialog === "move" ? <MoveDevicesDialog devices={selected} onClose={() => setDialog(undefined)} /> : null}
+      {pageDialog === "pin" ? (
         <PinDevicesDialog fleetId={fleet.id} devices={selected} onClose={() => setDialog(undefined)} />
       ) : null}
-      {dialog === "tag" ? <TagDevicesDialog devices={selected} onClose={() => setDialog(undefined)} /> : null}
-      {dialog === "set-variable" || dialog === "remove-variable" ? (
+      {pageDialog === "tag" ? <TagDevicesDialog devices={selected} onClose={() => setDialog(undefined)} /> : null}
+      {pageDialog === "set-variable" || pageDialog === "remove-variable" ? (
         <DeviceVariableDialog
-          mode={dialog === "set-variable" ? "set" : "remove"}
+          mode={pageDialog === "set-variable" ? "set" : "remove"}
           devices={selected}
           onClose={() => setDialog(undefined)}
         />
       ) : null}
-      {dialog === "update-os" ? (
+      {pageDialog === "update-os" ? (
         <OsUpdateDevicesDialog devices={selected} onClose={() => setDialog(undefined)} />
       ) : null}
-      {dialog === "update-supervisor" ? (
+      {pageDialog === "update-supervisor" ? (
         <SupervisorUpdateDevicesDialog devices={selected} onClose={() => setDialog(undefined)} />
       ) : null}
-      {dialog === "delete" ? (
+      {pageDialog === "delete" ? (
         <DeleteDevicesDialog
           devices={selected}
           onClose={() => setDialog(undefined)}
