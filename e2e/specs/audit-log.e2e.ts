@@ -7,6 +7,7 @@ import { api, consent, demoIds } from "./fleets-helpers.ts";
 import { DEMO, screenshot } from "./web-helpers.ts";
 
 const MEMBER = { login: "demo-member", password: DEMO_PASSWORD };
+const ADMIN = { email: "root@example.com", password: "admin-password-1" };
 /** More variable entries than one page (50) holds, so "Load more" has something to load. */
 const VARIABLES = 27;
 
@@ -19,7 +20,7 @@ const VARIABLES = 27;
 describe("audit log page", () => {
   let flotilla: RunningFlotilla;
   let page: Page;
-  useDashboard({}, (ui) => {
+  useDashboard({ FLOTILLA_ADMIN_EMAIL: ADMIN.email, FLOTILLA_ADMIN_PASSWORD: ADMIN.password }, (ui) => {
     ({ flotilla, page } = ui);
   });
   const url = (p: string) => `${flotilla.dashboardUrl}${p}`;
@@ -187,10 +188,29 @@ describe("audit log page", () => {
     await menu.getByRole("link", { name: "Members" }).waitFor();
     expect(await menu.getByRole("link", { name: "Audit log" }).count()).toBe(0);
     expect(await menu.getByRole("link", { name: "Webhooks" }).count()).toBe(0);
-    for (const path of [`/orgs/${org}/audit`, `/orgs/${org}/webhooks`]) {
+    for (const path of [`/orgs/${org}/audit`, `/orgs/${org}/webhooks`, "/audit"]) {
       await page.goto(url(path));
       await page.getByRole("heading", { name: "Page not found" }).waitFor();
       expect(await page.getByRole("heading", { name: "Audit log" }).count()).toBe(0);
     }
+  });
+
+  it("a platform administrator reads every organization's log, sign-ins included", async () => {
+    await page.context().clearCookies();
+    await page.evaluate(() => localStorage.clear());
+    await signIn(ADMIN.email, ADMIN.password);
+    await page.getByRole("button", { name: "Account menu" }).click();
+    await page.getByRole("menuitem", { name: "Audit log (all organizations)" }).click();
+    await page.getByRole("heading", { name: "Audit log of every organization" }).waitFor();
+    // The demo organization's API key from the first test, with its organization; sign-ins belong to none.
+    const keyRow = rows().filter({ hasText: "audit-e2e-key" }).first();
+    await keyRow.waitFor();
+    expect(await keyRow.getByRole("cell").nth(1).textContent()).toMatch(/^#\d+$/);
+    await choose("Action", "All Sign-in actions");
+    await rows().filter({ hasText: "sign_in.succeeded" }).first().waitFor();
+    expect(await rows().filter({ hasText: "sign_in.succeeded" }).first().getByRole("cell").nth(1).textContent()).toBe(
+      "–",
+    );
+    await screenshot(page, "audit-log-platform");
   });
 });

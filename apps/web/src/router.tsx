@@ -22,7 +22,7 @@ import { NotFoundPage } from "./components/not-found-page.tsx";
 import { Toaster } from "./components/toaster.tsx";
 import { loggedOutOnlyGuard, signedInGuard, twoFactorGuard, verifiedGuard } from "./features/auth/guards.ts";
 import { getSessionState, logOut } from "./features/auth/session.ts";
-import { isSupportStaff } from "./features/auth/token.ts";
+import { isAdmin, isSupportStaff } from "./features/auth/token.ts";
 import { billingSearch } from "./features/billing/search.ts";
 import { deploySearch } from "./features/deploy/deploy.ts";
 import type { Fleet, fleetAbilities } from "./features/fleet-access/data.ts";
@@ -764,6 +764,16 @@ const supportInboxRoute = createRoute({
   },
   component: page(supportPages, "SupportInboxPage"),
 });
+/** `/audit`: every organization's audit log, for platform administrators; anybody else gets the not-found page. */
+const platformAuditRoute = createRoute({
+  getParentRoute: () => verifiedRoute,
+  path: "/audit",
+  beforeLoad: async ({ context }) => {
+    const session = await getSessionState(context.queryClient, context.sdk);
+    if (session.kind !== "signed-in" || !isAdmin(session.claims)) throw notFound();
+  },
+  component: page(() => import("./features/audit/audit-page.tsx"), "PlatformAuditLogPage"),
+});
 /** `/support/tickets/{id}`: a ticket, where the reply e-mails link to (signed-out: log in, then back). */
 const supportTicketRoute = createRoute({
   getParentRoute: () => verifiedRoute,
@@ -1217,6 +1227,7 @@ export const routeTree = rootRoute.addChildren([
       organizationInvitationRoute,
       fleetInvitationRoute,
       supportInboxRoute,
+      platformAuditRoute,
       supportTicketRoute,
       deployRoute,
       deviceRoute.addChildren(deviceChildren),

@@ -3,6 +3,7 @@ import AdminPanelSettingsOutlined from "@mui/icons-material/AdminPanelSettingsOu
 import ContentCopyOutlined from "@mui/icons-material/ContentCopyOutlined";
 import DarkModeOutlined from "@mui/icons-material/DarkModeOutlined";
 import ExpandMore from "@mui/icons-material/ExpandMore";
+import HistoryOutlined from "@mui/icons-material/HistoryOutlined";
 import LightModeOutlined from "@mui/icons-material/LightModeOutlined";
 import LoginOutlined from "@mui/icons-material/LoginOutlined";
 import LogoutOutlined from "@mui/icons-material/LogoutOutlined";
@@ -182,6 +183,19 @@ export function UserMenu({ admin = false }: { admin?: boolean }) {
               <LoginOutlined fontSize="small" />
             </ListItemIcon>
             <ListItemText>{t("orgs.log_in_as")}</ListItemText>
+          </MenuItem>
+        ) : null}
+        {admin ? (
+          <MenuItem
+            onClick={() => {
+              close();
+              void navigate({ to: "/audit" });
+            }}
+          >
+            <ListItemIcon>
+              <HistoryOutlined fontSize="small" />
+            </ListItemIcon>
+            <ListItemText>{t("user_menu.audit_log")}</ListItemText>
           </MenuItem>
         ) : null}
         {staff ? (

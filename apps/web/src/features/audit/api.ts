@@ -6,12 +6,14 @@ import type { AuditPage } from "./model.ts";
  * the in-flight cap, 429 retries), as the billing calls go.
  */
 export function auditApi(sdk: Sdk, apiUrl: string) {
-  const base = (orgId: number) => `/audit/v1/organizations/${orgId}/entries`;
+  /** An organization's log, or every organization's (`undefined`: platform administrators). */
+  const base = (orgId: number | undefined) =>
+    orgId === undefined ? "/audit/v1/entries" : `/audit/v1/organizations/${orgId}/entries`;
   return {
-    list: async (orgId: number, query: URLSearchParams): Promise<AuditPage> =>
+    list: async (orgId: number | undefined, query: URLSearchParams): Promise<AuditPage> =>
       (await sdk.request.send({ method: "GET", url: `${base(orgId)}?${query}`, baseUrl: apiUrl })).body as AuditPage,
     /** The same filters as CSV (the server streams at most 100,000 rows). */
-    csv: async (orgId: number, query: URLSearchParams): Promise<Blob> =>
+    csv: async (orgId: number | undefined, query: URLSearchParams): Promise<Blob> =>
       (
         await sdk.request.send({
           method: "GET",
@@ -24,6 +26,6 @@ export function auditApi(sdk: Sdk, apiUrl: string) {
 }
 
 export const auditKeys = {
-  all: (orgId: number) => ["audit", orgId] as const,
-  list: (orgId: number, query: string) => ["audit", orgId, "entries", query] as const,
+  all: (orgId: number | undefined) => ["audit", orgId ?? "platform"] as const,
+  list: (orgId: number | undefined, query: string) => ["audit", orgId ?? "platform", "entries", query] as const,
 };

@@ -75,12 +75,22 @@ function useAuditLabels() {
 
 /** `/orgs/{orgId}/audit`: the organization's audit log for its administrators (the route checks). */
 export function AuditLogPage() {
+  return <AuditLog orgId={useNumericParam("orgId")} />;
+}
+
+/** `/audit`: every organization's audit log, for platform administrators (the route checks). */
+export function PlatformAuditLogPage() {
+  return <AuditLog orgId={undefined} />;
+}
+
+/** The log of one organization, or of all (`orgId` undefined: no actor list, an Organization column). */
+function AuditLog({ orgId }: { orgId: number | undefined }) {
   const { t } = useTranslation();
   const { sdk, config } = useServices();
-  const orgId = useNumericParam("orgId");
+  const platform = orgId === undefined;
   const api = auditApi(sdk, config.apiUrl);
   const labels = useAuditLabels();
-  const members = useAllMemberships(orgId);
+  const members = useAllMemberships(orgId ?? 0, !platform);
   const [form, setForm] = useState<AuditFilterForm>(EMPTY_AUDIT_FILTER);
   const settled = useSettled(form, TYPING_PAUSE_MS);
   const problem = filterProblem(settled);
@@ -116,8 +126,8 @@ export function AuditLogPage() {
   return (
     <>
       <PageHeader
-        title={t("audit.title")}
-        description={t("audit.description")}
+        title={platform ? t("audit.platform_title") : t("audit.title")}
+        description={platform ? t("audit.platform_description") : t("audit.description")}
         actions={
           <>
             {filtered ? <Button onClick={() => setForm(EMPTY_AUDIT_FILTER)}>{t("audit.clear_filters")}</Button> : null}
@@ -143,15 +153,16 @@ export function AuditLogPage() {
           }}
         >
           <TextField
-            select
+            select={!platform}
             size="small"
-            label={t("audit.actor")}
+            label={platform ? t("audit.actor_id") : t("audit.actor")}
+            placeholder={platform ? t("audit.target_id_placeholder") : undefined}
             value={form.actor}
             onChange={(event) => set("actor")(event.target.value)}
             slotProps={{ select: { displayEmpty: true }, inputLabel: { shrink: true } }}
           >
-            <MenuItem value="">{t("audit.anyone")}</MenuItem>
-            {(members.data ?? []).map((row) => {
+            {platform ? null : <MenuItem value="">{t("audit.anyone")}</MenuItem>}
+            {(platform ? [] : (members.data ?? [])).map((row) => {
               const user = row.user[0];
               return user ? (
                 <MenuItem key={user.id} value={String(user.id)}>
@@ -246,6 +257,7 @@ export function AuditLogPage() {
               <TableHead>
                 <TableRow>
                   <TableCell sx={{ width: 190 }}>{t("audit.time")}</TableCell>
+                  {platform ? <TableCell>{t("audit.organization")}</TableCell> : null}
                   <TableCell sx={{ width: 150 }}>{t("audit.actor")}</TableCell>
                   <TableCell>{t("audit.action")}</TableCell>
                   <TableCell>{t("audit.target")}</TableCell>
@@ -255,7 +267,7 @@ export function AuditLogPage() {
               </TableHead>
               <TableBody>
                 {rows.map((entry) => (
-                  <EntryRow key={entry.id} entry={entry} labels={labels} />
+                  <EntryRow key={entry.id} entry={entry} labels={labels} platform={platform} />
                 ))}
               </TableBody>
             </Table>
@@ -303,7 +315,15 @@ function actionOptions(
   ];
 }
 
-function EntryRow({ entry, labels }: { entry: AuditEntry; labels: ReturnType<typeof useAuditLabels> }) {
+function EntryRow({
+  entry,
+  labels,
+  platform,
+}: {
+  entry: AuditEntry;
+  labels: ReturnType<typeof useAuditLabels>;
+  platform: boolean;
+}) {
   const { t } = useTranslation();
   const actor = actorOf(entry.actor);
   const details = detailItems(entry.details);
@@ -314,6 +334,7 @@ function EntryRow({ entry, labels }: { entry: AuditEntry; labels: ReturnType<typ
           <span>{formatDate(entry.time)}</span>
         </Tooltip>
       </TableCell>
+      {platform ? <TableCell>{entry.organization === null ? "–" : `#${entry.organization}`}</TableCell> : null}
       <TableCell>
         <Typography variant="body2" sx={{ fontWeight: 500 }}>
           {actor.name ?? t("audit.system")}

@@ -74,5 +74,6 @@ describe("audit log entries as people read them", () => {
 
   it("names the export after the organization and the day", () => {
     expect(csvFileName(3, new Date("2026-11-25T23:00:00Z"))).toBe("audit-log-org-3-2026-11-25.csv");
+    expect(csvFileName(undefined, new Date("2026-11-25T23:00:00Z"))).toBe("audit-log-all-2026-11-25.csv");
   });
 });

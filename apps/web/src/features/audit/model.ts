@@ -168,4 +168,5 @@ export function detailItems(details: unknown): DetailItem[] {
 }
 
 /** The file name of an export: the organization and the day. */
-export const csvFileName = (orgId: number, now: Date) => `audit-log-org-${orgId}-${now.toISOString().slice(0, 10)}.csv`;
+export const csvFileName = (orgId: number | undefined, now: Date) =>
+  `audit-log-${orgId === undefined ? "all" : `org-${orgId}`}-${now.toISOString().slice(0, 10)}.csv`;

@@ -144,9 +144,10 @@ export function useOrganization(orgId: number, enabled = true, quiet = false) {
 }
 
 /** Every membership of the organization with its role (for counts, the caller's role, pickers). */
-export function useAllMemberships(orgId: number) {
+export function useAllMemberships(orgId: number, enabled = true) {
   const sdk = useSdk();
   return useQuery({
+    enabled,
     queryKey: ["orgs", orgId, "memberships", "all"],
     queryFn: () =>
       pineOf(sdk).get<OrgMembership[]>({
