@@ -233,22 +233,7 @@ export function MoveDevicesDialog(props: {
     >
       <Box sx={{ display: "grid", gap: 2 }}>
         {touched && !target ? <Alert severity="error">{t("devices.move.all_fields")}</Alert> : null}
-        {fleets.data && candidates.length === 0 ? (
-          <Alert severity="info">{t("devices.move.no_candidates")}</Alert>
-        ) : null}
-        <TextField
-          select
-          size="small"
-          label={t("devices.move.fleet")}
-          value={target}
-          onChange={(event) => setTarget(event.target.value)}
-        >
-          {candidates.map((fleet) => (
-            <MenuItem key={fleet.id} value={String(fleet.id)}>
-              {fleet.app_name}
-            </MenuItem>
-          ))}
-        </TextField>
+        <MoveTargetField loaded={Boolean(fleets.data)} candidates={candidates} value={target} onChange={setTarget} />
         {pinned ? <Alert severity="warning">{t("devices.move.pinned_warning")}</Alert> : null}
         {oldOs ? <Alert severity="warning">{t("devices.move.old_os_warning")}</Alert> : null}
       </Box>
@@ -481,5 +466,35 @@ export function UserActionDeniedDialog(props: { uuids: readonly string[]; onClos
         </Button>
       </DialogActions>
     </Dialog>
+  );
+}
+
+/** The fleet devices move to, among those they may go to (or why there is none). */
+export function MoveTargetField(props: {
+  loaded: boolean;
+  candidates: readonly { id: number; app_name: string }[];
+  value: string;
+  onChange: (value: string) => void;
+}) {
+  const { t } = useTranslation();
+  return (
+    <>
+      {props.loaded && props.candidates.length === 0 ? (
+        <Alert severity="info">{t("devices.move.no_candidates")}</Alert>
+      ) : null}
+      <TextField
+        select
+        size="small"
+        label={t("devices.move.fleet")}
+        value={props.value}
+        onChange={(event) => props.onChange(event.target.value)}
+      >
+        {props.candidates.map((fleet) => (
+          <MenuItem key={fleet.id} value={String(fleet.id)}>
+            {fleet.app_name}
+          </MenuItem>
+        ))}
+      </TextField>
+    </>
   );
 }

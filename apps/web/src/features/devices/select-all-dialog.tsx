@@ -6,7 +6,6 @@ import DialogActions from "@mui/material/DialogActions";
 import DialogContent from "@mui/material/DialogContent";
 import DialogTitle from "@mui/material/DialogTitle";
 import LinearProgress from "@mui/material/LinearProgress";
-import MenuItem from "@mui/material/MenuItem";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { useQueryClient } from "@tanstack/react-query";
@@ -19,7 +18,7 @@ import type { Sdk } from "../../lib/sdk.ts";
 import { useApplicationList } from "../fleets/data.ts";
 import { fleetCan, fleetRoleOf } from "../orgs/access.ts";
 import { ReleasePicker, TRACK_FLEET } from "../releases/release-picker.tsx";
-import { TAG_CONCURRENCY } from "./actions.tsx";
+import { MoveTargetField, TAG_CONCURRENCY } from "./actions.tsx";
 import { type BatchReport, type BatchResult, batchReport, runBatch } from "./batch.ts";
 import { deviceListFilter } from "./data.ts";
 import {
@@ -269,22 +268,7 @@ export function MatchingBatchDialog(props: {
         onClose={props.onClose}
       >
         <Box sx={{ display: "grid", gap: 2 }}>
-          {fleets.data && candidates.length === 0 ? (
-            <Alert severity="info">{t("devices.move.no_candidates")}</Alert>
-          ) : null}
-          <TextField
-            select
-            size="small"
-            label={t("devices.move.fleet")}
-            value={target}
-            onChange={(event) => setTarget(event.target.value)}
-          >
-            {candidates.map((fleet) => (
-              <MenuItem key={fleet.id} value={String(fleet.id)}>
-                {fleet.app_name}
-              </MenuItem>
-            ))}
-          </TextField>
+          <MoveTargetField loaded={Boolean(fleets.data)} candidates={candidates} value={target} onChange={setTarget} />
           <Alert severity="warning">{t("devices.move.pinned_warning")}</Alert>
         </Box>
       </ConfirmDialog>
