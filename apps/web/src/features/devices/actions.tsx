@@ -317,18 +317,7 @@ export function TagDevicesDialog(props: { devices: Array<Pick<Device, "uuid" | "
       onConfirm={() => void submit()}
       onClose={props.onClose}
     >
-      <Box sx={{ display: "grid", gap: 2 }}>
-        <TextField size="small" label={t("devices.tags.key")} value={key} onChange={(e) => setKey(e.target.value)} />
-        <TextField
-          size="small"
-          label={t("devices.tags.value")}
-          value={value}
-          onChange={(e) => setValue(e.target.value)}
-        />
-        <Typography variant="caption" color="text.secondary">
-          {t("devices.tags.overwrite_note")}
-        </Typography>
-      </Box>
+      <TagFields tagKey={key} value={value} onKey={setKey} onValue={setValue} />
     </ConfirmDialog>
   );
 }
@@ -496,5 +485,34 @@ export function MoveTargetField(props: {
         ))}
       </TextField>
     </>
+  );
+}
+
+/** A tag's key and value for a batch of devices, with the note that an existing tag is overwritten. */
+export function TagFields(props: {
+  tagKey: string;
+  value: string;
+  onKey: (key: string) => void;
+  onValue: (value: string) => void;
+}) {
+  const { t } = useTranslation();
+  return (
+    <Box sx={{ display: "grid", gap: 2 }}>
+      <TextField
+        size="small"
+        label={t("devices.tags.key")}
+        value={props.tagKey}
+        onChange={(e) => props.onKey(e.target.value)}
+      />
+      <TextField
+        size="small"
+        label={t("devices.tags.value")}
+        value={props.value}
+        onChange={(e) => props.onValue(e.target.value)}
+      />
+      <Typography variant="caption" color="text.secondary">
+        {t("devices.tags.overwrite_note")}
+      </Typography>
+    </Box>
   );
 }

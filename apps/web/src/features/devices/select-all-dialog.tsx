@@ -6,7 +6,6 @@ import DialogActions from "@mui/material/DialogActions";
 import DialogContent from "@mui/material/DialogContent";
 import DialogTitle from "@mui/material/DialogTitle";
 import LinearProgress from "@mui/material/LinearProgress";
-import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { useQueryClient } from "@tanstack/react-query";
 import { useRef, useState } from "react";
@@ -18,7 +17,7 @@ import type { Sdk } from "../../lib/sdk.ts";
 import { useApplicationList } from "../fleets/data.ts";
 import { fleetCan, fleetRoleOf } from "../orgs/access.ts";
 import { ReleasePicker, TRACK_FLEET } from "../releases/release-picker.tsx";
-import { MoveTargetField, TAG_CONCURRENCY } from "./actions.tsx";
+import { MoveTargetField, TAG_CONCURRENCY, TagFields } from "./actions.tsx";
 import { type BatchReport, type BatchResult, batchReport, runBatch } from "./batch.ts";
 import { deviceListFilter } from "./data.ts";
 import {
@@ -304,18 +303,7 @@ export function MatchingBatchDialog(props: {
       onConfirm={() => void start({ action: "tag", key: key.trim(), value })}
       onClose={props.onClose}
     >
-      <Box sx={{ display: "grid", gap: 2 }}>
-        <TextField size="small" label={t("devices.tags.key")} value={key} onChange={(e) => setKey(e.target.value)} />
-        <TextField
-          size="small"
-          label={t("devices.tags.value")}
-          value={value}
-          onChange={(e) => setValue(e.target.value)}
-        />
-        <Typography variant="caption" color="text.secondary">
-          {t("devices.tags.overwrite_note")}
-        </Typography>
-      </Box>
+      <TagFields tagKey={key} value={value} onKey={setKey} onValue={setValue} />
     </ConfirmDialog>
   );
 }
