@@ -68,6 +68,12 @@ export type SimulatorOptions = {
   log?: (message: string) => void;
   random?: () => number;
   http?: Http;
+  /**
+   * Each device opens its own connections (one for calls, one for its log stream) and keeps its log
+   * stream open as long as a real agent does, instead of sharing the process's pool: what N real
+   * devices cost the API in sockets and requests (the scale benchmark).
+   */
+  connectionPerDevice?: boolean;
 };
 
 export type SimulatedDeviceHandle = {
@@ -170,6 +176,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     throw failure;
   }
 
+  const deviceHttp: Http[] = [];
   const devices = identities.map(({ identity, provisioned }, index): SimulatedDeviceHandle => {
     const model = new SimulatedDevice({
       uuid: identity.uuid,
@@ -198,15 +205,18 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
         save();
       },
     });
+    const own = options.connectionPerDevice ? createHttp({ connections: 1, streamConnections: 1 }) : null;
+    if (own) deviceHttp.push(own);
     const runtime = new DeviceRuntime({
-      http,
+      http: own ?? http,
       identity,
       host,
       reportIntervalMs: intervalMs,
       random,
       stats,
       onProblem,
-      logIdleMs: 1500,
+      // A real agent keeps its stream for 30 s without lines; pooled devices give theirs back sooner.
+      ...(own ? {} : { logIdleMs: 1500 }),
       // Many devices in one process: a smaller offline buffer each (about 15 minutes of simulated logs).
       logBufferLines: SIMULATED_LOG_BUFFER_LINES,
       logBufferBytes: SIMULATED_LOG_BUFFER_LINES * 256,
@@ -253,6 +263,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     options.signal?.removeEventListener("abort", onAbort);
     for (const timer of booting) clearTimeout(timer);
     await Promise.all(devices.map((device) => device.runtime.shutdown()));
+    await Promise.all(deviceHttp.map((own) => own.close()));
     if (ownHttp) await http.close();
   };
   const onAbort = () => void stop();

@@ -1,0 +1,381 @@
+// `npm run bench` (also alone: `npm run bench:scale [-- --devices N] [-- --quick]`): how many
+// connected devices one API instance holds, and a restart under all of them (issue [scale]).
+//
+// Boots the real server process on a throwaway database of the PostgreSQL server at DATABASE_URL
+// (default this machine's) with a probe loaded (scripts/lib/scale-probe.mjs: memory, CPU, open
+// descriptors, event-loop delay). The demo fleet polls every 15 minutes (the fleet's
+// BALENA_SUPERVISOR_POLL_INTERVAL, jittered by the agent) and the devices report metrics once a
+// minute, as balena's defaults have it. Simulator processes (scripts/lib/scale-devices.ts, at
+// most --per-process devices each) register the devices; each device opens its own connections,
+// as a real agent does: the cloudlink websocket, its log stream (open while it logs, 30 s idle),
+// and a keep-alive connection for reports and polls.
+//
+// 1. Once every device is connected and a warm-up has passed, a window of --window seconds
+//    measures the API (resident memory, memory per device, CPU, event-loop delay p99) and, as
+//    the demo user meanwhile, one dashboard device-list page (50 rows and the count) and the fleet
+//    summary counts, one after the other, every second.
+// 2. Reconnect storm: `kill -9` of the API, 10 s down, a restart on the same ports and database;
+//    the time until every device's cloudlink socket is back, the 5xx answers the devices got and
+//    the database connection errors the API logged meanwhile.
+//
+// The machine's hard limit on open files (`ulimit -Hn`) bounds the devices one process can hold
+// at about a third of it; the default device count is the most that fit. --quick (or BENCH_QUICK=1):
+// 1,000 devices, a 30 s window. --profile writes CPU profiles of the API during the window and the
+// storm, and a heap snapshot after the window, to --profile-dir (default a temporary folder).
+import { type ChildProcess, execFileSync, fork } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import pg from "pg";
+import { cleanUp, DEMO_EMAIL, DEMO_PASSWORD, type RunningFlotilla, startFlotilla } from "../e2e/support/flotilla.ts";
+import type { DevicesAnswer, DevicesCommand, DevicesStats } from "./lib/scale-devices.ts";
+
+const { values } = parseArgs({
+  options: {
+    devices: { type: "string" },
+    "per-process": { type: "string" },
+    window: { type: "string" },
+    quick: { type: "boolean" },
+    profile: { type: "boolean" },
+    "profile-dir": { type: "string" },
+    "skip-storm": { type: "boolean" },
+  },
+  strict: true,
+});
+const ROOT = path.resolve(import.meta.dirname, "..");
+const QUICK = values.quick === true || process.env.BENCH_QUICK === "1";
+const openFilesLimit = Number(execFileSync("bash", ["-c", "ulimit -Hn"]).toString().trim()) || 20_000;
+// Three sockets a device (cloudlink, log stream, keep-alive calls) and room for the rest.
+const mostThatFit = Math.floor((openFilesLimit - 600) / 3);
+const DEVICES = Number(values.devices ?? (QUICK ? 1000 : Math.min(20_000, mostThatFit)));
+const PER_PROCESS = Number(values["per-process"] ?? 2500);
+const WINDOW_MS = Number(values.window ?? (QUICK ? 30 : 120)) * 1000;
+const WARMUP_MS = QUICK ? 10_000 : 60_000;
+const REPORT_INTERVAL_MS = 60_000;
+const POLL_INTERVAL_MS = 15 * 60_000;
+const DOWN_MS = 10_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB`;
+
+if (DEVICES * 3 + 600 > openFilesLimit) {
+  console.log(
+    `note: ${DEVICES} devices need about ${DEVICES * 3} sockets, more than this machine's limit of ${openFilesLimit} open files per process`,
+  );
+}
+
+const probeFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-scale-")), "probe.json");
+const profileDir = path.resolve(values["profile-dir"] ?? path.join(os.tmpdir(), "flotilla-scale-profile"));
+const env = {
+  FLOTILLA_RATE_LIMIT: "10000000",
+  LOG_LEVEL: "info",
+  NODE_OPTIONS: `--import ${pathToFileURL(path.join(ROOT, "scripts/lib/scale-probe.mjs")).href}`,
+  BENCH_PROBE_FILE: probeFile,
+  ...(values.profile ? { BENCH_PROFILE: "1" } : {}),
+};
+if (values.profile) fs.mkdirSync(profileDir, { recursive: true });
+process.env.DATABASE_URL ??= "postgres://postgres@127.0.0.1:5432/postgres";
+
+type Probe = {
+  rss: number;
+  peakRss: number;
+  heapUsed: number;
+  cpuMs: number;
+  elapsedMs: number;
+  loopP50Ms: number;
+  loopP99Ms: number;
+  loopMaxMs: number;
+  descriptors: number;
+};
+const readProbe = (): Probe => JSON.parse(fs.readFileSync(probeFile, "utf8")) as Probe;
+/** Asks the probe for a CPU profile or a heap snapshot and waits until it is written. */
+async function dump(what: "profile" | "heap", name: string) {
+  if (!values.profile) return;
+  const target = path.join(profileDir, name);
+  fs.writeFileSync(`${probeFile}.ask`, `${what} ${target}`);
+  for (let waited = 0; !fs.existsSync(target) && waited < 120_000; waited += 500) await sleep(500);
+  await sleep(1000); // written in one go, but give a large one time to land
+}
+/** Opens a new measuring window in the API's probe and waits for its first sample. */
+async function resetProbe(server: RunningFlotilla) {
+  server.process.kill("SIGUSR2");
+  await sleep(1500);
+}
+
+let server = await startFlotilla(env);
+const ports = { dashboard: Number(new URL(server.dashboardUrl).port), api: Number(new URL(server.apiUrl).port) };
+const api = server.apiUrl;
+const database = new pg.Client({ connectionString: server.env.DATABASE_URL });
+await database.connect();
+await database.query(
+  `INSERT INTO "subscription" (is_for__organization, is_for__plan)
+   SELECT o.id, p.id FROM "organization" o, "plan" p WHERE o.handle = 'demo' AND p.billing_code <> 'free' LIMIT 1`,
+);
+
+async function call<T>(method: string, url: string, token: string | undefined, body?: unknown): Promise<T> {
+  const response = await fetch(`${api}${url}`, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return text as T; // /login_ answers the bare token
+  }
+}
+
+const token = await call<string>("POST", "/login_", undefined, { username: DEMO_EMAIL, password: DEMO_PASSWORD });
+const [fleet] = (
+  await call<{ d: { id: number }[] }>("GET", "/v7/application?$select=id&$filter=app_name eq 'demo-fleet'", token)
+).d;
+if (!fleet) throw new Error("the demo fleet is missing");
+await call("POST", "/v7/application_config_variable", token, {
+  application: fleet.id,
+  name: "BALENA_SUPERVISOR_POLL_INTERVAL",
+  value: String(POLL_INTERVAL_MS),
+});
+const key = await call<string>("POST", "/api-key/v2/", token, {
+  actorType: "application",
+  actorTypeId: fleet.id,
+  roles: ["provisioning-api-key"],
+  name: "scale bench",
+});
+
+/** The dashboard's device table page (apps/web/src/features/devices/data.ts) and its count. */
+const enc = (text: string) => text.replaceAll(" ", "%20").replaceAll("'", "%27");
+const LIST_SELECT =
+  "id,uuid,device_name,note,created_at,overall_status,overall_progress,status,is_online,is_connected_to_vpn,api_heartbeat_state,last_connectivity_event,is_active,is_frozen,is_web_accessible,is_in_local_mode,is_undervolted,ip_address,public_address,mac_address,os_version,os_variant,supervisor_version,update_status,last_update_status_event,download_progress,cpu_usage,cpu_temp,memory_usage,memory_total,storage_usage,storage_total,latitude,longitude,custom_latitude,custom_longitude,location,is_accessible_by_support_until__date";
+const RELEASE = "$select=id,commit,raw_version";
+const LIST_EXPAND = [
+  "is_of__device_type($select=id,slug,name;$expand=is_of__cpu_architecture($select=id))",
+  `belongs_to__application($select=id,app_name,slug,is_accessible_by_support_until__date;$expand=should_be_running__release(${RELEASE}),user_access_roles($select=role))`,
+  `is_running__release(${RELEASE})`,
+  `is_pinned_on__release(${RELEASE})`,
+  "device_tag($select=id,tag_key,value;$orderby=tag_key asc)",
+].join(",");
+const listFilter = enc(`belongs_to__application eq ${fleet.id}`);
+const dashboardPages = {
+  "device list page (50 rows and the count)": [
+    `/v7/device?$select=${LIST_SELECT}&$filter=${listFilter}&$expand=${enc(LIST_EXPAND)}&$orderby=${enc("device_name asc")}&$top=50&$skip=0`,
+    `/v7/device/$count?$filter=${listFilter}`,
+  ],
+  "fleet summary counts": [
+    `/v7/application(${fleet.id})?$select=id,app_name,total_devices,device_count_grouped_by_status`,
+  ],
+};
+
+const connectedCount = async (since: string | null) =>
+  Number(
+    (
+      await database.query<{ n: string }>(
+        since === null
+          ? `SELECT count(*) AS n FROM device WHERE belongs_to__application = $1 AND is_connected_to_vpn`
+          : `SELECT count(*) AS n FROM device WHERE belongs_to__application = $1 AND is_connected_to_vpn AND last_vpn_event > $2`,
+        since === null ? [fleet.id] : [fleet.id, since],
+      )
+    ).rows[0]?.n,
+  );
+
+type Simulator = { child: ChildProcess; count: number; ask(command: DevicesCommand): Promise<DevicesAnswer> };
+function startSimulatorProcess(count: number, index: number): Simulator {
+  const child = fork(path.join(ROOT, "scripts/lib/scale-devices.ts"), [], {
+    execArgv: ["--import", "tsx"],
+    stdio: process.env.BENCH_DEBUG ? "inherit" : ["ignore", "ignore", "ignore", "ipc"],
+  });
+  const ask = (command: DevicesCommand) =>
+    new Promise<DevicesAnswer>((resolve, reject) => {
+      child.once("message", (answer: DevicesAnswer) =>
+        answer.op === "failed" ? reject(new Error(`simulator ${index}: ${answer.message}`)) : resolve(answer),
+      );
+      child.send(command);
+    });
+  return { child, count, ask };
+}
+const simulatorStats = async (simulators: Simulator[]) =>
+  Promise.all(
+    simulators.map(async (simulator) => {
+      const answer = await simulator.ask({ op: "stats" });
+      if (answer.op !== "stats") throw new Error("the simulator did not answer its stats");
+      return answer.stats;
+    }),
+  );
+const sum = (all: DevicesStats[], field: keyof DevicesStats) => all.reduce((total, stats) => total + stats[field], 0);
+
+const percentile = (sorted: number[], share: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(sorted.length * share) - 1))] ?? Number.NaN;
+
+/** Every second, the pages the dashboard loads, one after the other, until `until`. */
+async function dashboardLatencies(until: number) {
+  const latencies = new Map<string, number[]>(Object.keys(dashboardPages).map((name) => [name, []]));
+  let failures = 0;
+  while (Date.now() < until) {
+    for (const [name, urls] of Object.entries(dashboardPages)) {
+      const started = performance.now();
+      try {
+        await Promise.all(urls.map((url) => call("GET", url, token)));
+        latencies.get(name)?.push(performance.now() - started);
+      } catch (error) {
+        failures += 1;
+        if (process.env.BENCH_DEBUG) console.error(error);
+      }
+    }
+    await sleep(1000);
+  }
+  return { latencies, failures };
+}
+
+const stateRoot = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-scale-devices-"));
+const simulators: Simulator[] = [];
+const serverLog = () => server.output();
+const DB_CONNECTION_ERROR =
+  /too many clients|remaining connection slots|timeout exceeded when trying to connect|Connection terminated|ECONNREFUSED 127\.0\.0\.1:5432/g;
+const countMatches = (text: string, pattern: RegExp) => text.match(pattern)?.length ?? 0;
+const errorLines = (text: string) => text.split("\n").filter((line) => /"level":(50|60)/.test(line));
+
+try {
+  await sleep(2000);
+  const idle = readProbe();
+  console.log(
+    `scale bench: ${DEVICES} devices in ${Math.ceil(DEVICES / PER_PROCESS)} simulator process(es), ` +
+      `open-files limit ${openFilesLimit}, API idle at ${mib(idle.rss)} resident`,
+  );
+
+  const registering = Date.now();
+  for (let index = 0, left = DEVICES; left > 0; index++) {
+    const count = Math.min(PER_PROCESS, left);
+    simulators.push(startSimulatorProcess(count, index));
+    left -= count;
+  }
+  await Promise.all(
+    simulators.map((simulator, index) =>
+      simulator.ask({
+        op: "start",
+        apiUrl: api,
+        provisioningKey: key,
+        fleetId: fleet.id,
+        count: simulator.count,
+        intervalMs: REPORT_INTERVAL_MS,
+        stateDir: path.join(stateRoot, String(index)),
+      }),
+    ),
+  );
+  console.log(`registered ${DEVICES} devices in ${((Date.now() - registering) / 1000).toFixed(1)} s`);
+
+  const connecting = Date.now();
+  for (let connected = 0; connected < DEVICES; ) {
+    if (Date.now() - connecting > 600_000) throw new Error(`only ${connected} of ${DEVICES} devices connected`);
+    await sleep(2000);
+    connected = await connectedCount(null);
+  }
+  console.log(`all ${DEVICES} cloudlink sockets open ${((Date.now() - connecting) / 1000).toFixed(1)} s later`);
+  // New devices install the fleet's release first, reporting every few seconds: measure them once
+  // that is over (a few stay `configuring` while they apply the fleet's configuration).
+  const summary = dashboardPages["fleet summary counts"][0] ?? "";
+  for (let operational = 0; operational < DEVICES * 0.98 && Date.now() - connecting < 600_000; ) {
+    await sleep(5000);
+    operational =
+      (await call<{ d: { device_count_grouped_by_status: Record<string, number> }[] }>("GET", summary, token)).d[0]
+        ?.device_count_grouped_by_status.operational ?? 0;
+  }
+  console.log(
+    `devices by status ${((Date.now() - connecting) / 1000).toFixed(1)} s after registering: ` +
+      JSON.stringify((await call<{ d: { device_count_grouped_by_status: unknown }[] }>("GET", summary, token)).d[0]),
+  );
+  await sleep(WARMUP_MS);
+
+  // 1. The measuring window.
+  await resetProbe(server);
+  const before = await simulatorStats(simulators);
+  const errorsBefore = errorLines(serverLog()).length;
+  const { latencies, failures } = await dashboardLatencies(Date.now() + WINDOW_MS);
+  const probe = readProbe();
+  const after = await simulatorStats(simulators);
+  await dump("profile", "window.cpuprofile");
+  const delta = (field: keyof DevicesStats) => sum(after, field) - sum(before, field);
+  const seconds = probe.elapsedMs / 1000;
+  const simulatorCpu = delta("cpuMs") / probe.elapsedMs;
+  console.log(`\n1. ${DEVICES} connected devices, ${seconds.toFixed(0)} s window:`);
+  console.log(
+    `  API resident memory ${mib(probe.rss)} (peak ${mib(probe.peakRss)}, heap ${mib(probe.heapUsed)}), ` +
+      `${((probe.rss - idle.rss) / DEVICES / 1024).toFixed(1)} KiB per device over the idle ${mib(idle.rss)}; ` +
+      `${probe.descriptors} open descriptors`,
+  );
+  console.log(
+    `  API CPU ${((probe.cpuMs / probe.elapsedMs) * 100).toFixed(0)} % of one core; event-loop delay p50 ${probe.loopP50Ms.toFixed(1)} ms, ` +
+      `p99 ${probe.loopP99Ms.toFixed(1)} ms, max ${probe.loopMaxMs.toFixed(0)} ms`,
+  );
+  console.log(
+    `  simulators: ${(simulatorCpu * 100).toFixed(0)} % of one core in all, ${mib(sum(after, "rss"))} resident; ` +
+      `${(delta("reports") / seconds).toFixed(0)} reports/s (${delta("reportErrors")} failed), ` +
+      `${(delta("polls") / seconds).toFixed(1)} polls/s (${delta("pollErrors")} failed), ${(delta("logLines") / seconds).toFixed(0)} log lines/s, ` +
+      `${delta("cloudlinkDrops")} cloudlink drops, ${delta("serverErrors")} answers 5xx`,
+  );
+  for (const [name, list] of latencies) {
+    const sorted = [...list].sort((a, b) => a - b);
+    console.log(
+      `  dashboard ${name}: p50 ${percentile(sorted, 0.5).toFixed(1)} ms, p95 ${percentile(sorted, 0.95).toFixed(1)} ms (${sorted.length} loads)`,
+    );
+  }
+  console.log(
+    `  dashboard failures ${failures}; errors the API logged ${errorLines(serverLog()).length - errorsBefore}`,
+  );
+
+  await dump("heap", "window.heapsnapshot");
+
+  // 2. The reconnect storm.
+  if (!values["skip-storm"]) {
+    const stormBefore = await simulatorStats(simulators);
+    await server.kill();
+    const killedAt = new Date().toISOString();
+    await sleep(DOWN_MS);
+    server = await startFlotilla(env, { dataDir: server.dataDir, env: server.env, ports });
+    const ready = Date.now();
+    await resetProbe(server);
+    const arrivals: number[] = [];
+    for (let back = 0; back < DEVICES && Date.now() - ready < 180_000; ) {
+      const now = await connectedCount(killedAt);
+      for (; back < now; back++) arrivals.push(Date.now() - ready);
+      await sleep(500);
+    }
+    await sleep(5000); // answers still on their way
+    const stormProbe = readProbe();
+    await dump("profile", "storm.cpuprofile");
+    const stormAfter = await simulatorStats(simulators);
+    const at = (share: number) => (percentile(arrivals, share) / 1000).toFixed(1);
+    const log = serverLog();
+    console.log(`\n2. kill -9 of the API under ${DEVICES} devices, ${DOWN_MS / 1000} s down, then a restart:`);
+    console.log(
+      `  ${arrivals.length} of ${DEVICES} back; half within ${at(0.5)} s, 95 % within ${at(0.95)} s, the last after ${at(1)} s of the API's return`,
+    );
+    console.log(
+      `  answers 5xx to the devices ${sum(stormAfter, "serverErrors") - sum(stormBefore, "serverErrors")}; ` +
+        `database connection errors logged ${countMatches(log, DB_CONNECTION_ERROR)}; errors logged ${errorLines(log).length}`,
+    );
+    console.log(
+      `  API meanwhile: peak resident ${mib(stormProbe.peakRss)}, CPU ${((stormProbe.cpuMs / stormProbe.elapsedMs) * 100).toFixed(0)} % of one core, ` +
+        `event-loop delay p99 ${stormProbe.loopP99Ms.toFixed(0)} ms, max ${stormProbe.loopMaxMs.toFixed(0)} ms`,
+    );
+    for (const line of errorLines(log).slice(0, 5)) console.log(`  logged: ${line.slice(0, 300)}`);
+  }
+} finally {
+  await Promise.all(
+    simulators.map(async (simulator) => {
+      simulator.child.send({ op: "stop" } satisfies DevicesCommand);
+      await Promise.race([new Promise((resolve) => simulator.child.once("exit", resolve)), sleep(15_000)]);
+      simulator.child.kill("SIGKILL");
+    }),
+  );
+  await database.end();
+  await server.stop();
+  if (values.profile) console.log(`CPU profiles in ${profileDir}`);
+  fs.rmSync(stateRoot, { recursive: true, force: true });
+  fs.rmSync(path.dirname(probeFile), { recursive: true, force: true });
+  await cleanUp();
+}
