@@ -85,7 +85,10 @@ describe("GET /cloudlink/v1/connect", () => {
     expect(answer.status).toBe(200);
     expect(first.received).toEqual([]);
     expect(second.received.map((r) => r.action)).toEqual(["restart"]);
-    // The replaced socket's close leaves the device connected.
+    // The replaced socket's close leaves the device connected (socket changes are written in
+    // batches of 50 ms: wait for them, then for a batch more).
+    await eventually(async () => (await vpnState(device.id))?.is_connected_to_vpn === true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await vpnState(device.id))?.is_connected_to_vpn).toBe(true);
     await second.close();
   });

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AppContext } from "../context.ts";
 import { user } from "../db/schema/index.ts";
 import { FlotillaError } from "../errors.ts";
-import { findApiKey, hashApiKey } from "../features/api-keys/service.ts";
+import { hashApiKey } from "../features/api-keys/service.ts";
 import type { SessionClaims } from "../features/auth/sessions.ts";
 import { globalRolesOf } from "../features/users/service.ts";
 import { freshnessError } from "./freshness.ts";
@@ -79,7 +79,7 @@ export async function identify(ctx: AppContext, token: string, hashOf = () => ha
   const unknown = ctx.devices.unknownKeys;
   const until = unknown.get(hash);
   if (until !== undefined && until > Date.now()) throw new FlotillaError("unauthorized", "Invalid API key.");
-  const key = await findApiKey(ctx.db.orm, token);
+  const key = await ctx.devices.apiKeyByHash(hash);
   if (!key) {
     unknown.delete(hash);
     unknown.set(hash, Date.now() + UNKNOWN_KEY_CACHE_MS);

@@ -2,7 +2,8 @@ import type { FastifyRequest } from "fastify";
 import type { Queryable } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireAuth } from "../../lib/authenticate.ts";
-import { type DeviceIdentity, deviceByActor } from "./queries.ts";
+import { batchedLookup } from "./batched.ts";
+import { type DeviceIdentity, devicesByActor } from "./queries.ts";
 import type { Invalidation } from "./target-state.ts";
 
 /**
@@ -18,6 +19,7 @@ export function createDeviceIdentities(db: Pick<Queryable, "query">) {
   const cache = new Map<number, { device: DeviceIdentity; until: number }>();
   /** device id → actor, to drop entries by device. */
   const actors = new Map<number, number>();
+  const deviceByActor = batchedLookup((keys: readonly number[]) => devicesByActor(db, keys));
   return {
     /** The calling device, or 401 for any other caller. */
     async of(request: FastifyRequest): Promise<DeviceIdentity> {
@@ -32,7 +34,7 @@ export function createDeviceIdentities(db: Pick<Queryable, "query">) {
       const now = Date.now();
       const hit = cache.get(caller.actor);
       if (hit && hit.until > now) return hit.device;
-      const device = await deviceByActor(db, caller.actor);
+      const device = await deviceByActor(caller.actor);
       if (!device) return undefined;
       if (cache.size >= MAX_ENTRIES) {
         cache.clear();

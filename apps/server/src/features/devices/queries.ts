@@ -8,13 +8,22 @@ type Db = Pick<Queryable, "query">;
 
 export type DeviceIdentity = { id: number; uuid: string; actor: number; fleet: number };
 
-/** The device acting through its own key (its actor). */
-export async function deviceByActor(db: Db, actor: number): Promise<DeviceIdentity | undefined> {
+/** The devices acting through their own keys, by actor. */
+export async function devicesByActor(db: Db, actors: readonly number[]): Promise<Map<number, DeviceIdentity>> {
   const { rows } = await db.query<DeviceIdentity>(
-    `SELECT id, uuid, actor, belongs_to__application AS fleet FROM "device" WHERE actor = $1`,
-    [actor],
+    `SELECT id, uuid, actor, belongs_to__application AS fleet FROM "device" WHERE actor = ANY($1::int[])`,
+    [actors],
   );
-  return rows[0];
+  return new Map(rows.map((row) => [row.actor, row]));
+}
+
+/** `is_connected_to_vpn` and `last_vpn_event` of devices whose cloudlink socket opened or closed. */
+export async function writeVpnStates(db: Db, changes: { id: number; connected: boolean }[]) {
+  await db.query(
+    `UPDATE "device" d SET is_connected_to_vpn = v.connected, last_vpn_event = now()
+       FROM jsonb_to_recordset($1::jsonb) AS v(id int, connected boolean) WHERE d.id = v.id`,
+    [JSON.stringify(changes)],
+  );
 }
 
 export async function deviceByUuid(db: Db, uuid: string): Promise<DeviceIdentity | undefined> {

@@ -171,7 +171,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
     const link = devices.relay.attach(device.id, socket, arrived);
     devices.heartbeat.seen(device.id);
     let alive = true;
-    let opened = setVpnState(ctx, device.id, true);
+    let opened: Promise<unknown> = devices.setVpnState({ id: device.id, connected: true });
     socket.on("pong", () => {
       alive = true;
       link.refresh();
@@ -190,17 +190,9 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
       // After the connect is written, so the close is the last word.
       opened = opened
         .then(() => link.detach())
-        .then((wasCurrent) => (wasCurrent ? setVpnState(ctx, device.id, false) : undefined))
+        .then((wasCurrent) => (wasCurrent ? devices.setVpnState({ id: device.id, connected: false }) : undefined))
         .catch((error: unknown) => request.log.error({ err: error }, "cloudlink: close not recorded"));
     });
     await opened.catch((error: unknown) => request.log.error({ err: error }, "cloudlink: connect not recorded"));
   });
-}
-
-/** `is_connected_to_vpn` and `last_vpn_event` follow the cloudlink socket (written on change only). */
-async function setVpnState(ctx: AppContext, deviceId: number, connected: boolean) {
-  await ctx.db.query(`UPDATE "device" SET is_connected_to_vpn = $2, last_vpn_event = now() WHERE id = $1`, [
-    deviceId,
-    connected,
-  ]);
 }

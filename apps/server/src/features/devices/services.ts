@@ -2,10 +2,13 @@ import crypto from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config.ts";
 import type { Database } from "../../db/index.ts";
+import { findApiKeysByHash } from "../api-keys/service.ts";
+import { batchedLookup, batchedWrite } from "./batched.ts";
 import { type Bus, createLocalBus, createRedisBus } from "./bus.ts";
 import { createDeviceIdentities } from "./device-auth.ts";
 import { createDeviceLogs } from "./device-logs.ts";
 import { createHeartbeat } from "./heartbeat.ts";
+import { writeVpnStates } from "./queries.ts";
 import { createRelay } from "./relay.ts";
 import { createStateReports } from "./state-report.ts";
 import { createTargetStates, type Invalidation } from "./target-state.ts";
@@ -86,6 +89,17 @@ export async function createDeviceServices(
     deviceKeys,
     unknownKeys,
     verifiedKeys,
+    /** The live API key with this hash (lib/authenticate.ts), looked up with the others of this turn. */
+    apiKeyByHash: batchedLookup((hashes: readonly string[]) => findApiKeysByHash(db.orm, hashes)),
+    /**
+     * `is_connected_to_vpn` follows the cloudlink socket; the changes of 50 ms go in one statement
+     * (the last one of each device), as a restart reconnects every device at once.
+     */
+    setVpnState: batchedWrite(
+      (changes: readonly { id: number; connected: boolean }[]) =>
+        writeVpnStates(db, [...new Map(changes.map((change) => [change.id, change])).values()]),
+      50,
+    ),
     /** A key now exists with this hash (a device registered with its own key): on every instance. */
     forgetUnknownKey(hash: string) {
       unknownKeys.delete(hash);

@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { batchedLookup, batchedWrite } from "./batched.ts";
+
+describe("batchedLookup", () => {
+  it("answers each key from one look-up per turn of the event loop", async () => {
+    const calls: number[][] = [];
+    const lookup = batchedLookup(async (keys: readonly number[]) => {
+      calls.push([...keys]);
+      return new Map(keys.filter((key) => key !== 2).map((key) => [key, `device ${key}`]));
+    });
+    // As requests arriving on different sockets in one turn call it.
+    const answers = await Promise.all([1, 2, 3].map((key) => new Promise((r) => setImmediate(() => r(lookup(key))))));
+    expect(answers).toEqual(["device 1", undefined, "device 3"]);
+    expect(calls).toEqual([[1, 2, 3]]);
+    expect(await lookup(4)).toBe("device 4");
+    expect(calls).toHaveLength(2);
+  });
+});
+
+describe("batchedWrite", () => {
+  it("writes what came within the delay at once, and a batch only after the previous one", async () => {
+    const written: string[][] = [];
+    let release: () => void = () => undefined;
+    const firstHeld = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const write = batchedWrite(async (items: readonly string[]) => {
+      if (written.length === 0) {
+        written.push([...items]);
+        await firstHeld;
+      } else written.push([...items]);
+    }, 10);
+    const first = [write("a"), write("b")];
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const second = write("c");
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    // The second batch waits while the first is still being written.
+    expect(written).toEqual([["a", "b"]]);
+    release();
+    await Promise.all([...first, second]);
+    expect(written).toEqual([["a", "b"], ["c"]]);
+  });
+
+  it("fails the writes of a failed batch and goes on with the next", async () => {
+    let fail = true;
+    const write = batchedWrite(async () => {
+      if (fail) throw new Error("database down");
+    }, 1);
+    await expect(write(1)).rejects.toThrow("database down");
+    fail = false;
+    await expect(write(2)).resolves.toBeUndefined();
+  });
+});
