@@ -86,7 +86,6 @@ type Probe = {
   loopP50Ms: number;
   loopP99Ms: number;
   loopMaxMs: number;
-  descriptors: number;
 };
 const readProbe = (): Probe => JSON.parse(fs.readFileSync(probeFile, "utf8")) as Probe;
 /** Asks the probe for a CPU profile or a heap snapshot and waits until it is written. */
@@ -94,8 +93,13 @@ async function dump(what: "profile" | "heap", name: string) {
   if (!values.profile) return;
   const target = path.join(profileDir, name);
   fs.writeFileSync(`${probeFile}.ask`, `${what} ${target}`);
-  for (let waited = 0; !fs.existsSync(target) && waited < 120_000; waited += 500) await sleep(500);
-  await sleep(1000); // written in one go, but give a large one time to land
+  // Written in one go, but a heap snapshot takes a while: until its size holds for 2 s.
+  for (let waited = 0, size = -1; waited < 300_000; waited += 2000) {
+    await sleep(2000);
+    const now = fs.existsSync(target) ? fs.statSync(target).size : -1;
+    if (now > 0 && now === size) break;
+    size = now;
+  }
 }
 /** Opens a new measuring window in the API's probe and waits for its first sample. */
 async function resetProbe(server: RunningFlotilla) {
@@ -305,7 +309,7 @@ try {
   console.log(
     `  API resident memory ${mib(probe.rss)} (peak ${mib(probe.peakRss)}, heap ${mib(probe.heapUsed)}), ` +
       `${((probe.rss - idle.rss) / DEVICES / 1024).toFixed(1)} KiB per device over the idle ${mib(idle.rss)}; ` +
-      `${probe.descriptors} open descriptors`,
+      `${fs.readdirSync(`/proc/${server.process.pid}/fd`).length} open descriptors`,
   );
   console.log(
     `  API CPU ${((probe.cpuMs / probe.elapsedMs) * 100).toFixed(0)} % of one core; event-loop delay p50 ${probe.loopP50Ms.toFixed(1)} ms, ` +

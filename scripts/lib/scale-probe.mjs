@@ -1,5 +1,5 @@
 // Loaded into the API process by scripts/bench-scale.ts (NODE_OPTIONS=--import …): once a second it
-// writes the process's memory, CPU, open descriptors and event-loop delay to BENCH_PROBE_FILE,
+// writes the process's memory, CPU and event-loop delay to BENCH_PROBE_FILE,
 // counted since the last SIGUSR2 (the benchmark sends one when a measuring window opens). With
 // BENCH_PROFILE=1 it also runs the CPU profiler from that signal on, and writes the profile (or a
 // heap snapshot) to the path the benchmark puts in `<BENCH_PROBE_FILE>.ask` ("profile PATH",
@@ -56,7 +56,6 @@ if (file) {
       loopP50Ms: late(delay.percentile(50)),
       loopP99Ms: late(delay.percentile(99)),
       loopMaxMs: late(delay.max),
-      descriptors: fs.readdirSync("/proc/self/fd").length,
     };
     fs.writeFileSync(`${file}.tmp`, JSON.stringify(sample));
     fs.renameSync(`${file}.tmp`, file);
