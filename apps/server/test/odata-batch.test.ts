@@ -105,6 +105,16 @@ describe("POST /v7/$batch", () => {
     expect(await tagsOf([other.id, a3.id])).toEqual([]);
   });
 
+  it("runs the resource's checks over every row of a group (a bad tag key refuses them all)", async () => {
+    const a3 = a[2] as { id: number };
+    const response = await batch(owner.token, [
+      tag("1", a3.id, { atomicityGroup: "g" }),
+      { ...tag("2", c.id, { atomicityGroup: "g" }), body: { device: c.id, tag_key: "bad key", value: "v" } },
+    ]);
+    expect((response.json.responses as Array<{ status: number }>).map((each) => each.status)).toEqual([400, 400]);
+    expect(await tagsOf([a3.id, c.id])).toEqual([]);
+  });
+
   it("answers requests outside a group one by one, as if sent alone", async () => {
     const a3 = a[2] as { id: number };
     const response = await batch(mixed.token, [tag("c", c.id), tag("a", a3.id)]);

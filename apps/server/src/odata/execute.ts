@@ -8,6 +8,7 @@ import {
   checkRequired,
   deleteStatement,
   dropParameters,
+  insertManyStatement,
   insertStatement,
   targetRowsStatement,
   updateStatement,
@@ -104,13 +105,35 @@ export async function executeCreateMany(
     const hooks = context.hooks?.[resource.name];
     await expectReadableReferences(context, tx, resource, ...rows);
     const ids: number[] = [];
-    for (const values of rows) {
-      await hooks?.beforeCreate?.({ ...hookContext, body: values });
-      dropParameters(resource, values);
-      checkRequired(resource, values);
+    const insertOne = async (values: Record<string, unknown>) => {
       const insert = insertStatement(resource, values);
       const { rows: inserted } = await tx.query<{ id: number }>(insert.text, insert.values);
       ids.push(Number(inserted[0]?.id));
+    };
+    if (hooks?.beforeCreateMany) {
+      // The rows checked together, then inserted together (up to 1,000 rows a statement).
+      await hooks.beforeCreateMany({ ...hookContext, bodies: rows });
+      for (const values of rows) {
+        dropParameters(resource, values);
+        checkRequired(resource, values);
+      }
+      for (let start = 0; start < rows.length; start += 1000) {
+        const chunk = rows.slice(start, start + 1000);
+        const insert = insertManyStatement(resource, chunk);
+        if (!insert) {
+          for (const values of chunk) await insertOne(values);
+          continue;
+        }
+        const { rows: inserted } = await tx.query<{ id: number }>(insert.text, insert.values);
+        ids.push(...inserted.map((row) => Number(row.id)));
+      }
+    } else {
+      for (const values of rows) {
+        await hooks?.beforeCreate?.({ ...hookContext, body: values });
+        dropParameters(resource, values);
+        checkRequired(resource, values);
+        await insertOne(values);
+      }
     }
     await expectAccess(context, tx, resource, ids, "create");
     for (const [index, values] of rows.entries()) {
