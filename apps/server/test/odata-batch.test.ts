@@ -115,6 +115,24 @@ describe("POST /v7/$batch", () => {
     expect(await tagsOf([a3.id, c.id])).toEqual([]);
   });
 
+  it("rolls back a group's earlier writes of any kind when a later request is refused", async () => {
+    const a1 = a[0] as { id: number };
+    const before = await tagsOf([a1.id]);
+    expect(before).toEqual([{ device: a1.id, value: "r-1" }]);
+    const response = await batch(owner.token, [
+      {
+        id: "p",
+        method: "PATCH",
+        url: `device_tag?$filter=device eq ${a1.id} and tag_key eq 'rack'`,
+        body: { value: "changed" },
+        atomicityGroup: "g",
+      },
+      { ...tag("x", other.id), atomicityGroup: "g" },
+    ]);
+    expect((response.json.responses as Array<{ status: number }>).map((each) => each.status)).toEqual([400, 400]);
+    expect(await tagsOf([a1.id])).toEqual(before);
+  });
+
   it("answers requests outside a group one by one, as if sent alone", async () => {
     const a3 = a[2] as { id: number };
     const response = await batch(mixed.token, [tag("c", c.id), tag("a", a3.id)]);
