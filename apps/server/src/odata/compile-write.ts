@@ -123,6 +123,24 @@ export function insertStatement(resource: ResourceDefinition, values: WriteValue
   return { text, values: columns.map((each) => each.value) };
 }
 
+/**
+ * One INSERT of many rows that set the same columns, their ids returned in the order of the rows
+ * (PostgreSQL returns a VALUES list's rows in order); undefined when the rows differ in columns.
+ */
+export function insertManyStatement(resource: ResourceDefinition, rows: WriteValues[]): CompiledQuery | undefined {
+  const columnLists = rows.map((values) => columnsOf(resource, values));
+  const names = columnLists[0]?.map((each) => each.column) ?? [];
+  if (names.length === 0) return undefined;
+  if (columnLists.some((columns) => columns.map((each) => each.column).join() !== names.join())) return undefined;
+  const id = quoteIdent(idField(resource).column ?? idField(resource).name);
+  let n = 0;
+  const tuples = columnLists.map((columns) => `(${columns.map(() => `$${++n}`).join(", ")})`);
+  return {
+    text: `INSERT INTO ${quoteTable(resource.table)} (${names.join(", ")}) VALUES ${tuples.join(", ")} RETURNING ${id} AS "id"`,
+    values: columnLists.flatMap((columns) => columns.map((each) => each.value)),
+  };
+}
+
 export function updateStatement(
   resource: ResourceDefinition,
   ids: number[],

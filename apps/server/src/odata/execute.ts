@@ -8,6 +8,7 @@ import {
   checkRequired,
   deleteStatement,
   dropParameters,
+  insertManyStatement,
   insertStatement,
   targetRowsStatement,
   updateStatement,
@@ -30,6 +31,12 @@ export type ODataContext = {
   authTime?: number | undefined;
   /** Who writes, for the audit log written by hooks. */
   auditActor?: AuditActorRef | undefined;
+  /**
+   * Set inside a `$batch` atomicity group, whose requests share one transaction (`db` is then
+   * that transaction): the work hooks queue for after the commit goes here, to run once the
+   * whole group has committed (batch.ts).
+   */
+  afterCommit?: HookContext["afterCommit"];
 };
 
 /** Runs statements: the database itself, or a transaction. */
@@ -74,6 +81,108 @@ export async function executeCreate(context: ODataContext, url: ODataUrl, body: 
       headers: { location: `/v7/${url.resource}(${id})` },
     };
   });
+}
+
+/**
+ * POSTs of many rows of one resource in one transaction (a `$batch` atomicity group): each row
+ * goes through what a POST of it would (its body checked, the rows it refers to readable by the
+ * caller, the resource's hooks, the create permission on the new row), with the checks that are
+ * one query asked once for all rows. Any refusal refuses them all (the group rolls back). The
+ * answers are the POSTs' own: 201, the created object and its `Location`.
+ */
+export async function executeCreateMany(
+  context: ODataContext,
+  url: ODataUrl,
+  bodies: readonly unknown[],
+): Promise<ODataResponse[]> {
+  const { model, permissions } = context;
+  if (url.key || url.count) throw new FlotillaError("bad_request", "POST to the resource itself, without a key");
+  const resource = requireResource(model, url.resource);
+  if (permissions.filter(resource.name, "create") === "none") throw permissionDenied(context, resource, "create");
+  const rows = bodies.map((body) => checkBody(model, resource, body));
+  return inTransaction(context, async (tx, afterCommit) => {
+    const hookContext = hookContextOf(context, tx, resource, afterCommit);
+    const hooks = context.hooks?.[resource.name];
+    await expectReadableReferences(context, tx, resource, ...rows);
+    const ids: number[] = [];
+    const insertOne = async (values: Record<string, unknown>) => {
+      const insert = insertStatement(resource, values);
+      const { rows: inserted } = await tx.query<{ id: number }>(insert.text, insert.values);
+      ids.push(Number(inserted[0]?.id));
+    };
+    if (hooks?.beforeCreateMany) {
+      // The rows checked together, then inserted together (up to 1,000 rows a statement).
+      await hooks.beforeCreateMany({ ...hookContext, bodies: rows });
+      for (const values of rows) {
+        dropParameters(resource, values);
+        checkRequired(resource, values);
+      }
+      for (let start = 0; start < rows.length; start += 1000) {
+        const chunk = rows.slice(start, start + 1000);
+        const insert = insertManyStatement(resource, chunk);
+        if (!insert) {
+          for (const values of chunk) await insertOne(values);
+          continue;
+        }
+        const { rows: inserted } = await tx.query<{ id: number }>(insert.text, insert.values);
+        ids.push(...inserted.map((row) => Number(row.id)));
+      }
+    } else {
+      for (const values of rows) {
+        await hooks?.beforeCreate?.({ ...hookContext, body: values });
+        dropParameters(resource, values);
+        checkRequired(resource, values);
+        await insertOne(values);
+      }
+    }
+    await expectAccess(context, tx, resource, ids, "create");
+    for (const [index, values] of rows.entries()) {
+      await hooks?.afterCreate?.({ ...hookContext, body: values, id: ids[index] ?? 0 });
+    }
+    const bodiesById = await readManyCreated(context, tx, url, resource, ids);
+    return ids.map((id) => ({
+      status: 201,
+      body: bodiesById.get(id) ?? { [idFieldOf(resource)]: id },
+      headers: { location: `/v7/${url.resource}(${id})` },
+    }));
+  });
+}
+
+/** The created rows as a GET of each would show them, in one read when it names their ids. */
+async function readManyCreated(
+  context: ODataContext,
+  tx: Querier,
+  url: ODataUrl,
+  resource: ResourceDefinition,
+  ids: number[],
+): Promise<Map<number, unknown>> {
+  const found = new Map<number, unknown>();
+  if (context.permissions.filter(resource.name, "read") === "none" || ids.length === 0) return found;
+  const { select, expand } = url.options;
+  const idName = idFieldOf(resource);
+  if (select && !select.some((item) => item.name === idName || item.name === "*")) {
+    for (const id of ids) found.set(id, await readCreated(context, tx, url, resource, id));
+    return found;
+  }
+  const read = await executeRead(
+    context,
+    {
+      resource: url.resource,
+      count: false,
+      options: {
+        ...(select ? { select } : {}),
+        ...(expand ? { expand } : {}),
+        filter: {
+          kind: "in",
+          left: { kind: "path", path: { segments: [idName] } },
+          items: ids.map((id) => ({ kind: "number" as const, value: id })),
+        },
+      },
+    },
+    tx,
+  );
+  for (const row of read.body.d as Array<Record<string, unknown>>) found.set(Number(row[idName]), row);
+  return found;
 }
 
 async function readCreated(
@@ -188,6 +297,7 @@ async function inTransaction<T>(
   context: ODataContext,
   work: (tx: HookContext["tx"], afterCommit: HookContext["afterCommit"]) => Promise<T>,
 ): Promise<T> {
+  if (context.afterCommit) return context.db.transaction((tx) => work(tx, context.afterCommit ?? (() => undefined)));
   const queued: (() => Promise<void> | void)[] = [];
   const result = await context.db.transaction((tx) => work(tx, (task) => queued.push(task)));
   for (const task of queued) {
@@ -233,14 +343,14 @@ async function expectReadableReferences(
   context: ODataContext,
   tx: Querier,
   resource: ResourceDefinition,
-  values: Record<string, unknown>,
+  ...rows: Record<string, unknown>[]
 ) {
   const byTarget = new Map<string, { names: string[]; ids: Set<number> }>();
-  for (const [name, value] of Object.entries(values)) {
+  for (const [name, value] of rows.flatMap((values) => Object.entries(values))) {
     const field = resource.fields.find((each) => each.name === name);
     if (!field?.references || typeof value !== "number" || REFERENCES_UNCHECKED.has(field.references)) continue;
     const entry = byTarget.get(field.references) ?? { names: [], ids: new Set<number>() };
-    entry.names.push(name);
+    if (!entry.names.includes(name)) entry.names.push(name);
     entry.ids.add(value);
     byTarget.set(field.references, entry);
   }

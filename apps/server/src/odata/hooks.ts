@@ -30,6 +30,12 @@ export type HookContext = {
 export type ResourceHooks = {
   /** Before the INSERT; may change `body` (e.g. fill server-chosen fields, even non-writable ones). */
   beforeCreate?(args: HookContext & { body: WriteValues }): Promise<void> | void;
+  /**
+   * `beforeCreate` over the many rows of a `$batch` group's POSTs (execute.ts executeCreateMany),
+   * in one go: where the resource has it, its rows are checked together and then inserted in one
+   * statement; without it, each row takes `beforeCreate` and its INSERT in turn.
+   */
+  beforeCreateMany?(args: HookContext & { bodies: WriteValues[] }): Promise<void> | void;
   afterCreate?(args: HookContext & { body: WriteValues; id: number }): Promise<void> | void;
   /** Before the UPDATE of the rows `ids`; may change `body`. */
   beforeUpdate?(args: HookContext & { ids: number[]; body: WriteValues }): Promise<void> | void;

@@ -1,5 +1,6 @@
 /** The OData engine of the data API (/v7). See handle.ts for the entry point. */
 export type { ODataUrl } from "./ast.ts";
+export { type BatchRequest, handleODataBatch, MAX_BATCH_REQUESTS, parseBatch } from "./batch.ts";
 export { type CompiledQuery, compileRead, type ReadQuery } from "./compile-read.ts";
 export { fromDatabaseError } from "./database-errors.ts";
 export {

@@ -69,7 +69,8 @@ type Bool =
 type Cmp = "eq" | "ne" | "gt" | "ge" | "lt" | "le";
 
 const cmp = fc.constantFrom<Cmp>("eq", "ne", "gt", "ge", "lt", "le");
-const textLiteral = fc.stringMatching(/^[ab c']{0,3}$/);
+// LIKE's wildcards and escape too: contains() is a LIKE and must match them as plain characters.
+const textLiteral = fc.stringMatching(/^[ab c'%_\\]{0,3}$/);
 const numLiteral = fc.oneof(
   fc.integer({ min: -10, max: 60 }),
   fc.integer({ min: -40, max: 240 }).map((n) => n / 4),

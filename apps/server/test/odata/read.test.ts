@@ -150,6 +150,28 @@ describe("$filter", () => {
     expect(await api.ids(q("$filter=device_name eq 'al%70ha'"))).toEqual([1]);
   });
 
+  it("matches LIKE's wildcards in contains() and substringof() as plain characters", async () => {
+    expect(await api.ids(q("$filter=contains(device_name,'%25')"))).toEqual([]);
+    expect(await api.ids(q("$filter=contains(device_name,'_')"))).toEqual([]);
+    expect(await api.ids(q("$filter=contains(device_name,'%5C')"))).toEqual([]);
+    expect(await api.ids(q("$filter=contains(device_name,'a%25a')"))).toEqual([]);
+    expect(await api.ids(q("$filter=substringof('l_h',device_name)"))).toEqual([]);
+    expect(await api.ids(q("$filter=contains(device_name,'')"))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(await api.ids(q("$filter=contains(tolower(device_name),'ET')"))).toEqual([]);
+  });
+
+  it("answers an OR with an any() (compiled as a UNION of its branches) as the rows it names", async () => {
+    const either = "contains(device_name,'et') or device_tag/any(t:t/value eq 'berlin')";
+    expect(await api.ids(q(`$filter=${either}`))).toEqual([1, 2, 4, 6]);
+    expect(await api.get<number>(`/device/$count?$filter=${either}`)).toBe(4);
+    expect(await api.ids(q(`$filter=not (${either})`))).toEqual([3, 5, 7]);
+    expect(await api.ids(q(`$filter=id gt 1 and (${either})`))).toEqual([2, 4, 6]);
+    expect(await api.ids(q(`$filter=device_tag/any(t:t/value eq 'paris') or ${either}`))).toEqual([1, 2, 4, 6]);
+    expect(
+      await api.ids(q("$filter=device_tag/any(t:t/value eq 'berlin') or device_tag/any(t:t/value eq 'paris')")),
+    ).toEqual([1, 2, 4]);
+  });
+
   it("uses the date functions and literals", async () => {
     expect(await api.ids(q("$filter=created_at gt datetime'2024-03-05T00:00:00Z'"))).toEqual([5, 6, 7]);
     expect(

@@ -72,6 +72,9 @@ export const device = pgTable(
   },
   (t) => [
     index("device_application_name_idx").on(t.belongs_to__application, t.device_name),
+    // The free-text filter (LIKE over lower(name), lower(uuid), the status, OS version and IP)
+    // is served by pg_trgm GIN indexes created in migration 0025 when the database has pg_trgm,
+    // as device_tag's key and value are (drizzle cannot express "only if the extension exists").
     check("device_heartbeat_check", sql`${t.api_heartbeat_state} IN ('online', 'offline', 'timeout', 'unknown')`),
     check(
       "device_update_status_check",

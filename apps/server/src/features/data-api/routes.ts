@@ -8,7 +8,9 @@ import { model } from "../../model/index.ts";
 import {
   createPermissions,
   type Hooks,
+  handleODataBatch,
   handleODataRequest,
+  type ODataContext,
   type ODataRequest,
   type ODataResponse,
 } from "../../odata/index.ts";
@@ -27,6 +29,9 @@ const USER_BY_KEY = /^\/v7\/user\((?:id=)?(\d+)\)(?:\?.*)?$/;
 
 /** balena-sdk's multipart upload actions on one release asset (asset-uploads.ts). */
 const ASSET_ACTION = /^\/v7\/(?:release_asset|release__has__asset_key)\((?:id=)?(\d{1,10})\)\/(\w+)(?:\?.*)?$/;
+
+/** `POST /v7/$batch`: JSON batch requests (odata/batch.ts). */
+const BATCH = /^\/v7\/\$batch(?:\?.*)?$/;
 
 /** Actor ids start at 1: a guest's `@__ACTOR_ID` matches no row. */
 const GUEST_ACTOR = 0;
@@ -54,8 +59,18 @@ export function odataAs(
       ...request,
     });
   }
-  const strings = caller.user ? permissionsForUser(caller.globalRoles) : permissionsForKey(caller.apiKey?.role);
   return handleODataRequest({
+    ...callerContext(ctx, caller, hooks, request.clientAddress),
+    method: request.method,
+    url: request.url,
+    body: request.body,
+  });
+}
+
+/** What the data API runs a signed-in caller's requests with: their permissions, the hooks, the audit actor. */
+function callerContext(ctx: AppContext, caller: Caller, hooks: Hooks, clientAddress?: string): ODataContext {
+  const strings = caller.user ? permissionsForUser(caller.globalRoles) : permissionsForKey(caller.apiKey?.role);
+  return {
     db: ctx.db,
     model,
     permissions: createPermissions({ model, permissions: strings, actorId: caller.actor }),
@@ -63,11 +78,8 @@ export function odataAs(
     actorId: caller.actor,
     actorType: actorTypeOf(caller),
     authTime: caller.session?.authTime,
-    auditActor: { user: caller.user?.id, apiKey: caller.apiKey?.id, clientAddress: request.clientAddress },
-    method: request.method,
-    url: request.url,
-    body: request.body,
-  });
+    auditActor: { user: caller.user?.id, apiKey: caller.apiKey?.id, clientAddress },
+  };
 }
 
 /** A personal key or session acts as its user; provisioning keys as their fleet; device keys as the device. */
@@ -196,6 +208,12 @@ export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
         }
         const response = await assetUpload(ctx, caller, request);
         return answer(reply, request.url, response);
+      }
+      if (request.method === "POST" && BATCH.test(request.url)) {
+        const response = await handleODataBatch(callerContext(ctx, caller, hooksOf(ctx), request.ip), request.body);
+        const { responses } = response.body as { responses: Array<{ body?: unknown }> };
+        for (const each of responses) signAssetLinks(each.body, links, ctx.config.apiUrl);
+        return reply.code(response.status).send(response.body);
       }
       const action = request.method === "POST" ? ASSET_ACTION.exec(request.url) : null;
       if (action) return reply.send(await assetAction(ctx, caller, uploads, links, request, [...action]));

@@ -248,6 +248,12 @@ export function frozenDeviceChildHooks(table: "device_tag" | "device_environment
       const device = Number(body.device);
       if (Number.isSafeInteger(device)) await refuseFrozen(tx, [device]);
     },
+    async beforeCreateMany({ tx, bodies }) {
+      await refuseFrozen(
+        tx,
+        bodies.map((body) => Number(body.device)).filter((device) => Number.isSafeInteger(device)),
+      );
+    },
     async beforeUpdate({ tx, ids }) {
       await refuseFrozen(tx, await devicesOf(tx, ids));
     },

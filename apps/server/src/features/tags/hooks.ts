@@ -23,5 +23,11 @@ export function tagKeyHooks(resource: string): ResourceHooks {
     const problem = tagKeyProblem(body.tag_key, MAX_TAG_KEY_LENGTH[resource]);
     if (problem) throw new FlotillaError("bad_request", problem);
   };
-  return { beforeCreate: check, beforeUpdate: check };
+  return {
+    beforeCreate: check,
+    beforeCreateMany: ({ bodies }) => {
+      for (const body of bodies) check({ body });
+    },
+    beforeUpdate: check,
+  };
 }

@@ -198,5 +198,16 @@ export function chainHooks(first: ResourceHooks | undefined, second: ResourceHoo
       await b(args);
     };
   }
+  // Rows are checked together only when every part can: a part with only beforeCreate (which
+  // may look at the rows inserted before, e.g. a duplicate name) takes the rows one by one.
+  const canMany = (hooks: ResourceHooks) => !hooks.beforeCreate || hooks.beforeCreateMany;
+  if (canMany(first) && canMany(second) && (first.beforeCreateMany || second.beforeCreateMany)) {
+    result.beforeCreateMany = async (args) => {
+      await first.beforeCreateMany?.(args);
+      await second.beforeCreateMany?.(args);
+    };
+  } else {
+    delete result.beforeCreateMany;
+  }
   return result;
 }

@@ -18,9 +18,10 @@ import { useApplicationList } from "../fleets/data.ts";
 import { fleetCan, fleetRoleOf } from "../orgs/access.ts";
 import { ReleasePicker, TRACK_FLEET } from "../releases/release-picker.tsx";
 import { MoveTargetField, TAG_CONCURRENCY, TagFields } from "./actions.tsx";
-import { type BatchReport, type BatchResult, batchReport, runBatch } from "./batch.ts";
+import { type BatchReport, type BatchResult, batchReport } from "./batch.ts";
 import { deviceListFilter } from "./data.ts";
 import {
+  createNewTags,
   idPageFilter,
   type MatchingAction,
   type PagedProgress,
@@ -35,6 +36,7 @@ import {
 interface FilterPine {
   get<T>(params: { resource: string; options: Record<string, unknown> }): Promise<T>;
   post(params: { resource: string; body: Record<string, unknown> }): Promise<unknown>;
+  request(params: { method: "POST"; url: string; body: unknown }): Promise<unknown>;
   patch(params: {
     resource: string;
     options: Record<string, unknown>;
@@ -71,7 +73,8 @@ function pageAction(sdk: Sdk, choice: Choice): (ids: number[]) => Promise<BatchR
       return (ids) => wholePage(ids, () => pine(sdk).delete({ resource: "device", options: byIds(ids) }));
     case "tag":
       // A tag row is unique per device and key: existing ones change in one PATCH, new ones are
-      // POSTed 50 at a time (spec 2 §9).
+      // one $batch (spec 2 §9); when the server refuses that as a whole, a POST per device (50 at
+      // a time) tells which devices are refused.
       return async (ids) => {
         const where = (devices: number[]) => ({ device: { $in: devices }, tag_key: choice.key });
         let tagged: Array<{ device: { __id: number } }>;
@@ -94,12 +97,7 @@ function pageAction(sdk: Sdk, choice: Choice): (ids: number[]) => Promise<BatchR
                 }),
               )
             : { succeeded: [], failed: [] };
-        const created = await runBatch(
-          create,
-          (device) =>
-            pine(sdk).post({ resource: "device_tag", body: { device, tag_key: choice.key, value: choice.value } }),
-          TAG_CONCURRENCY,
-        );
+        const created = await createNewTags(pine(sdk), create, choice, TAG_CONCURRENCY);
         return {
           succeeded: [...updated.succeeded, ...created.succeeded],
           failed: [...updated.failed, ...created.failed],

@@ -1,14 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { batchReport } from "./batch.ts";
 import {
+  createNewTags,
   ID_PAGE_SIZE,
   idPageFilter,
   idPageSize,
   isMatchingAction,
+  NEW_TAGS_GROUP,
+  newTagsBatch,
   type PagedProgress,
   progressPercent,
   runPagedBatch,
   splitTagWrites,
+  type TagPine,
   wholePage,
 } from "./select-all.ts";
 
@@ -155,5 +159,76 @@ describe("select all matching devices: paging", () => {
       "pin",
       "delete",
     ]);
+  });
+});
+
+describe("select all matching devices: new tags in one $batch", () => {
+  type Sent = { resource: string; body: Record<string, unknown> } | { method: string; url: string; body: unknown };
+  /** A fake pine: records what is sent and answers the batch with `statuses` per device. */
+  function server(statuses: (device: number) => number, batchFails = false) {
+    const sent: Sent[] = [];
+    const pine: TagPine = {
+      async request(params) {
+        sent.push(params);
+        if (batchFails) throw new Error("404");
+        const { requests } = params.body as ReturnType<typeof newTagsBatch>;
+        return { responses: requests.map((request) => ({ id: request.id, status: statuses(request.body.device) })) };
+      },
+      async post(params) {
+        sent.push(params);
+        if (statuses(Number(params.body.device)) !== 201) throw new Error("refused");
+        return {};
+      },
+    };
+    return { sent, pine };
+  }
+  const posted = (sent: Sent[]) => sent.map((params) => ("resource" in params ? params.body.device : params.url));
+
+  it("sends a page's new tags as one POST /v7/$batch, one atomicity group of POSTs to device_tag", async () => {
+    expect(newTagsBatch([7, 9], "rack", "r1")).toEqual({
+      requests: [
+        {
+          id: "7",
+          method: "POST",
+          url: "device_tag",
+          body: { device: 7, tag_key: "rack", value: "r1" },
+          atomicityGroup: NEW_TAGS_GROUP,
+        },
+        {
+          id: "9",
+          method: "POST",
+          url: "device_tag",
+          body: { device: 9, tag_key: "rack", value: "r1" },
+          atomicityGroup: NEW_TAGS_GROUP,
+        },
+      ],
+    });
+    const { sent, pine } = server(() => 201);
+    const ids = Array.from({ length: 500 }, (_, index) => index + 1);
+    const result = await createNewTags(pine, ids, { key: "rack", value: "r1" }, 50);
+    expect(sent).toEqual([{ method: "POST", url: "$batch", body: newTagsBatch(ids, "rack", "r1") }]);
+    expect(result).toEqual({ succeeded: ids, failed: [] });
+  });
+
+  it("posts the tags one by one when the group is refused, so the report names the refused devices", async () => {
+    // The server refuses an atomicity group as a whole: every answer carries the refusal.
+    const { sent, pine } = server((device) => (device === 2 ? 401 : 201));
+    const refusedWhole: TagPine = {
+      post: pine.post,
+      request: async () => ({ responses: [1, 2, 3].map((device) => ({ id: String(device), status: 401 })) }),
+    };
+    const result = await createNewTags(refusedWhole, [1, 2, 3], { key: "rack", value: "r1" }, 50);
+    expect(result.succeeded.sort()).toEqual([1, 3]);
+    expect(result.failed.map((failure) => failure.item)).toEqual([2]);
+    expect(posted(sent)).toEqual([1, 2, 3]);
+  });
+
+  it("falls back to a POST per device when the batch request itself fails, and sends nothing for no devices", async () => {
+    const { sent, pine } = server(() => 201, true);
+    expect(await createNewTags(pine, [4, 5], { key: "k", value: "" }, 50)).toEqual({ succeeded: [4, 5], failed: [] });
+    expect(posted(sent)).toEqual(["$batch", 4, 5]);
+    const idle = server(() => 201);
+    expect(await createNewTags(idle.pine, [], { key: "k", value: "" }, 50)).toEqual({ succeeded: [], failed: [] });
+    expect(idle.sent).toEqual([]);
   });
 });
