@@ -242,6 +242,21 @@ const DB_CONNECTION_ERROR =
   /too many clients|remaining connection slots|timeout exceeded when trying to connect|Connection terminated|ECONNREFUSED 127\.0\.0\.1:5432/g;
 const countMatches = (text: string, pattern: RegExp) => text.match(pattern)?.length ?? 0;
 const errorLines = (text: string) => text.split("\n").filter((line) => /"level":(50|60)/.test(line));
+/** The errors the API logged, counted by message: "3 × device services: … (deadlock detected)". */
+function errorSummary(lines: string[]) {
+  const counts = new Map<string, number>();
+  for (const line of lines) {
+    let text = line.slice(0, 200);
+    try {
+      const entry = JSON.parse(line) as { msg?: string; err?: { message?: string } };
+      text = `${entry.msg ?? ""}${entry.err?.message ? ` (${entry.err.message.slice(0, 160)})` : ""}`;
+    } catch {
+      // not JSON: the line as it is
+    }
+    counts.set(text, (counts.get(text) ?? 0) + 1);
+  }
+  return [...counts].map(([text, count]) => `${count} × ${text}`).join("; ") || "none";
+}
 
 try {
   await sleep(2000);
@@ -294,6 +309,8 @@ try {
   );
   await sleep(WARMUP_MS);
 
+  console.log(`  errors the API logged meanwhile: ${errorSummary(errorLines(serverLog()))}`);
+
   // 1. The measuring window.
   await resetProbe(server);
   const before = await simulatorStats(simulators);
@@ -328,7 +345,7 @@ try {
     );
   }
   console.log(
-    `  dashboard failures ${failures}; errors the API logged ${errorLines(serverLog()).length - errorsBefore}`,
+    `  dashboard failures ${failures}; errors the API logged: ${errorSummary(errorLines(serverLog()).slice(errorsBefore))}`,
   );
 
   await dump("heap", "window.heapsnapshot");
@@ -360,13 +377,12 @@ try {
     );
     console.log(
       `  answers 5xx to the devices ${sum(stormAfter, "serverErrors") - sum(stormBefore, "serverErrors")}; ` +
-        `database connection errors logged ${countMatches(log, DB_CONNECTION_ERROR)}; errors logged ${errorLines(log).length}`,
+        `database connection errors logged ${countMatches(log, DB_CONNECTION_ERROR)}; errors logged: ${errorSummary(errorLines(log))}`,
     );
     console.log(
       `  API meanwhile: peak resident ${mib(stormProbe.peakRss)}, CPU ${((stormProbe.cpuMs / stormProbe.elapsedMs) * 100).toFixed(0)} % of one core, ` +
         `event-loop delay p99 ${stormProbe.loopP99Ms.toFixed(0)} ms, max ${stormProbe.loopMaxMs.toFixed(0)} ms`,
     );
-    for (const line of errorLines(log).slice(0, 5)) console.log(`  logged: ${line.slice(0, 300)}`);
   }
 } finally {
   await Promise.all(

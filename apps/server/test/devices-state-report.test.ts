@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createStateReports } from "../src/features/devices/state-report.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 import { call, provisioningKeyFor, registerDevice, type TestDevice } from "./support/devices.ts";
 
@@ -225,6 +226,29 @@ describe("PATCH /device/v3/state", () => {
     expect(state.status).toBe(200);
     expect(state.headers.get("x-content-type-options")).toBe("nosniff");
     expect(state.headers.get("access-control-allow-origin")).toBe(origin);
+  });
+
+  it("writes a change whose write failed with the next flush, even when the device reports it no more", async () => {
+    let failNext = true;
+    const reports = createStateReports({
+      db: {
+        query: ((sql: string, params?: unknown[]) => {
+          if (failNext && sql.includes('UPDATE "device"')) {
+            failNext = false;
+            return Promise.reject(new Error("deadlock detected"));
+          }
+          return t.db.query(sql, params);
+        }) as typeof t.db.query,
+      },
+      flushMs: 0,
+    });
+    const target = { id: other.id, fleet: fleet.id };
+    await reports.record(target, { provisioning_state: "Configuring", provisioning_progress: 35 });
+    await expect(reports.flush()).rejects.toThrow("deadlock detected");
+    await reports.record(target, { provisioning_state: "Configuring", provisioning_progress: 35, cpu_usage: 20 });
+    await reports.flush();
+    expect(await columns(other.id)).toMatchObject({ provisioning_progress: 35, cpu_usage: 20 });
+    await reports.close();
   });
 
   it("writes what is left in memory when the server stops", async () => {

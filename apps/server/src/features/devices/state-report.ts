@@ -268,40 +268,73 @@ export function createStateReports(options: {
     if (fleets.length > 0) for (const listener of writtenListeners) listener(fleets);
   }
 
+  /**
+   * Writes what is pending. A piece that fails goes back to pending (newer values of the same
+   * device first) for the next flush: `written` already holds its values, so a device that
+   * reports the same again would otherwise never have it written (a provisioning progress stuck
+   * at 35 % after a failed write under load, scripts/bench-scale.ts).
+   */
   async function writeOnce() {
+    const failures: unknown[] = [];
+    const retryOnFailure = async <T>(rows: T[], write: (piece: T[]) => Promise<unknown>, requeue: (row: T) => void) =>
+      inPieces(rows, (piece) =>
+        write(piece).catch((error: unknown) => {
+          failures.push(error);
+          for (const row of piece) requeue(row);
+        }),
+      );
     if (pendingInstalls.size > 0) {
       const installs = [...pendingInstalls.values()];
       pendingInstalls.clear();
-      await inPieces(installs, (piece) => writeImageInstalls(db, piece));
+      await retryOnFailure(
+        installs,
+        (piece) => writeImageInstalls(db, piece),
+        (install) => {
+          const key = `${install.device}:${install.image}`;
+          if (!pendingInstalls.has(key)) pendingInstalls.set(key, install);
+        },
+      );
     }
     if (pendingPrunes.size > 0) {
       const prunes = [...pendingPrunes].map(([device, images]) => ({ device, images }));
       pendingPrunes.clear();
-      await inPieces(prunes, (piece) => endImageInstalls(db, piece));
+      await retryOnFailure(
+        prunes,
+        (piece) => endImageInstalls(db, piece),
+        ({ device, images }) => {
+          if (!pendingPrunes.has(device)) pendingPrunes.set(device, images);
+        },
+      );
     }
-    if (pending.size === 0) return;
-    const batch = [...pending];
-    pending.clear();
-    // One statement per set of changed columns: metrics-only reports share one.
-    const groups = new Map<string, { columns: Column[]; rows: Record<string, Value>[] }>();
-    for (const [id, values] of batch) {
-      const columns = (Object.keys(values) as Column[]).sort();
-      const key = columns.join(",");
-      const group = groups.get(key) ?? { columns, rows: [] };
-      group.rows.push({ id, ...values });
-      groups.set(key, group);
+    if (pending.size > 0) {
+      const batch = [...pending];
+      pending.clear();
+      // One statement per set of changed columns: metrics-only reports share one.
+      const groups = new Map<string, { columns: Column[]; rows: Record<string, Value>[] }>();
+      for (const [id, values] of batch) {
+        const columns = (Object.keys(values) as Column[]).sort();
+        const key = columns.join(",");
+        const group = groups.get(key) ?? { columns, rows: [] };
+        group.rows.push({ id, ...values });
+        groups.set(key, group);
+      }
+      for (const { columns, rows } of groups.values()) {
+        const set = columns.map((c) => `"${c}" = v."${c}"`).join(", ");
+        const types = ["id int", ...columns.map((c) => `"${c}" ${COLUMNS[c]}`)].join(", ");
+        // A status or update status that changed may be a webhook event: the same statement
+        // compares with the stored values and queues deliveries (DEVICE_EVENTS_SQL).
+        const sql =
+          columns.includes("status") || columns.includes("update_status")
+            ? deviceEventsSql(set, types)
+            : `UPDATE "device" d SET ${set} FROM jsonb_to_recordset($1::jsonb) AS v(${types}) WHERE d.id = v.id`;
+        await retryOnFailure(
+          rows,
+          (piece) => db.query(sql, [JSON.stringify(piece)]),
+          ({ id, ...values }) => pending.set(Number(id), { ...values, ...pending.get(Number(id)) }),
+        );
+      }
     }
-    for (const { columns, rows } of groups.values()) {
-      const set = columns.map((c) => `"${c}" = v."${c}"`).join(", ");
-      const types = ["id int", ...columns.map((c) => `"${c}" ${COLUMNS[c]}`)].join(", ");
-      // A status or update status that changed may be a webhook event: the same statement
-      // compares with the stored values and queues deliveries (DEVICE_EVENTS_SQL).
-      const sql =
-        columns.includes("status") || columns.includes("update_status")
-          ? deviceEventsSql(set, types)
-          : `UPDATE "device" d SET ${set} FROM jsonb_to_recordset($1::jsonb) AS v(${types}) WHERE d.id = v.id`;
-      await inPieces(rows, (piece) => db.query(sql, [JSON.stringify(piece)]));
-    }
+    if (failures.length > 0) throw failures[0];
   }
 
   const flush = async () => {
