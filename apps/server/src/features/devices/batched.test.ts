@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { batchedLookup, batchedWrite } from "./batched.ts";
+import { retryOnDeadlock } from "./batches.ts";
 
 describe("batchedLookup", () => {
   it("answers each key from one look-up per turn of the event loop", async () => {
@@ -49,5 +50,34 @@ describe("batchedWrite", () => {
     await expect(write(1)).rejects.toThrow("database down");
     fail = false;
     await expect(write(2)).resolves.toBeUndefined();
+  });
+});
+
+describe("retryOnDeadlock", () => {
+  const deadlock = Object.assign(new Error("deadlock detected"), { code: "40P01" });
+
+  it("runs a deadlock's victim again, up to three times", async () => {
+    let calls = 0;
+    const write = async () => {
+      calls += 1;
+      if (calls < 3) throw deadlock;
+      return "written";
+    };
+    expect(await retryOnDeadlock(write)).toBe("written");
+    expect(calls).toBe(3);
+    calls = -10;
+    await expect(retryOnDeadlock(write)).rejects.toThrow("deadlock detected");
+    expect(calls).toBe(-7);
+  });
+
+  it("does not rerun other failures", async () => {
+    let calls = 0;
+    await expect(
+      retryOnDeadlock(async () => {
+        calls += 1;
+        throw new Error("value too long");
+      }),
+    ).rejects.toThrow("value too long");
+    expect(calls).toBe(1);
   });
 });

@@ -1,5 +1,5 @@
 import DataLoader from "dataloader";
-import { ROWS_PER_STATEMENT } from "./batches.ts";
+import { ROWS_PER_STATEMENT, retryOnDeadlock } from "./batches.ts";
 
 /**
  * Look-ups that every device makes when it (re)connects, gathered into one statement per turn of
@@ -25,7 +25,7 @@ export function batchedWrite<T>(write: (items: readonly T[]) => Promise<unknown>
   let previous: Promise<unknown> = Promise.resolve();
   const loader = new DataLoader<T, undefined>(
     async (items) => {
-      const run = previous.then(() => write(items));
+      const run = previous.then(() => retryOnDeadlock(() => write(items)));
       previous = run.catch(() => undefined);
       await run;
       return items.map(() => undefined);
