@@ -373,7 +373,23 @@ try {
     };
   }
 
-  const blink = (uuid: string) => call<unknown>("POST", "/supervisor/v1/blink", token, { uuid });
+  /** Blinks answered per device: each one is a "Blinking" line the device logs. */
+  const blinked = new Map<string, number>();
+  const blink = async (uuid: string) => {
+    await call<unknown>("POST", "/supervisor/v1/blink", token, { uuid });
+    blinked.set(uuid, (blinked.get(uuid) ?? 0) + 1);
+  };
+  /** "Blinking" lines in the device's history (by timestamp: a line sent twice counts once) and the duplicates. */
+  async function blinkLines(uuid: string) {
+    const lines = await call<{ message: string; timestamp: number }[]>(
+      "GET",
+      `/device/v2/${uuid}/logs?count=all`,
+      token,
+    );
+    const blinks = lines.filter((l) => l.message === "Blinking");
+    const unique = new Set(blinks.map((l) => l.timestamp)).size;
+    return { unique, duplicates: blinks.length - unique };
+  }
   {
     const logs = watchLogs(onB.uuid, /Blinking/);
     await sleep(500); // the stream is open (and announced to B) before the line is made
@@ -437,6 +453,17 @@ try {
   const killedAt = new Date().toISOString();
   await serverB.kill();
   serverB = undefined;
+  // An action sent from A right after the kill, before the device is back: the relay still names B.
+  const atKill = before.b[1] ?? onB;
+  const sentAtKill = performance.now();
+  let actionAtKillOutcome = "";
+  const actionAtKill = blink(atKill.uuid).then(
+    () => "answered",
+    (error: Error) => `failed (${error.message.slice(0, 100)})`,
+  );
+  void actionAtKill.then((outcome) => {
+    actionAtKillOutcome = `${outcome} after ${((performance.now() - sentAtKill) / 1000).toFixed(2)} s`;
+  });
   const idsOfB = before.b.map((d) => d.id);
   const back = await waitForConnected(killedAt, idsOfB.length, 120_000, idsOfB);
   const at = (share: number) =>
@@ -445,6 +472,8 @@ try {
     `kill -9 of B (pid ${pidB}): ${back.length} of ${idsOfB.length} of its devices back through nginx; half within ${at(0.5)} s, 95 % within ${at(0.95)} s, the last after ${at(1)} s`,
   );
 
+  await actionAtKill;
+  console.log(`an action sent to one of B's devices through A right after the kill: ${actionAtKillOutcome}`);
   await sleep(3000);
   const after = await owners();
   const connected = await count("is_connected_to_vpn eq true");
@@ -466,6 +495,13 @@ try {
     await blink(device.uuid).catch(debug);
     if (await withTimeout(logs.seen, 20_000, "log line").then(() => true, failed)) linesOk++;
     logs.close();
+  }
+  // Every blink answered before the kill made a log line; each is in the history after it.
+  for (const device of [onA, onB]) {
+    const { unique, duplicates } = await blinkLines(device.uuid);
+    console.log(
+      `log lines of ${device === onA ? "A" : "B"}'s device ${device.uuid.slice(0, 7)}: ${unique} "Blinking" lines for ${blinked.get(device.uuid) ?? 0} blinks answered (${duplicates} sent twice)`,
+    );
   }
   const terminal = await openTerminal(before.b[0]?.uuid ?? "", balancer);
   await terminal.echo("after");

@@ -28,6 +28,11 @@ type RemoteAnswer = { id: string; answer?: RelayAnswer; error?: string };
 
 /** Owner records outlive a lost instance by at most this long; the socket's pings refresh it. */
 const OWNER_TTL_MS = 90_000;
+/**
+ * A request for a device whose instance is gone (killed: its owner record stays, nobody hears its
+ * channel) waits this long for the device to connect again, to any instance, and goes there.
+ */
+export const REATTACH_WAIT_MS = 10_000;
 
 const mustBeOnline = () => new FlotillaError("device_must_be_online");
 
@@ -44,10 +49,38 @@ export function createRelay(bus: Bus) {
   const closeHandlers: ((deviceId: number) => void)[] = [];
   /** Who hears that a device connected, on any instance (queued bulk commands start then). */
   const attachHandlers: ((deviceId: number) => void)[] = [];
+  /** Requests waiting for their device to connect again (its instance is gone), by device. */
+  const reattachWaiters = new Map<number, Set<() => void>>();
+  const reattached = (deviceId: number) => {
+    const waiters = reattachWaiters.get(deviceId);
+    reattachWaiters.delete(deviceId);
+    for (const wake of waiters ?? []) wake();
+  };
   bus.on("relay.attached", (payload) => {
     const deviceId = (payload as { deviceId?: unknown }).deviceId;
-    if (typeof deviceId === "number") for (const handler of attachHandlers) handler(deviceId);
+    if (typeof deviceId !== "number") return;
+    reattached(deviceId);
+    for (const handler of attachHandlers) handler(deviceId);
   });
+
+  /** True when the device connected (here or elsewhere) within `ms`. */
+  function waitForReattach(deviceId: number, ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const waiters = reattachWaiters.get(deviceId) ?? new Set<() => void>();
+      reattachWaiters.set(deviceId, waiters);
+      const wake = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(wake);
+        if (waiters.size === 0 && reattachWaiters.get(deviceId) === waiters) reattachWaiters.delete(deviceId);
+        resolve(false);
+      }, ms);
+      timer.unref();
+      waiters.add(wake);
+    });
+  }
 
   function waitFor(registry: Map<string, Pending>, id: string): Promise<RelayAnswer> {
     return new Promise<RelayAnswer>((resolve, reject) => {
@@ -109,6 +142,38 @@ export function createRelay(bus: Bus) {
   const recordOwner = (deviceId: number) =>
     bus.redis?.set(ownerKey(deviceId), bus.instanceId, "PX", OWNER_TTL_MS).catch(() => undefined);
 
+  /**
+   * Sends an action to the device wherever its socket is; 400 device_must_be_online without one.
+   * When the instance holding it is gone, it waits up to `reattachWaitMs` for the device to come back.
+   */
+  async function request(
+    deviceId: number,
+    action: RelayAction,
+    data: unknown,
+    reattachWaitMs = REATTACH_WAIT_MS,
+  ): Promise<RelayAnswer> {
+    const connection = connections.get(deviceId);
+    if (connection) return sendLocal(connection, action, data);
+    const owner = await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
+    if (!owner || owner === bus.instanceId) throw mustBeOnline();
+    const id = crypto.randomUUID();
+    const answer = waitFor(remote, id);
+    const message: RemoteRequest = { id, deviceId, action, data, replyTo: bus.instanceId };
+    // Nobody heard it: the owner died without removing its record (kill -9) and would never
+    // answer (the caller waited RELAY_TIMEOUT_MS for a 504). Its devices are reconnecting to
+    // the instances left: the request waits for this one, once, and goes where it connected.
+    const heard = await bus.toInstance(owner, "relay.request", message).catch(() => 0);
+    if (heard > 0) return answer;
+    remote.get(id)?.reject(mustBeOnline());
+    answer.catch(() => undefined);
+    if (reattachWaitMs <= 0) throw mustBeOnline();
+    const back = waitForReattach(deviceId, reattachWaitMs);
+    // It may have connected again before the wait began.
+    const now = connections.has(deviceId) ? bus.instanceId : await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
+    if ((now && now !== owner) || (await back)) return request(deviceId, action, data, 0);
+    throw mustBeOnline();
+  }
+
   return {
     /**
      * A device's new cloudlink socket; an older one of the same device is closed. A socket whose
@@ -125,6 +190,7 @@ export function createRelay(bus: Bus) {
       connections.set(deviceId, connection);
       if (previous) previous.socket.close(4000, "replaced by a newer connection");
       void recordOwner(deviceId);
+      reattached(deviceId);
       for (const handler of attachHandlers) handler(deviceId);
       if (bus.redis) void bus.toAll("relay.attached", { deviceId }).catch(() => undefined);
       socket.on("message", (raw, isBinary) => {
@@ -169,18 +235,7 @@ export function createRelay(bus: Bus) {
       };
     },
 
-    /** Sends an action to the device wherever its socket is; 400 device_must_be_online without one. */
-    async request(deviceId: number, action: RelayAction, data: unknown): Promise<RelayAnswer> {
-      const connection = connections.get(deviceId);
-      if (connection) return sendLocal(connection, action, data);
-      const owner = await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
-      if (!owner || owner === bus.instanceId) throw mustBeOnline();
-      const id = crypto.randomUUID();
-      const answer = waitFor(remote, id);
-      const request: RemoteRequest = { id, deviceId, action, data, replyTo: bus.instanceId };
-      await bus.toInstance(owner, "relay.request", request);
-      return answer;
-    },
+    request,
 
     isConnectedHere: (deviceId: number) => connections.has(deviceId),
 
