@@ -59,6 +59,24 @@ let serverA: RunningFlotilla | undefined;
 let serverB: RunningFlotilla | undefined;
 let redis: Redis | undefined;
 let prefix: string | undefined;
+let adminUrl: string | undefined;
+let databaseName: string | undefined;
+
+/** A pg client whose connection errors (the database dropped under it) fail the query, not the process. */
+async function connect(connectionString: string) {
+  const client = new pg.Client({ connectionString });
+  client.on("error", (error) => debug("pg:", error.message));
+  await client.connect();
+  return client;
+}
+async function adminQuery(text: string) {
+  const client = await connect(adminUrl ?? "");
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
 
 const percentile = (samples: number[], share: number) => {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -105,7 +123,7 @@ ${upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=10s;`
       proxy_set_header Host $http_host;
       proxy_set_header Upgrade $http_upgrade;
       proxy_set_header Connection $connection_upgrade;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-For $remote_addr;
       proxy_set_header X-Forwarded-Proto $scheme;
       # Log streams and SSE: each line goes on at once; cloudlink and terminals stay open for hours.
       proxy_buffering off;
@@ -141,7 +159,16 @@ try {
     b: { dashboard: await freePort(), api: await freePort() },
   };
   const balancer = `http://localhost:${ports.balancer}`;
-  process.env.DATABASE_URL ??= "postgres://postgres@127.0.0.1:5432/postgres";
+  // A database of its own (not flotilla_e2e_*: test runs of others may sweep those), dropped in `finally`.
+  const server = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+  server.pathname = "/postgres";
+  adminUrl = server.toString();
+  databaseName = `flotilla_two_${crypto.randomBytes(6).toString("hex")}`;
+  await adminQuery(`CREATE DATABASE ${databaseName}`);
+  server.pathname = `/${databaseName}`;
+  const databaseUrl = server.toString();
+  // startFlotilla creates no database of its own when DATABASE_URL comes in `env`.
+  delete process.env.DATABASE_URL;
   const env = {
     FLOTILLA_RATE_LIMIT: "10000000",
     LOG_LEVEL: "info",
@@ -150,6 +177,7 @@ try {
     FLOTILLA_PUBLIC_URL: `http://localhost:${ports.a.dashboard}`,
     FLOTILLA_TRUST_PROXY: "1",
     REDIS_URL,
+    DATABASE_URL: databaseUrl,
   };
   redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 3 });
   await redis.connect();
@@ -157,7 +185,6 @@ try {
   // A first (it migrates and seeds the throwaway database), then B on the same database.
   const started = Date.now();
   serverA = await startFlotilla(env, { ports: ports.a });
-  const databaseUrl = serverA.env.DATABASE_URL ?? "";
   // The bus's key prefix (apps/server/src/features/devices/services.ts): one per database.
   prefix = `flotilla:${crypto.createHash("sha256").update(databaseUrl).digest("hex").slice(0, 12)}:`;
   const instances = async () =>
@@ -180,8 +207,7 @@ try {
     `A (:${ports.a.api}) and B (:${ports.b.api}, pid ${pidB}) behind nginx :${ports.balancer} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
 
-  const database = new pg.Client({ connectionString: databaseUrl });
-  await database.connect();
+  const database = await connect(databaseUrl);
   await database.query(
     `INSERT INTO "subscription" (is_for__organization, is_for__plan)
      SELECT o.id, p.id FROM "organization" o, "plan" p WHERE o.handle = 'demo' AND p.billing_code <> 'free' LIMIT 1`,
@@ -243,8 +269,7 @@ try {
     const start = Date.now();
     const arrivals: number[] = [];
     let seen = 0;
-    const db = new pg.Client({ connectionString: databaseUrl });
-    await db.connect();
+    const db = await connect(databaseUrl);
     try {
       while (seen < expected && Date.now() - start < limitMs) {
         const { rows } = await db.query<{ n: string }>(
@@ -266,12 +291,12 @@ try {
   console.log(
     `${first.length} of ${COUNT} simulated devices connected in ${((first.at(-1) ?? 0) / 1000).toFixed(1)} s`,
   );
-  await sleep(3000);
+  // The devices' first reports and polls settle before anything is measured.
+  await sleep(QUICK ? 3000 : 10_000);
 
   /** Who holds each device's cloudlink socket: the relay's owner records in Redis. */
   async function owners() {
-    const db = new pg.Client({ connectionString: databaseUrl });
-    await db.connect();
+    const db = await connect(databaseUrl);
     const { rows } = await db.query<{ id: number; uuid: string }>(
       `SELECT id, uuid FROM "device" WHERE belongs_to__application = $1 ORDER BY id`,
       [fleet?.id],
@@ -336,6 +361,10 @@ try {
       if (message.event === "data") output += message.data ?? "";
       if (message.event === "error") failure = `${message.reason}`;
       if (message.event === "ssh connect") output += "\u0000connected\u0000";
+      waiter?.();
+    });
+    socket.on("error", (error) => {
+      failure ??= error.message;
       waiter?.();
     });
     socket.on("close", () => {
@@ -405,34 +434,45 @@ try {
   }
 
   // 2. The relay's added latency: the same calls on a device held by A and on one held by B.
-  async function timed(run: () => Promise<unknown>) {
-    const samples: number[] = [];
-    await run(); // warm-up
+  /** Local and relayed calls alternate, so both see the same load on the machine. */
+  async function timed(local: () => Promise<unknown>, relayed: () => Promise<unknown>) {
+    const samples = { local: [] as number[], relayed: [] as number[] };
+    await local(); // warm-up
+    await relayed();
     for (let i = 0; i < SAMPLES; i++) {
-      const t = performance.now();
-      await run();
-      samples.push(performance.now() - t);
+      for (const [run, into] of [
+        [local, samples.local],
+        [relayed, samples.relayed],
+      ] as const) {
+        const t = performance.now();
+        await run();
+        into.push(performance.now() - t);
+      }
     }
     return samples;
   }
   const results: { what: string; local: number[]; relayed: number[] }[] = [];
   results.push({
     what: "blink action",
-    local: await timed(() => blink(onA.uuid)),
-    relayed: await timed(() => blink(onB.uuid)),
+    ...(await timed(
+      () => blink(onA.uuid),
+      () => blink(onB.uuid),
+    )),
   });
   {
     const local = await openTerminal(onA.uuid);
     const relayed = await openTerminal(onB.uuid);
     results.push({
       what: "terminal echo",
-      local: await timed(() => local.echo()),
-      relayed: await timed(() => relayed.echo()),
+      ...(await timed(
+        () => local.echo(),
+        () => relayed.echo(),
+      )),
     });
     local.close();
     relayed.close();
   }
-  console.log(`relay latency from A (${SAMPLES} each, sequential): device on A vs device on B`);
+  console.log(`relay latency from A (${SAMPLES} each, one at a time, alternating): device on A vs device on B`);
   for (const { what, local, relayed } of results) {
     const [l50, l95, r50, r95] = [
       percentile(local, 0.5),
@@ -533,5 +573,6 @@ try {
     redis.disconnect();
   }
   await cleanUp();
+  if (databaseName) await adminQuery(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`).catch(console.error);
   fs.rmSync(work, { recursive: true, force: true });
 }
