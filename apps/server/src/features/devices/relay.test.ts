@@ -64,6 +64,13 @@ function fakeClusterBus(alive: Set<string>) {
       get: async (key: string) => records.get(key) ?? null,
       set: async (key: string, value: string) => void records.set(key, value),
       del: async (key: string) => void records.delete(key),
+      // DELETE_IF_OURS
+      eval: async (_script: string, _keys: number, key: string, owner: string) => {
+        const current = records.get(key);
+        if (current !== undefined && current !== owner) return 0;
+        records.delete(key);
+        return 1;
+      },
     },
     toAll: async () => undefined,
     toInstance: async (instance: string, topic: string, payload: unknown) => {
@@ -118,5 +125,19 @@ describe("cloudlink relay across instances", () => {
     records.set("test:cloudlink:7", "killed");
     const relay = createRelay(bus);
     await expect(relay.request(7, "blink", {}, 30)).rejects.toMatchObject({ code: "device_must_be_online" });
+  });
+
+  it("leaves the owner record of a newer socket on another instance when the old one closes here", async () => {
+    const { bus, records } = fakeClusterBus(new Set(["b"]));
+    const relay = createRelay(bus);
+    const link = relay.attach(7, fakeSocket() as unknown as WebSocket, 1n);
+    await vi.waitFor(() => expect(records.get("test:cloudlink:7")).toBe("a"));
+    records.set("test:cloudlink:7", "b"); // the device connected again, to instance b
+    expect(await link.detach()).toBe(false);
+    expect(records.get("test:cloudlink:7")).toBe("b");
+    const again = relay.attach(7, fakeSocket() as unknown as WebSocket, 2n);
+    await vi.waitFor(() => expect(records.get("test:cloudlink:7")).toBe("a"));
+    expect(await again.detach()).toBe(true);
+    expect(records.has("test:cloudlink:7")).toBe(false);
   });
 });

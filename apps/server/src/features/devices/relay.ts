@@ -33,6 +33,10 @@ const OWNER_TTL_MS = 90_000;
  * channel) waits this long for the device to connect again, to any instance, and goes there.
  */
 export const REATTACH_WAIT_MS = 10_000;
+/** Deletes the owner record when it names this instance or is gone (1), leaves another's (0). */
+const DELETE_IF_OURS = `local owner = redis.call('get', KEYS[1])
+if owner == false or owner == ARGV[1] then redis.call('del', KEYS[1]) return 1 end
+return 0`;
 
 const mustBeOnline = () => new FlotillaError("device_must_be_online");
 
@@ -226,11 +230,10 @@ export function createRelay(bus: Bus) {
           if (connections.get(deviceId) !== connection) return false;
           connections.delete(deviceId);
           if (!bus.redis) return true;
-          // Another instance may hold a newer socket of this device by now.
-          const owner = await bus.redis.get(ownerKey(deviceId)).catch(() => null);
-          if (owner && owner !== bus.instanceId) return false;
-          await bus.redis.del(ownerKey(deviceId)).catch(() => undefined);
-          return true;
+          // Another instance may hold a newer socket of this device by now: its record stays. In
+          // one step, or its record written between a read and a delete here would go.
+          const removed = await bus.redis.eval(DELETE_IF_OURS, 1, ownerKey(deviceId), bus.instanceId).catch(() => 1);
+          return removed === 1;
         },
       };
     },
