@@ -78,6 +78,29 @@ async function adminQuery(text: string) {
   }
 }
 
+/** Stops and removes everything the bench started (once): at the end, or on Ctrl-C / SIGTERM. */
+let tidied: Promise<void> | undefined;
+function tidy() {
+  tidied ??= (async () => {
+    simulator?.kill("SIGKILL");
+    nginx?.kill("SIGTERM");
+    await serverB?.stop();
+    await serverA?.stop();
+    if (redis && prefix) {
+      const stream = redis.scanStream({ match: `${prefix}*`, count: 1000 });
+      for await (const keys of stream) if ((keys as string[]).length) await redis.del(...(keys as string[]));
+      redis.disconnect();
+    }
+    await cleanUp();
+    if (databaseName) await adminQuery(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`).catch(console.error);
+    fs.rmSync(work, { recursive: true, force: true });
+  })();
+  return tidied;
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => void tidy().finally(() => process.exit(130)));
+}
+
 const percentile = (samples: number[], share: number) => {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(sorted.length * share) - 1))] ?? Number.NaN;
@@ -153,11 +176,8 @@ async function waitForPort(url: string, limitMs: number) {
 }
 
 try {
-  const ports = {
-    balancer: await freePort(),
-    a: { dashboard: await freePort(), api: await freePort() },
-    b: { dashboard: await freePort(), api: await freePort() },
-  };
+  // The servers pick their own ports (startFlotilla tries again when one was taken meanwhile).
+  const ports = { balancer: await freePort(), a: { api: 0 }, b: { api: 0 } };
   const balancer = `http://localhost:${ports.balancer}`;
   // A database of its own (not flotilla_e2e_*: test runs of others may sweep those), dropped in `finally`.
   const server = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
@@ -174,7 +194,7 @@ try {
     LOG_LEVEL: "info",
     FLOTILLA_SECRET: crypto.randomBytes(32).toString("hex"),
     FLOTILLA_API_URL: balancer,
-    FLOTILLA_PUBLIC_URL: `http://localhost:${ports.a.dashboard}`,
+    FLOTILLA_PUBLIC_URL: balancer,
     FLOTILLA_TRUST_PROXY: "1",
     REDIS_URL,
     DATABASE_URL: databaseUrl,
@@ -184,7 +204,8 @@ try {
 
   // A first (it migrates and seeds the throwaway database), then B on the same database.
   const started = Date.now();
-  serverA = await startFlotilla(env, { ports: ports.a });
+  serverA = await startFlotilla(env);
+  ports.a.api = Number(new URL(serverA.apiUrl).port);
   // The bus's key prefix (apps/server/src/features/devices/services.ts): one per database.
   prefix = `flotilla:${crypto.createHash("sha256").update(databaseUrl).digest("hex").slice(0, 12)}:`;
   const instances = async () =>
@@ -193,7 +214,8 @@ try {
     ) ?? [];
   const [idA] = await instances();
   if (!idA) throw new Error("instance A has no Redis channel: is REDIS_URL reaching the server?");
-  serverB = await startFlotilla(env, { dataDir: serverA.dataDir, env: serverA.env, ports: ports.b });
+  serverB = await startFlotilla(env, { dataDir: serverA.dataDir, env: serverA.env });
+  ports.b.api = Number(new URL(serverB.apiUrl).port);
   const idB = (await instances()).find((id) => id !== idA);
   if (!idB) throw new Error("instance B has no Redis channel");
   const pidB = serverB.process.pid;
@@ -563,16 +585,5 @@ try {
     back.length === idsOfB.length && (back.at(-1) ?? Infinity) <= 60_000 && totalAfter === total && connected === total;
   console.log(met ? "target met: B's devices back within 60 s, none lost" : "target NOT met (see above)");
 } finally {
-  simulator?.kill("SIGKILL");
-  nginx?.kill("SIGTERM");
-  await serverB?.stop();
-  await serverA?.stop();
-  if (redis && prefix) {
-    const stream = redis.scanStream({ match: `${prefix}*`, count: 1000 });
-    for await (const keys of stream) if ((keys as string[]).length) await redis.del(...(keys as string[]));
-    redis.disconnect();
-  }
-  await cleanUp();
-  if (databaseName) await adminQuery(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`).catch(console.error);
-  fs.rmSync(work, { recursive: true, force: true });
+  await tidy();
 }
