@@ -35,7 +35,7 @@ import {
 const { values } = parseArgs({ options: { count: { type: "string" }, quick: { type: "boolean" } }, strict: true });
 const QUICK = values.quick === true;
 const COUNT = Number(values.count ?? (QUICK ? 200 : 2000));
-const SAMPLES = QUICK ? 20 : 50;
+const SAMPLES = QUICK ? 20 : 200;
 const ROOT = path.resolve(import.meta.dirname, "..");
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -512,11 +512,13 @@ try {
   const accessBefore = fs.existsSync(path.join(work, "access.log"))
     ? fs.statSync(path.join(work, "access.log")).size
     : 0;
+  // Who B holds now (a device whose socket dropped since moved to A by now, and stays there).
+  const held = await owners();
   const killedAt = new Date().toISOString();
   await serverB.kill();
   serverB = undefined;
   // An action sent from A right after the kill, before the device is back: the relay still names B.
-  const atKill = before.b[1] ?? onB;
+  const atKill = held.b.find((d) => d.id !== onB.id) ?? onB;
   const sentAtKill = performance.now();
   let actionAtKillOutcome = "";
   const actionAtKill = blink(atKill.uuid).then(
@@ -526,7 +528,7 @@ try {
   void actionAtKill.then((outcome) => {
     actionAtKillOutcome = `${outcome} after ${((performance.now() - sentAtKill) / 1000).toFixed(2)} s`;
   });
-  const idsOfB = before.b.map((d) => d.id);
+  const idsOfB = held.b.map((d) => d.id);
   const back = await waitForConnected(killedAt, idsOfB.length, 120_000, idsOfB);
   const at = (share: number) =>
     ((back[Math.min(back.length - 1, Math.ceil(back.length * share) - 1)] ?? Number.NaN) / 1000).toFixed(1);
@@ -545,7 +547,7 @@ try {
     `after the kill: ${totalAfter} devices (before ${total}), ${connected} connected, ${online} online; sockets ${after.a.length} on A, ${after.b.length} on B, ${after.none.length} on neither`,
   );
   // Actions and log lines for former B devices, through A.
-  const probes = before.b.slice(0, QUICK ? 10 : 50);
+  const probes = held.b.slice(0, QUICK ? 10 : 50);
   let actionsOk = 0;
   for (const device of probes) {
     if (await blink(device.uuid).then(() => true, failed)) actionsOk++;
@@ -565,7 +567,7 @@ try {
       `log lines of ${device === onA ? "A" : "B"}'s device ${device.uuid.slice(0, 7)}: ${unique} "Blinking" lines for ${blinked.get(device.uuid) ?? 0} blinks answered (${duplicates} sent twice)`,
     );
   }
-  const terminal = await openTerminal(before.b[0]?.uuid ?? "", balancer);
+  const terminal = await openTerminal(held.b[0]?.uuid ?? "", balancer);
   await terminal.echo("after");
   terminal.close();
   console.log(
