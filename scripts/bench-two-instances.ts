@@ -530,6 +530,19 @@ try {
   void actionAtKill.then((outcome) => {
     actionAtKillOutcome = `${outcome} after ${((performance.now() - sentAtKill) / 1000).toFixed(2)} s`;
   });
+  // And a terminal opened from A on another of them at the same moment.
+  const terminalTarget = held.b.find((d) => d.id !== onB.id && d.id !== atKill.id) ?? onB;
+  let terminalAtKillOutcome = "";
+  const terminalAtKill = openTerminal(terminalTarget.uuid)
+    .then(async (t) => {
+      await t.echo("back");
+      t.close();
+      return "printed back";
+    })
+    .catch((error: Error) => `failed (${error.message.slice(0, 100)})`)
+    .then((outcome) => {
+      terminalAtKillOutcome = `${outcome} after ${((performance.now() - sentAtKill) / 1000).toFixed(2)} s`;
+    });
   const idsOfB = held.b.map((d) => d.id);
   const back = await waitForConnected(killedAt, idsOfB.length, 120_000, idsOfB);
   const at = (share: number) =>
@@ -539,7 +552,9 @@ try {
   );
 
   await actionAtKill;
+  await terminalAtKill;
   console.log(`an action sent to one of B's devices through A right after the kill: ${actionAtKillOutcome}`);
+  console.log(`a terminal opened from A on another of them at the same moment: ${terminalAtKillOutcome}`);
   await sleep(3000);
   // The simulator drops a socket now and then (a flaky network): a device or two may be between
   // sockets at any moment. Every one is connected at once within a few seconds.
@@ -607,6 +622,7 @@ try {
     totalAfter === total &&
     connected === total &&
     actionAtKillOutcome.startsWith("answered") &&
+    terminalAtKillOutcome.startsWith("printed") &&
     actionsOk === probes.length &&
     linesOk === Math.min(5, probes.length) &&
     linesComplete;

@@ -140,4 +140,17 @@ describe("cloudlink relay across instances", () => {
     expect(await again.detach()).toBe(true);
     expect(records.has("test:cloudlink:7")).toBe(false);
   });
+
+  it("names the instance a device of a killed instance connected to for a terminal, not the dead one", async () => {
+    const { bus, records } = fakeClusterBus(new Set());
+    records.set("test:cloudlink:7", "killed");
+    const relay = createRelay(bus);
+    expect(await relay.ownerOf(7)).toBe("killed");
+    const owner = relay.ownerOf(7, 1000);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    relay.attach(7, fakeSocket() as unknown as WebSocket, 1n);
+    await expect(owner).resolves.toBe("a");
+    records.set("test:cloudlink:8", "killed");
+    await expect(relay.ownerOf(8, 30)).resolves.toBeUndefined();
+  });
 });

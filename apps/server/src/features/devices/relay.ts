@@ -146,6 +146,13 @@ export function createRelay(bus: Bus) {
   const recordOwner = (deviceId: number) =>
     bus.redis?.set(ownerKey(deviceId), bus.instanceId, "PX", OWNER_TTL_MS).catch(() => undefined);
 
+  /** This instance when the device's socket is here, else the one Redis names (undefined: none). */
+  async function currentOwner(deviceId: number): Promise<string | undefined> {
+    if (connections.has(deviceId)) return bus.instanceId;
+    const owner = await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
+    return owner && owner !== bus.instanceId ? owner : undefined;
+  }
+
   /**
    * Sends an action to the device wherever its socket is; 400 device_must_be_online without one.
    * When the instance holding it is gone, it waits up to `reattachWaitMs` for the device to come back.
@@ -242,11 +249,19 @@ export function createRelay(bus: Bus) {
 
     isConnectedHere: (deviceId: number) => connections.has(deviceId),
 
-    /** The instance holding the device's socket: this one, another (Redis), or none. */
-    async ownerOf(deviceId: number): Promise<string | undefined> {
-      if (connections.has(deviceId)) return bus.instanceId;
-      const owner = await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
-      return owner && owner !== bus.instanceId ? owner : undefined;
+    /**
+     * The instance holding the device's socket: this one, another (Redis), or none. With
+     * `reattachWaitMs` (a terminal or tunnel about to open), an owner that is gone (killed, its
+     * record left) is not taken: the device's next socket, wherever it opens within that time, is.
+     */
+    async ownerOf(deviceId: number, reattachWaitMs = 0): Promise<string | undefined> {
+      const owner = await currentOwner(deviceId);
+      if (!owner || owner === bus.instanceId || reattachWaitMs <= 0) return owner;
+      if ((await bus.toInstance(owner, "relay.ping", {}).catch(() => 0)) > 0) return owner;
+      const back = waitForReattach(deviceId, reattachWaitMs);
+      const now = await currentOwner(deviceId);
+      if (now && now !== owner) return now;
+      return (await back) ? currentOwner(deviceId) : undefined;
     },
 
     /** Writes a frame to the device's socket on this instance; false without one. */
