@@ -11,9 +11,11 @@
 //   2. the relay's added latency: the action and a terminal echo round trip, N times each, on a
 //      device held by A and on one held by B (p50/p95 and the difference);
 //   3. `kill -9` of B: how long until every device it held is connected again (through nginx, to
-//      A), then whether anything is lost: every device back online, the count unchanged, actions
-//      and log lines reaching former B devices through A, and the 5xx answers nginx gave.
-// Target: B's devices back within 60 s, nothing lost.
+//      A), then whether anything is lost: an action and a terminal sent at the kill, every device
+//      back online, the count unchanged, actions and live log lines reaching former B devices
+//      through A, every blink's log line in the history, and the 5xx answers nginx gave.
+// Target: B's devices back within 60 s, nothing lost. 2,000 devices by default, 200 with --quick;
+// REDIS_URL (default redis://127.0.0.1:6379) and DATABASE_URL's server as for scripts/bench.ts.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
