@@ -270,3 +270,30 @@ export async function fleetExists(db: Db, fleetId: number): Promise<boolean> {
   const { rows } = await db.query(`SELECT 1 FROM "application" WHERE id = $1`, [fleetId]);
   return rows.length > 0;
 }
+
+/**
+ * `is_connected_to_vpn` and `last_vpn_event` follow the cloudlink socket. A connect answers its
+ * event's time (as text: the microseconds survive), which the socket's close names.
+ */
+export async function vpnConnected(db: Db, deviceId: number): Promise<string | undefined> {
+  const { rows } = await db.query<{ at: string }>(
+    `UPDATE "device" SET is_connected_to_vpn = true, last_vpn_event = now() WHERE id = $1
+     RETURNING last_vpn_event::text AS at`,
+    [deviceId],
+  );
+  return rows[0]?.at;
+}
+
+/**
+ * The socket that connected at `connectedAt` closed: the device is off cloudlink, unless a newer
+ * socket of it connected since. With several instances the old socket's close and the new one's
+ * connect are written by different instances in any order; the newer connect must win.
+ * Without `connectedAt` (its connect was not written) the close is written as it comes.
+ */
+export async function vpnDisconnected(db: Db, deviceId: number, connectedAt: string | undefined) {
+  await db.query(
+    `UPDATE "device" SET is_connected_to_vpn = false, last_vpn_event = now()
+     WHERE id = $1 AND ($2::text IS NULL OR last_vpn_event = $2::timestamptz)`,
+    [deviceId, connectedAt ?? null],
+  );
+}

@@ -13,7 +13,7 @@ import { mayDo } from "../data-api/actions.ts";
 import { parseLogLine } from "./device-logs.ts";
 import { deviceLogRoutes } from "./log-routes.ts";
 import { logSearchRoutes } from "./log-search-routes.ts";
-import { deviceByUuid, fleetStateFacts, isDeviceOfFleet } from "./queries.ts";
+import { deviceByUuid, fleetStateFacts, isDeviceOfFleet, vpnConnected, vpnDisconnected } from "./queries.ts";
 import { STATE_REPORT_BODY_LIMIT, stateReportBody } from "./state-report.ts";
 import { buildFleetState } from "./target-state.ts";
 
@@ -171,7 +171,12 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
     const link = devices.relay.attach(device.id, socket, arrived);
     devices.heartbeat.seen(device.id);
     let alive = true;
-    let opened = setVpnState(ctx, device.id, true);
+    // The connect's own `last_vpn_event`: the close clears the flag only if it is still the last event.
+    let opened: Promise<unknown> = vpnConnected(ctx.db, device.id);
+    const connectedAt = opened.then(
+      (at) => at as string | undefined,
+      () => undefined,
+    );
     socket.on("pong", () => {
       alive = true;
       link.refresh();
@@ -190,17 +195,9 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
       // After the connect is written, so the close is the last word.
       opened = opened
         .then(() => link.detach())
-        .then((wasCurrent) => (wasCurrent ? setVpnState(ctx, device.id, false) : undefined))
+        .then(async (wasCurrent) => (wasCurrent ? vpnDisconnected(ctx.db, device.id, await connectedAt) : undefined))
         .catch((error: unknown) => request.log.error({ err: error }, "cloudlink: close not recorded"));
     });
     await opened.catch((error: unknown) => request.log.error({ err: error }, "cloudlink: connect not recorded"));
   });
-}
-
-/** `is_connected_to_vpn` and `last_vpn_event` follow the cloudlink socket (written on change only). */
-async function setVpnState(ctx: AppContext, deviceId: number, connected: boolean) {
-  await ctx.db.query(`UPDATE "device" SET is_connected_to_vpn = $2, last_vpn_event = now() WHERE id = $1`, [
-    deviceId,
-    connected,
-  ]);
 }
