@@ -3,6 +3,7 @@ import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import type { Database } from "../src/db/index.ts";
 import { createHeartbeat } from "../src/features/devices/heartbeat.ts";
+import { vpnConnected, vpnDisconnected } from "../src/features/devices/queries.ts";
 import { createFactories } from "./factories.ts";
 import type { TestApp } from "./harness.ts";
 import { connectAgent, eventually } from "./support/agent.ts";
@@ -105,5 +106,22 @@ describe.skipIf(unreachable !== undefined)("two API instances with Redis", () =>
       if (keys.length > 0) await redis.del(...keys);
       redis.disconnect();
     }
+  });
+
+  it("keeps a device connected when its old socket's close is written after its new socket's connect", async () => {
+    const [a] = instances as [Instance, Instance];
+    const factories = createFactories(a.db.orm);
+    const org = await factories.organization({ name: "Vpn cluster" });
+    const device = await factories.device(await factories.fleet(org, { name: "vpn-cluster" }));
+    const connected = async () =>
+      (await a.db.query<{ c: boolean }>("SELECT is_connected_to_vpn AS c FROM device WHERE id = $1", [device.id]))
+        .rows[0]?.c;
+    // The old socket on one instance, the device's new one on the other: the old close comes last.
+    const old = (await vpnConnected(a.db, [device.id])).get(device.id);
+    const renewed = (await vpnConnected(a.db, [device.id])).get(device.id);
+    await vpnDisconnected(a.db, [{ id: device.id, since: old }]);
+    expect(await connected()).toBe(true);
+    await vpnDisconnected(a.db, [{ id: device.id, since: renewed }]);
+    expect(await connected()).toBe(false);
   });
 });

@@ -13,7 +13,8 @@ export type Bus = {
   /** Prefix of every Redis key and channel: instances of one database share it, others never collide. */
   readonly prefix: string;
   toAll(topic: string, payload: unknown): Promise<void>;
-  toInstance(instanceId: string, topic: string, payload: unknown): Promise<void>;
+  /** Answers how many instances got it: 0 when that instance is gone (its subscription went with it). */
+  toInstance(instanceId: string, topic: string, payload: unknown): Promise<number>;
   on(topic: string, handler: (payload: unknown, from: string) => void): void;
   close(): Promise<void>;
 };
@@ -26,7 +27,7 @@ export function createLocalBus(): Bus {
     redis: undefined,
     prefix: "flotilla:",
     toAll: async () => undefined,
-    toInstance: async () => undefined,
+    toInstance: async () => 0,
     on: () => undefined,
     close: async () => undefined,
   };
@@ -52,14 +53,15 @@ export async function createRedisBus(url: string, prefix: string): Promise<Bus> 
     for (const handler of handlers.get(envelope.topic) ?? []) handler(envelope.payload, envelope.from);
   });
   await subscriber.subscribe(channelAll, channelOf(instanceId));
-  const publish = async (channel: string, topic: string, payload: unknown) => {
-    await redis.publish(channel, JSON.stringify({ topic, from: instanceId, payload } satisfies Envelope));
-  };
+  const publish = (channel: string, topic: string, payload: unknown) =>
+    redis.publish(channel, JSON.stringify({ topic, from: instanceId, payload } satisfies Envelope));
   return {
     instanceId,
     redis,
     prefix,
-    toAll: (topic, payload) => publish(channelAll, topic, payload),
+    toAll: async (topic, payload) => {
+      await publish(channelAll, topic, payload);
+    },
     toInstance: (id, topic, payload) => publish(channelOf(id), topic, payload),
     on(topic, handler) {
       handlers.set(topic, [...(handlers.get(topic) ?? []), handler]);

@@ -17,15 +17,6 @@ export async function devicesByActor(db: Db, actors: readonly number[]): Promise
   return new Map(rows.map((row) => [row.actor, row]));
 }
 
-/** `is_connected_to_vpn` and `last_vpn_event` of devices whose cloudlink socket opened or closed. */
-export async function writeVpnStates(db: Db, changes: { id: number; connected: boolean }[]) {
-  await db.query(
-    `UPDATE "device" d SET is_connected_to_vpn = v.connected, last_vpn_event = now()
-       FROM jsonb_to_recordset($1::jsonb) AS v(id int, connected boolean) WHERE d.id = v.id`,
-    [JSON.stringify(changes)],
-  );
-}
-
 export async function deviceByUuid(db: Db, uuid: string): Promise<DeviceIdentity | undefined> {
   const { rows } = await db.query<DeviceIdentity>(
     `SELECT id, uuid, actor, belongs_to__application AS fleet FROM "device" WHERE uuid = $1`,
@@ -278,4 +269,33 @@ export async function connectedDevicesOf(db: Db, fleetId: number): Promise<Fleet
 export async function fleetExists(db: Db, fleetId: number): Promise<boolean> {
   const { rows } = await db.query(`SELECT 1 FROM "application" WHERE id = $1`, [fleetId]);
   return rows.length > 0;
+}
+
+/**
+ * `is_connected_to_vpn` and `last_vpn_event` follow the cloudlink socket. A connect answers its
+ * event's time (as text: the microseconds survive), which the socket's close names. Written for
+ * many devices at once: a restart reconnects every device together.
+ */
+export async function vpnConnected(db: Db, deviceIds: readonly number[]): Promise<Map<number, string>> {
+  const { rows } = await db.query<{ id: number; at: string }>(
+    `UPDATE "device" SET is_connected_to_vpn = true, last_vpn_event = now() WHERE id = ANY($1::int[])
+     RETURNING id, last_vpn_event::text AS at`,
+    [[...new Set(deviceIds)]],
+  );
+  return new Map(rows.map((row) => [row.id, row.at]));
+}
+
+/**
+ * The sockets that connected at `since` closed: each device is off cloudlink, unless a newer
+ * socket of it connected since. With several instances the old socket's close and the new one's
+ * connect are written by different instances in any order; the newer connect must win.
+ * Without `since` (its connect was not written) the close is written as it comes.
+ */
+export async function vpnDisconnected(db: Db, closes: readonly { id: number; since: string | undefined }[]) {
+  await db.query(
+    `UPDATE "device" d SET is_connected_to_vpn = false, last_vpn_event = now()
+       FROM jsonb_to_recordset($1::jsonb) AS v(id int, since text)
+      WHERE d.id = v.id AND (v.since IS NULL OR d.last_vpn_event = v.since::timestamptz)`,
+    [JSON.stringify(closes.map(({ id, since }) => ({ id, since: since ?? null })))],
+  );
 }

@@ -28,6 +28,15 @@ type RemoteAnswer = { id: string; answer?: RelayAnswer; error?: string };
 
 /** Owner records outlive a lost instance by at most this long; the socket's pings refresh it. */
 const OWNER_TTL_MS = 90_000;
+/**
+ * A request for a device whose instance is gone (killed: its owner record stays, nobody hears its
+ * channel) waits this long for the device to connect again, to any instance, and goes there.
+ */
+export const REATTACH_WAIT_MS = 10_000;
+/** Deletes the owner record when it names this instance or is gone (1), leaves another's (0). */
+const DELETE_IF_OURS = `local owner = redis.call('get', KEYS[1])
+if owner == false or owner == ARGV[1] then redis.call('del', KEYS[1]) return 1 end
+return 0`;
 
 const mustBeOnline = () => new FlotillaError("device_must_be_online");
 
@@ -44,10 +53,38 @@ export function createRelay(bus: Bus) {
   const closeHandlers: ((deviceId: number) => void)[] = [];
   /** Who hears that a device connected, on any instance (queued bulk commands start then). */
   const attachHandlers: ((deviceId: number) => void)[] = [];
+  /** Requests waiting for their device to connect again (its instance is gone), by device. */
+  const reattachWaiters = new Map<number, Set<() => void>>();
+  const reattached = (deviceId: number) => {
+    const waiters = reattachWaiters.get(deviceId);
+    reattachWaiters.delete(deviceId);
+    for (const wake of waiters ?? []) wake();
+  };
   bus.on("relay.attached", (payload) => {
     const deviceId = (payload as { deviceId?: unknown }).deviceId;
-    if (typeof deviceId === "number") for (const handler of attachHandlers) handler(deviceId);
+    if (typeof deviceId !== "number") return;
+    reattached(deviceId);
+    for (const handler of attachHandlers) handler(deviceId);
   });
+
+  /** True when the device connected (here or elsewhere) within `ms`. */
+  function waitForReattach(deviceId: number, ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const waiters = reattachWaiters.get(deviceId) ?? new Set<() => void>();
+      reattachWaiters.set(deviceId, waiters);
+      const wake = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(wake);
+        if (waiters.size === 0 && reattachWaiters.get(deviceId) === waiters) reattachWaiters.delete(deviceId);
+        resolve(false);
+      }, ms);
+      timer.unref();
+      waiters.add(wake);
+    });
+  }
 
   function waitFor(registry: Map<string, Pending>, id: string): Promise<RelayAnswer> {
     return new Promise<RelayAnswer>((resolve, reject) => {
@@ -109,6 +146,45 @@ export function createRelay(bus: Bus) {
   const recordOwner = (deviceId: number) =>
     bus.redis?.set(ownerKey(deviceId), bus.instanceId, "PX", OWNER_TTL_MS).catch(() => undefined);
 
+  /** This instance when the device's socket is here, else the one Redis names (undefined: none). */
+  async function currentOwner(deviceId: number): Promise<string | undefined> {
+    if (connections.has(deviceId)) return bus.instanceId;
+    const owner = await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
+    return owner && owner !== bus.instanceId ? owner : undefined;
+  }
+
+  /**
+   * Sends an action to the device wherever its socket is; 400 device_must_be_online without one.
+   * When the instance holding it is gone, it waits up to `reattachWaitMs` for the device to come back.
+   */
+  async function request(
+    deviceId: number,
+    action: RelayAction,
+    data: unknown,
+    reattachWaitMs = REATTACH_WAIT_MS,
+  ): Promise<RelayAnswer> {
+    const connection = connections.get(deviceId);
+    if (connection) return sendLocal(connection, action, data);
+    const owner = await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
+    if (!owner || owner === bus.instanceId) throw mustBeOnline();
+    const id = crypto.randomUUID();
+    const answer = waitFor(remote, id);
+    const message: RemoteRequest = { id, deviceId, action, data, replyTo: bus.instanceId };
+    // Nobody heard it: the owner died without removing its record (kill -9) and would never
+    // answer (the caller waited RELAY_TIMEOUT_MS for a 504). Its devices are reconnecting to
+    // the instances left: the request waits for this one, once, and goes where it connected.
+    const heard = await bus.toInstance(owner, "relay.request", message).catch(() => 0);
+    if (heard > 0) return answer;
+    remote.get(id)?.reject(mustBeOnline());
+    answer.catch(() => undefined);
+    if (reattachWaitMs <= 0) throw mustBeOnline();
+    const back = waitForReattach(deviceId, reattachWaitMs);
+    // It may have connected again before the wait began.
+    const now = connections.has(deviceId) ? bus.instanceId : await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
+    if ((now && now !== owner) || (await back)) return request(deviceId, action, data, 0);
+    throw mustBeOnline();
+  }
+
   return {
     /**
      * A device's new cloudlink socket; an older one of the same device is closed. A socket whose
@@ -125,6 +201,7 @@ export function createRelay(bus: Bus) {
       connections.set(deviceId, connection);
       if (previous) previous.socket.close(4000, "replaced by a newer connection");
       void recordOwner(deviceId);
+      reattached(deviceId);
       for (const handler of attachHandlers) handler(deviceId);
       if (bus.redis) void bus.toAll("relay.attached", { deviceId }).catch(() => undefined);
       socket.on("message", (raw, isBinary) => {
@@ -160,35 +237,31 @@ export function createRelay(bus: Bus) {
           if (connections.get(deviceId) !== connection) return false;
           connections.delete(deviceId);
           if (!bus.redis) return true;
-          // Another instance may hold a newer socket of this device by now.
-          const owner = await bus.redis.get(ownerKey(deviceId)).catch(() => null);
-          if (owner && owner !== bus.instanceId) return false;
-          await bus.redis.del(ownerKey(deviceId)).catch(() => undefined);
-          return true;
+          // Another instance may hold a newer socket of this device by now: its record stays. In
+          // one step, or its record written between a read and a delete here would go.
+          const removed = await bus.redis.eval(DELETE_IF_OURS, 1, ownerKey(deviceId), bus.instanceId).catch(() => 1);
+          return removed === 1;
         },
       };
     },
 
-    /** Sends an action to the device wherever its socket is; 400 device_must_be_online without one. */
-    async request(deviceId: number, action: RelayAction, data: unknown): Promise<RelayAnswer> {
-      const connection = connections.get(deviceId);
-      if (connection) return sendLocal(connection, action, data);
-      const owner = await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
-      if (!owner || owner === bus.instanceId) throw mustBeOnline();
-      const id = crypto.randomUUID();
-      const answer = waitFor(remote, id);
-      const request: RemoteRequest = { id, deviceId, action, data, replyTo: bus.instanceId };
-      await bus.toInstance(owner, "relay.request", request);
-      return answer;
-    },
+    request,
 
     isConnectedHere: (deviceId: number) => connections.has(deviceId),
 
-    /** The instance holding the device's socket: this one, another (Redis), or none. */
-    async ownerOf(deviceId: number): Promise<string | undefined> {
-      if (connections.has(deviceId)) return bus.instanceId;
-      const owner = await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
-      return owner && owner !== bus.instanceId ? owner : undefined;
+    /**
+     * The instance holding the device's socket: this one, another (Redis), or none. With
+     * `reattachWaitMs` (a terminal or tunnel about to open), an owner that is gone (killed, its
+     * record left) is not taken: the device's next socket, wherever it opens within that time, is.
+     */
+    async ownerOf(deviceId: number, reattachWaitMs = 0): Promise<string | undefined> {
+      const owner = await currentOwner(deviceId);
+      if (!owner || owner === bus.instanceId || reattachWaitMs <= 0) return owner;
+      if ((await bus.toInstance(owner, "relay.ping", {}).catch(() => 0)) > 0) return owner;
+      const back = waitForReattach(deviceId, reattachWaitMs);
+      const now = await currentOwner(deviceId);
+      if (now && now !== owner) return now;
+      return (await back) ? currentOwner(deviceId) : undefined;
     },
 
     /** Writes a frame to the device's socket on this instance; false without one. */

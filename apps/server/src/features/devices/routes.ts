@@ -171,7 +171,12 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
     const link = devices.relay.attach(device.id, socket, arrived);
     devices.heartbeat.seen(device.id);
     let alive = true;
-    let opened: Promise<unknown> = devices.setVpnState({ id: device.id, connected: true });
+    // The connect's own `last_vpn_event`: the close clears the flag only if it is still the last event.
+    let opened: Promise<unknown> = devices.vpnConnected(device.id);
+    const connectedAt = opened.then(
+      (at) => at as string | undefined,
+      () => undefined,
+    );
     socket.on("pong", () => {
       alive = true;
       link.refresh();
@@ -190,7 +195,9 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
       // After the connect is written, so the close is the last word.
       opened = opened
         .then(() => link.detach())
-        .then((wasCurrent) => (wasCurrent ? devices.setVpnState({ id: device.id, connected: false }) : undefined))
+        .then(async (wasCurrent) =>
+          wasCurrent ? devices.vpnDisconnected({ id: device.id, since: await connectedAt }) : undefined,
+        )
         .catch((error: unknown) => request.log.error({ err: error }, "cloudlink: close not recorded"));
     });
     await opened.catch((error: unknown) => request.log.error({ err: error }, "cloudlink: connect not recorded"));

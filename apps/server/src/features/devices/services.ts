@@ -8,7 +8,7 @@ import { type Bus, createLocalBus, createRedisBus } from "./bus.ts";
 import { createDeviceIdentities } from "./device-auth.ts";
 import { createDeviceLogs } from "./device-logs.ts";
 import { createHeartbeat } from "./heartbeat.ts";
-import { writeVpnStates } from "./queries.ts";
+import { vpnConnected, vpnDisconnected } from "./queries.ts";
 import { createRelay } from "./relay.ts";
 import { createStateReports } from "./state-report.ts";
 import { createTargetStates, type Invalidation } from "./target-state.ts";
@@ -92,12 +92,16 @@ export async function createDeviceServices(
     /** The live API key with this hash (lib/authenticate.ts), looked up with the others of this turn. */
     apiKeyByHash: batchedLookup((hashes: readonly string[]) => findApiKeysByHash(db.orm, hashes)),
     /**
-     * `is_connected_to_vpn` follows the cloudlink socket; the changes of 50 ms go in one statement
-     * (the last one of each device), as a restart reconnects every device at once.
+     * `is_connected_to_vpn` follows the cloudlink socket (queries.ts): the connects, and the
+     * closes, of 50 ms go in one statement each, as a restart reconnects every device at once.
+     * A connect answers its `last_vpn_event`, which the socket's close names.
      */
-    setVpnState: batchedWrite(
-      (changes: readonly { id: number; connected: boolean }[]) =>
-        writeVpnStates(db, [...new Map(changes.map((change) => [change.id, change])).values()]),
+    vpnConnected: batchedWrite<number, string>(async (ids) => {
+      const at = await vpnConnected(db, ids);
+      return ids.map((id) => at.get(id));
+    }, 50),
+    vpnDisconnected: batchedWrite(
+      (closes: readonly { id: number; since: string | undefined }[]) => vpnDisconnected(db, closes),
       50,
     ),
     /** A key now exists with this hash (a device registered with its own key): on every instance. */

@@ -9,7 +9,7 @@ import {
 } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
 import type { Bus } from "../devices/bus.ts";
-import type { DeviceFrame, Relay } from "../devices/relay.ts";
+import { type DeviceFrame, REATTACH_WAIT_MS, type Relay } from "../devices/relay.ts";
 import { insertTerminalAudits, type TerminalAudit } from "./queries.ts";
 
 /**
@@ -226,7 +226,7 @@ export function createTerminalSessions(options: {
       ) {
         throw new TerminalLimitError();
       }
-      const owner = await relay.ownerOf(request.deviceId);
+      const owner = await relay.ownerOf(request.deviceId, REATTACH_WAIT_MS);
       if (!owner) return undefined;
       const session: Session = {
         id: crypto.randomUUID(),

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { MAX_TUNNEL_CHUNK_BYTES, MAX_TUNNELS_PER_DEVICE, type TunnelFrame } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
 import type { Bus } from "../devices/bus.ts";
-import type { DeviceFrame, Relay } from "../devices/relay.ts";
+import { type DeviceFrame, REATTACH_WAIT_MS, type Relay } from "../devices/relay.ts";
 import { insertTunnelAudit, type TunnelAudit } from "./queries.ts";
 
 /**
@@ -173,7 +173,7 @@ export function createDeviceTunnels(options: {
       ) {
         throw new TunnelLimitError();
       }
-      const owner = await relay.ownerOf(request.deviceId);
+      const owner = await relay.ownerOf(request.deviceId, REATTACH_WAIT_MS);
       if (!owner) return undefined;
       const tunnel: Tunnel = {
         ...request,
