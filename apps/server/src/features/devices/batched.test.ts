@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { batchedLookup, batchedWrite } from "./batched.ts";
-import { retryOnDeadlock } from "./batches.ts";
+import { inDeviceWriteLane, retryOnDeadlock } from "./batches.ts";
 
 describe("batchedLookup", () => {
   it("answers each key from one look-up per turn of the event loop", async () => {
@@ -79,5 +79,28 @@ describe("retryOnDeadlock", () => {
       }),
     ).rejects.toThrow("value too long");
     expect(calls).toBe(1);
+  });
+});
+
+describe("inDeviceWriteLane", () => {
+  it("runs one write at a time, in the order they come, and goes on after a failure", async () => {
+    const events: string[] = [];
+    const write = (name: string, fail = false) =>
+      inDeviceWriteLane(async () => {
+        events.push(`${name} starts`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        events.push(`${name} ends`);
+        if (fail) throw new Error(`${name} failed`);
+      });
+    const done = Promise.allSettled([write("reports", true), write("heartbeat"), write("last seen")]);
+    expect((await done).map((result) => result.status)).toEqual(["rejected", "fulfilled", "fulfilled"]);
+    expect(events).toEqual([
+      "reports starts",
+      "reports ends",
+      "heartbeat starts",
+      "heartbeat ends",
+      "last seen starts",
+      "last seen ends",
+    ]);
   });
 });

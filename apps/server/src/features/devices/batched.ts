@@ -1,5 +1,5 @@
 import DataLoader from "dataloader";
-import { ROWS_PER_STATEMENT, retryOnDeadlock } from "./batches.ts";
+import { inDeviceWriteLane, ROWS_PER_STATEMENT } from "./batches.ts";
 
 /**
  * Look-ups that every device makes when it (re)connects, gathered into one statement per turn of
@@ -18,17 +18,14 @@ export function batchedLookup<K, V>(loadMany: (keys: readonly K[]) => Promise<Ma
 }
 
 /**
- * Writes gathered for `delayMs` into one statement, one batch after the other, so that a later
- * write of the same row never lands before an earlier one. `write` gets the items in call order
- * and may answer an array with a result (R) for each, in the same order.
+ * Writes gathered for `delayMs` into one statement, run in the device write lane (batches.ts), so
+ * that a later write of the same row never lands before an earlier one. `write` gets the items in
+ * call order and may answer an array with a result (R) for each, in the same order.
  */
 export function batchedWrite<T, R = undefined>(write: (items: readonly T[]) => Promise<unknown>, delayMs: number) {
-  let previous: Promise<unknown> = Promise.resolve();
   const loader = new DataLoader<T, R | undefined>(
     async (items) => {
-      const run = previous.then(() => retryOnDeadlock(() => write(items)));
-      previous = run.catch(() => undefined);
-      const results = await run;
+      const results = await inDeviceWriteLane(() => write(items));
       return items.map((_, index) => (Array.isArray(results) ? (results[index] as R | undefined) : undefined));
     },
     { cache: false, maxBatchSize: ROWS_PER_STATEMENT, batchScheduleFn: (run) => setTimeout(run, delayMs) },

@@ -28,11 +28,26 @@ export async function retryOnDeadlock<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
+let lane: Promise<unknown> = Promise.resolve();
+
+/**
+ * One batched device write at a time in this process, in the order they come. Reports, heartbeat
+ * states, last-seen times and cloudlink states each update many device rows in one statement, in
+ * the order their join meets them: side by side they deadlocked each other while 6,000 devices
+ * came up (scripts/bench-scale.ts). In one lane they cannot; a deadlock with another instance's
+ * writes is run again.
+ */
+export function inDeviceWriteLane<T>(write: () => Promise<T>): Promise<T> {
+  const run = lane.then(() => retryOnDeadlock(write));
+  lane = run.catch(() => undefined);
+  return run;
+}
+
 /** Runs `write` over `rows` in pieces of at most `size`, letting the event loop run in between. */
 export async function inPieces<T>(rows: T[], write: (piece: T[]) => Promise<unknown>, size = ROWS_PER_STATEMENT) {
   for (let start = 0; start < rows.length; start += size) {
     if (start > 0) await yieldToEventLoop();
     const piece = rows.slice(start, start + size);
-    await retryOnDeadlock(() => write(piece));
+    await inDeviceWriteLane(() => write(piece));
   }
 }
