@@ -35,7 +35,7 @@ import {
 } from "../e2e/support/flotilla.ts";
 
 const { values } = parseArgs({ options: { count: { type: "string" }, quick: { type: "boolean" } }, strict: true });
-const QUICK = values.quick === true;
+const QUICK = values.quick === true || process.env.BENCH_QUICK === "1";
 const COUNT = Number(values.count ?? (QUICK ? 200 : 2000));
 const SAMPLES = QUICK ? 20 : 200;
 const ROOT = path.resolve(import.meta.dirname, "..");

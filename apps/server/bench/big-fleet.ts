@@ -12,7 +12,7 @@
 //       (one GET of the page's existing tags, one PATCH over them, the new tags in one $batch);
 //       for comparison, a pin written as one PATCH over `id in (…)` per page.
 // (a) and (b) run as PostgreSQL ships and with jit = off; (c) runs once, with jit = off.
-// BENCH_REQUESTS=20 for a quick run (a and b). The database is dropped at the end.
+// BENCH_QUICK=1 (or BENCH_REQUESTS=20) for a quick run (a and b). The database is dropped at the end.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import type { AddressInfo } from "node:net";
@@ -31,7 +31,7 @@ import { admin, withDatabase } from "./support.ts";
 const DEVICES = 100_000;
 const SELECTED = 10_000;
 const PAGE = 500;
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? (process.env.BENCH_QUICK === "1" ? 20 : 200));
 const WARMUP = Math.ceil(REQUESTS / 10);
 const database = `flotilla_bench_${crypto.randomBytes(4).toString("hex")}`;
 const benchUrl = withDatabase(database);
