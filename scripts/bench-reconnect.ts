@@ -13,8 +13,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import pg from "pg";
-import { cleanUp, DEMO_EMAIL, DEMO_PASSWORD, startFlotilla } from "../e2e/support/flotilla.ts";
+import { cleanUp, startFlotilla } from "../e2e/support/flotilla.ts";
+import { apiAt, prepareDemoFleet } from "./lib/demo-fleet.ts";
 
 const { values } = parseArgs({ options: { count: { type: "string" } }, strict: true });
 const COUNT = Number(values.count ?? 200);
@@ -25,50 +25,15 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const env = { FLOTILLA_RATE_LIMIT: "10000000", LOG_LEVEL: "info" };
 process.env.DATABASE_URL ??= "postgres://postgres@127.0.0.1:5432/postgres";
 let server = await startFlotilla(env);
-const database = new pg.Client({ connectionString: server.env.DATABASE_URL });
-await database.connect();
-await database.query(
-  `INSERT INTO "subscription" (is_for__organization, is_for__plan)
-   SELECT o.id, p.id FROM "organization" o, "plan" p WHERE o.handle = 'demo' AND p.billing_code <> 'free' LIMIT 1`,
-);
-await database.end();
 const ports = { dashboard: Number(new URL(server.dashboardUrl).port), api: Number(new URL(server.apiUrl).port) };
 const api = server.apiUrl;
-
-async function call<T>(method: string, url: string, token: string | undefined, body?: unknown): Promise<T> {
-  const response = await fetch(`${api}${url}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return text as T; // /login_ answers the bare token
-  }
-}
-
-const token = await call<string>("POST", "/login_", undefined, { username: DEMO_EMAIL, password: DEMO_PASSWORD });
-const [fleet] = (
-  await call<{ d: { id: number }[] }>("GET", "/v7/application?$select=id&$filter=app_name eq 'demo-fleet'", token)
-).d;
-if (!fleet) throw new Error("the demo fleet is missing");
-const key = await call<string>("POST", "/api-key/v2/", token, {
-  actorType: "application",
-  actorTypeId: fleet.id,
-  roles: ["provisioning-api-key"],
-  name: "reconnect bench",
-});
+const call = apiAt(api);
+const { token, fleetId, key } = await prepareDemoFleet(server.env.DATABASE_URL ?? "", call, "reconnect bench");
 const connectedSince = async (since: string) =>
   (
     await call<{ d: number }>(
       "GET",
-      `/v7/device/$count?$filter=belongs_to__application eq ${fleet.id} and last_vpn_event gt '${since}'`,
+      `/v7/device/$count?$filter=belongs_to__application eq ${fleetId} and last_vpn_event gt '${since}'`,
       token,
     )
   ).d;
@@ -79,7 +44,7 @@ const simulator: ChildProcess = spawn(
   [
     path.join(ROOT, "apps/agent/bin/flotilla-agent.mjs"),
     "simulate",
-    ...["--api", api, "--provisioning-key", key, "--fleet", String(fleet.id), "--count", String(COUNT)],
+    ...["--api", api, "--provisioning-key", key, "--fleet", String(fleetId), "--count", String(COUNT)],
     ...["--state-dir", stateDir],
   ],
   { cwd: ROOT, stdio: process.env.BENCH_DEBUG ? "inherit" : "ignore" },

@@ -29,7 +29,9 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { cleanUp, DEMO_EMAIL, DEMO_PASSWORD, type RunningFlotilla, startFlotilla } from "../e2e/support/flotilla.ts";
+import { cleanUp, type RunningFlotilla, startFlotilla } from "../e2e/support/flotilla.ts";
+import { enc, LIST_EXPAND, LIST_SELECT } from "./lib/dashboard-queries.ts";
+import { apiAt, prepareDemoFleet } from "./lib/demo-fleet.ts";
 import type { DevicesAnswer, DevicesCommand, DevicesStats } from "./lib/scale-devices.ts";
 
 const { values } = parseArgs({
@@ -112,66 +114,23 @@ const ports = { dashboard: Number(new URL(server.dashboardUrl).port), api: Numbe
 const api = server.apiUrl;
 const database = new pg.Client({ connectionString: server.env.DATABASE_URL });
 await database.connect();
-await database.query(
-  `INSERT INTO "subscription" (is_for__organization, is_for__plan)
-   SELECT o.id, p.id FROM "organization" o, "plan" p WHERE o.handle = 'demo' AND p.billing_code <> 'free' LIMIT 1`,
-);
-
-async function call<T>(method: string, url: string, token: string | undefined, body?: unknown): Promise<T> {
-  const response = await fetch(`${api}${url}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return text as T; // /login_ answers the bare token
-  }
-}
-
-const token = await call<string>("POST", "/login_", undefined, { username: DEMO_EMAIL, password: DEMO_PASSWORD });
-const [fleet] = (
-  await call<{ d: { id: number }[] }>("GET", "/v7/application?$select=id&$filter=app_name eq 'demo-fleet'", token)
-).d;
-if (!fleet) throw new Error("the demo fleet is missing");
+const call = apiAt(api);
+const { token, fleetId, key } = await prepareDemoFleet(server.env.DATABASE_URL ?? "", call, "scale bench");
 await call("POST", "/v7/application_config_variable", token, {
-  application: fleet.id,
+  application: fleetId,
   name: "BALENA_SUPERVISOR_POLL_INTERVAL",
   value: String(POLL_INTERVAL_MS),
 });
-const key = await call<string>("POST", "/api-key/v2/", token, {
-  actorType: "application",
-  actorTypeId: fleet.id,
-  roles: ["provisioning-api-key"],
-  name: "scale bench",
-});
 
 /** The dashboard's device table page (apps/web/src/features/devices/data.ts) and its count. */
-const enc = (text: string) => text.replaceAll(" ", "%20").replaceAll("'", "%27");
-const LIST_SELECT =
-  "id,uuid,device_name,note,created_at,overall_status,overall_progress,status,is_online,is_connected_to_vpn,api_heartbeat_state,last_connectivity_event,is_active,is_frozen,is_web_accessible,is_in_local_mode,is_undervolted,ip_address,public_address,mac_address,os_version,os_variant,supervisor_version,update_status,last_update_status_event,download_progress,cpu_usage,cpu_temp,memory_usage,memory_total,storage_usage,storage_total,latitude,longitude,custom_latitude,custom_longitude,location,is_accessible_by_support_until__date";
-const RELEASE = "$select=id,commit,raw_version";
-const LIST_EXPAND = [
-  "is_of__device_type($select=id,slug,name;$expand=is_of__cpu_architecture($select=id))",
-  `belongs_to__application($select=id,app_name,slug,is_accessible_by_support_until__date;$expand=should_be_running__release(${RELEASE}),user_access_roles($select=role))`,
-  `is_running__release(${RELEASE})`,
-  `is_pinned_on__release(${RELEASE})`,
-  "device_tag($select=id,tag_key,value;$orderby=tag_key asc)",
-].join(",");
-const listFilter = enc(`belongs_to__application eq ${fleet.id}`);
+const listFilter = enc(`belongs_to__application eq ${fleetId}`);
 const dashboardPages = {
   "device list page (50 rows and the count)": [
     `/v7/device?$select=${LIST_SELECT}&$filter=${listFilter}&$expand=${enc(LIST_EXPAND)}&$orderby=${enc("device_name asc")}&$top=50&$skip=0`,
     `/v7/device/$count?$filter=${listFilter}`,
   ],
   "fleet summary counts": [
-    `/v7/application(${fleet.id})?$select=id,app_name,total_devices,device_count_grouped_by_status`,
+    `/v7/application(${fleetId})?$select=id,app_name,total_devices,device_count_grouped_by_status`,
   ],
 };
 
@@ -182,7 +141,7 @@ const connectedCount = async (since: string | null) =>
         since === null
           ? `SELECT count(*) AS n FROM device WHERE belongs_to__application = $1 AND is_connected_to_vpn`
           : `SELECT count(*) AS n FROM device WHERE belongs_to__application = $1 AND is_connected_to_vpn AND last_vpn_event > $2`,
-        since === null ? [fleet.id] : [fleet.id, since],
+        since === null ? [fleetId] : [fleetId, since],
       )
     ).rows[0]?.n,
   );
@@ -278,7 +237,7 @@ try {
         op: "start",
         apiUrl: api,
         provisioningKey: key,
-        fleetId: fleet.id,
+        fleetId,
         count: simulator.count,
         intervalMs: REPORT_INTERVAL_MS,
         stateDir: path.join(stateRoot, String(index)),

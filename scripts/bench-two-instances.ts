@@ -25,14 +25,8 @@ import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import pg from "pg";
 import WebSocket from "ws";
-import {
-  cleanUp,
-  DEMO_EMAIL,
-  DEMO_PASSWORD,
-  freePort,
-  type RunningFlotilla,
-  startFlotilla,
-} from "../e2e/support/flotilla.ts";
+import { cleanUp, freePort, type RunningFlotilla, startFlotilla } from "../e2e/support/flotilla.ts";
+import { apiAt, prepareDemoFleet } from "./lib/demo-fleet.ts";
 
 const { values } = parseArgs({ options: { count: { type: "string" }, quick: { type: "boolean" } }, strict: true });
 const QUICK = values.quick === true || process.env.BENCH_QUICK === "1";
@@ -233,48 +227,14 @@ try {
     `A (:${ports.a.api}) and B (:${ports.b.api}, pid ${pidB}) behind nginx :${ports.balancer} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
 
-  const database = await connect(databaseUrl);
-  await database.query(
-    `INSERT INTO "subscription" (is_for__organization, is_for__plan)
-     SELECT o.id, p.id FROM "organization" o, "plan" p WHERE o.handle = 'demo' AND p.billing_code <> 'free' LIMIT 1`,
-  );
-  await database.end();
-
   const apiA = `http://localhost:${ports.a.api}`;
-  async function call<T>(method: string, url: string, token: string | undefined, body?: unknown, base = apiA) {
-    const response = await fetch(`${base}${url}`, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      return text as T; // /login_ answers the bare token
-    }
-  }
-
-  const token = await call<string>("POST", "/login_", undefined, { username: DEMO_EMAIL, password: DEMO_PASSWORD });
-  const [fleet] = (
-    await call<{ d: { id: number }[] }>("GET", "/v7/application?$select=id&$filter=app_name eq 'demo-fleet'", token)
-  ).d;
-  if (!fleet) throw new Error("the demo fleet is missing");
-  const key = await call<string>("POST", "/api-key/v2/", token, {
-    actorType: "application",
-    actorTypeId: fleet.id,
-    roles: ["provisioning-api-key"],
-    name: "two-instance bench",
-  });
+  const call = apiAt(apiA);
+  const { token, fleetId, key } = await prepareDemoFleet(databaseUrl, call, "two-instance bench");
   const count = async (filter: string) =>
     (
       await call<{ d: number }>(
         "GET",
-        `/v7/device/$count?$filter=belongs_to__application eq ${fleet.id}${filter ? ` and ${filter}` : ""}`,
+        `/v7/device/$count?$filter=belongs_to__application eq ${fleetId}${filter ? ` and ${filter}` : ""}`,
         token,
       )
     ).d;
@@ -285,7 +245,7 @@ try {
     [
       path.join(ROOT, "apps/agent/bin/flotilla-agent.mjs"),
       "simulate",
-      ...["--api", balancer, "--provisioning-key", key, "--fleet", String(fleet.id), "--count", String(COUNT)],
+      ...["--api", balancer, "--provisioning-key", key, "--fleet", String(fleetId), "--count", String(COUNT)],
       ...["--state-dir", stateDir],
     ],
     { cwd: ROOT, stdio: process.env.BENCH_DEBUG ? "inherit" : "ignore" },
@@ -301,7 +261,7 @@ try {
         const { rows } = await db.query<{ n: string }>(
           `SELECT count(*) AS n FROM "device" WHERE belongs_to__application = $1 AND is_connected_to_vpn
            AND last_vpn_event > $2 ${ids ? "AND id = ANY($3)" : ""}`,
-          ids ? [fleet?.id, since, ids] : [fleet?.id, since],
+          ids ? [fleetId, since, ids] : [fleetId, since],
         );
         const now = Number(rows[0]?.n ?? 0);
         for (; seen < now; seen++) arrivals.push(Date.now() - start);
@@ -325,7 +285,7 @@ try {
     const db = await connect(databaseUrl);
     const { rows } = await db.query<{ id: number; uuid: string }>(
       `SELECT id, uuid FROM "device" WHERE belongs_to__application = $1 ORDER BY id`,
-      [fleet?.id],
+      [fleetId],
     );
     await db.end();
     const held = await redis?.mget(...rows.map((r) => `${prefix}cloudlink:${r.id}`));
