@@ -94,6 +94,35 @@ describe("heartbeat", () => {
     await heartbeat.close();
   });
 
+  it("writes a state change whose write failed with the next sweep, offline ones too", async () => {
+    const device = await t.factories.device(fleet);
+    let now = Date.parse("2026-02-01T00:00:00Z");
+    let failStateWrites = false;
+    const db = {
+      query: ((text: string, params?: unknown[]) => {
+        if (failStateWrites && /^\s*WITH changed AS/.test(text)) return Promise.reject(new Error("connection lost"));
+        return t.db.query(text, params);
+      }) as typeof t.db.query,
+    };
+    const heartbeat = createHeartbeat({ db, clock: { now: () => now }, sweepMs: 0, lastSeenFlushMs: 0 });
+    heartbeat.seen(device.id, 10_000);
+    failStateWrites = true;
+    await expect(heartbeat.sweep()).rejects.toThrow("connection lost");
+    expect((await stateOf(device.id)).state).toBe("unknown");
+    failStateWrites = false;
+    await heartbeat.sweep();
+    expect((await stateOf(device.id)).state).toBe("online");
+
+    // Offline: the device is forgotten once written, not before.
+    now += 30_000;
+    failStateWrites = true;
+    await expect(heartbeat.sweep()).rejects.toThrow("connection lost");
+    failStateWrites = false;
+    await heartbeat.sweep();
+    expect((await stateOf(device.id)).state).toBe("offline");
+    await heartbeat.close();
+  });
+
   it("writes last-seen times of online devices in batches", async () => {
     const a = await t.factories.device(fleet);
     const b = await t.factories.device(fleet);

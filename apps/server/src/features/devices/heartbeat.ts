@@ -34,6 +34,8 @@ type Store = {
   latest(ids: number[]): Promise<Map<number, Seen>>;
   /** Records the state; true when this instance is the one to write it (it changed). */
   claim(id: number, state: HeartbeatState, ttlMs: number): Promise<boolean>;
+  /** Forgets a claimed state whose write failed, so that the next sweep claims and writes it again. */
+  unclaim(id: number): Promise<void>;
 };
 
 export function stateAfter(elapsedMs: number, intervalMs: number): HeartbeatState {
@@ -44,7 +46,12 @@ export function stateAfter(elapsedMs: number, intervalMs: number): HeartbeatStat
 
 /** One instance alone: its own memory is the truth, every change it sees is its to write. */
 function memoryStore(): Store {
-  return { touch: () => undefined, latest: async () => new Map(), claim: async () => true };
+  return {
+    touch: () => undefined,
+    latest: async () => new Map(),
+    claim: async () => true,
+    unclaim: async () => undefined,
+  };
 }
 
 function redisStore(redis: Redis, prefix: string): Store {
@@ -69,6 +76,9 @@ function redisStore(redis: Redis, prefix: string): Store {
     async claim(id, state, ttlMs) {
       const previous = await redis.set(stateKey(id), state, "PX", ttlMs, "GET");
       return previous !== state;
+    },
+    async unclaim(id) {
+      await redis.del(stateKey(id));
     },
   };
 }
@@ -128,7 +138,8 @@ export function createHeartbeat(options: {
     const now = clock.now();
     const ids = [...tracked.keys()];
     const shared = await store.latest(ids);
-    const changes: Record<HeartbeatState, { id: number; seen: number }[]> = { online: [], timeout: [], offline: [] };
+    type Change = { id: number; seen: number; local: Tracked; previous: HeartbeatState | undefined };
+    const changes: Record<HeartbeatState, Change[]> = { online: [], timeout: [], offline: [] };
     for (const id of ids) {
       const local = tracked.get(id);
       if (!local) continue;
@@ -137,7 +148,8 @@ export function createHeartbeat(options: {
       const state = stateAfter(now - local.seen, local.interval);
       if (state === local.state) continue;
       const ttl = Math.ceil(TIMEOUT_FACTOR * local.interval + OFFLINE_AFTER_TIMEOUT_MS + 60_000);
-      if (await store.claim(id, state, ttl)) changes[state].push({ id, seen: local.seen });
+      if (await store.claim(id, state, ttl))
+        changes[state].push({ id, seen: local.seen, local, previous: local.state });
       local.state = state;
       // An offline device is forgotten until it calls again.
       if (state === "offline") {
@@ -145,7 +157,20 @@ export function createHeartbeat(options: {
         seenSince.delete(id);
       }
     }
-    for (const state of ["online", "timeout", "offline"] as const) await write(state, changes[state], now);
+    const failures: unknown[] = [];
+    for (const state of ["online", "timeout", "offline"] as const) {
+      await write(state, changes[state], now).catch(async (error: unknown) => {
+        // Not written: the next sweep finds the change again (the statement only writes rows
+        // whose state differs, so pieces that were written are not written twice).
+        failures.push(error);
+        for (const { id, local, previous } of changes[state]) {
+          local.state = previous;
+          if (!tracked.has(id)) tracked.set(id, local);
+          await store.unclaim(id).catch(() => undefined);
+        }
+      });
+    }
+    if (failures.length > 0) throw failures[0];
   }
 
   const sweep = async () => {
