@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { fleetRolesAllowing } from "@flotilla/domain";
-import { and, eq, gt, inArray, isNull, or } from "drizzle-orm";
+import { and, gt, inArray, isNull, or } from "drizzle-orm";
 import type { Database, Orm } from "../../db/index.ts";
 import { api_key } from "../../db/schema/index.ts";
 
@@ -56,16 +56,10 @@ export async function createApiKeyRow(orm: Orm, input: NewApiKey): Promise<{ key
   return { key, id: row.id };
 }
 
-const live = () => or(isNull(api_key.expiry_date), gt(api_key.expiry_date, new Date()));
-
 /** The live (not expired) key with this value, if any. */
 export async function findApiKey(orm: Orm, key: string) {
-  const [found] = await orm
-    .select()
-    .from(api_key)
-    .where(and(eq(api_key.key_hash, hashApiKey(key)), live()))
-    .limit(1);
-  return found;
+  const hash = hashApiKey(key);
+  return (await findApiKeysByHash(orm, [hash])).get(hash);
 }
 
 /** The live keys with these hashes, by hash (the batched look-up of lib/authenticate.ts). */
@@ -73,7 +67,9 @@ export async function findApiKeysByHash(orm: Orm, hashes: readonly string[]) {
   const rows = await orm
     .select()
     .from(api_key)
-    .where(and(inArray(api_key.key_hash, [...hashes]), live()));
+    .where(
+      and(inArray(api_key.key_hash, [...hashes]), or(isNull(api_key.expiry_date), gt(api_key.expiry_date, new Date()))),
+    );
   return new Map(rows.map((row) => [row.key_hash, row]));
 }
 

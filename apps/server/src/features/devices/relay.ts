@@ -154,6 +154,18 @@ export function createRelay(bus: Bus) {
   }
 
   /**
+   * After `gone` (an instance that no longer hears its channel) was found holding the device: the
+   * instance the device connects to within `ms`, undefined if it does not come back in time.
+   */
+  async function ownerAfterReattach(deviceId: number, gone: string, ms: number): Promise<string | undefined> {
+    const back = waitForReattach(deviceId, ms);
+    // It may have connected again before the wait began.
+    const now = await currentOwner(deviceId);
+    if (now && now !== gone) return now;
+    return (await back) ? currentOwner(deviceId) : undefined;
+  }
+
+  /**
    * Sends an action to the device wherever its socket is; 400 device_must_be_online without one.
    * When the instance holding it is gone, it waits up to `reattachWaitMs` for the device to come back.
    */
@@ -165,8 +177,8 @@ export function createRelay(bus: Bus) {
   ): Promise<RelayAnswer> {
     const connection = connections.get(deviceId);
     if (connection) return sendLocal(connection, action, data);
-    const owner = await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
-    if (!owner || owner === bus.instanceId) throw mustBeOnline();
+    const owner = await currentOwner(deviceId);
+    if (!owner) throw mustBeOnline();
     const id = crypto.randomUUID();
     const answer = waitFor(remote, id);
     const message: RemoteRequest = { id, deviceId, action, data, replyTo: bus.instanceId };
@@ -177,12 +189,8 @@ export function createRelay(bus: Bus) {
     if (heard > 0) return answer;
     remote.get(id)?.reject(mustBeOnline());
     answer.catch(() => undefined);
-    if (reattachWaitMs <= 0) throw mustBeOnline();
-    const back = waitForReattach(deviceId, reattachWaitMs);
-    // It may have connected again before the wait began.
-    const now = connections.has(deviceId) ? bus.instanceId : await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
-    if ((now && now !== owner) || (await back)) return request(deviceId, action, data, 0);
-    throw mustBeOnline();
+    if (reattachWaitMs <= 0 || !(await ownerAfterReattach(deviceId, owner, reattachWaitMs))) throw mustBeOnline();
+    return request(deviceId, action, data, 0);
   }
 
   return {
@@ -258,10 +266,7 @@ export function createRelay(bus: Bus) {
       const owner = await currentOwner(deviceId);
       if (!owner || owner === bus.instanceId || reattachWaitMs <= 0) return owner;
       if ((await bus.toInstance(owner, "relay.ping", {}).catch(() => 0)) > 0) return owner;
-      const back = waitForReattach(deviceId, reattachWaitMs);
-      const now = await currentOwner(deviceId);
-      if (now && now !== owner) return now;
-      return (await back) ? currentOwner(deviceId) : undefined;
+      return ownerAfterReattach(deviceId, owner, reattachWaitMs);
     },
 
     /** Writes a frame to the device's socket on this instance; false without one. */
