@@ -19,6 +19,7 @@ import { billingRoutes } from "./features/billing/routes.ts";
 import { createProofOfWork } from "./features/captcha/proof-of-work.ts";
 import { captchaRoutes } from "./features/captcha/routes.ts";
 import { commandRunRoutes } from "./features/command-runs/routes.ts";
+import { refusalsAtStart } from "./features/command-runs/runs.ts";
 import { createCommandScheduler } from "./features/command-runs/scheduler.ts";
 import { dashboardServer } from "./features/dashboard/server.ts";
 import { dataApiRoutes } from "./features/data-api/routes.ts";
@@ -199,6 +200,7 @@ export async function buildContext(
       relay: devices.relay,
       bus: devices.bus,
       db,
+      checkStart: (run, deviceIds) => refusalsAtStart(db, run, deviceIds),
       onError: (error) => logger.error({ err: error }, "command runs: write or relay failed"),
     }),
     tunnels: createDeviceTunnels({

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashApiKey } from "../src/features/api-keys/service.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 import { eventually } from "./support/agent.ts";
 import { call, provisioningKeyFor } from "./support/devices.ts";
@@ -42,6 +43,7 @@ let observer: TestUser;
 let stranger: TestUser;
 let simulator: Simulator;
 let devices: SimDevice[];
+let fleetId: number;
 
 const start = (token: string, body: unknown) => call(t, "POST", "/command/v1/runs", token, body);
 const getRun = async (id: number, token = owner.token) =>
@@ -84,6 +86,7 @@ beforeAll(async () => {
   owner = await t.factories.user();
   const org = await t.factories.organization({ name: "Exec", admins: [owner.user] });
   const fleet = await t.factories.fleet(org, { name: "exec-fleet" });
+  fleetId = fleet.id;
   observer = await t.factories.user();
   await t.factories.fleetMember(observer.user, fleet, "observer");
   stranger = await t.factories.user();
@@ -265,6 +268,58 @@ describe("running a command on many devices", () => {
 });
 
 describe("who may run commands", () => {
+  it("refuses a queued device when its run's creator lost the fleet or the API key used was deleted", async () => {
+    const away = devices[5] as SimDevice;
+    away.runtime.stop();
+    await eventually(async () => !connected(away));
+    // A developer starts a run that waits for the offline device, then is removed from the fleet.
+    const removed = await t.factories.user();
+    await t.factories.fleetMember(removed.user, { id: fleetId }, "developer");
+    const first = await start(removed.token, { command: "id", devices: [away.uuid], queue_window_s: 60 });
+    expect((first.json as { devices: { state: string }[] }).devices[0]?.state).toBe("waiting_online");
+    const firstId = (first.json as { id: number }).id;
+    await t.db.query(`DELETE FROM "user_application_membership" WHERE "user" = $1`, [removed.user.id]);
+    // Another developer starts one with a personal API key that is deleted before the device returns.
+    const keyed = await t.factories.user();
+    await t.factories.fleetMember(keyed.user, { id: fleetId }, "developer");
+    const key = `exec-key-${Date.now()}`;
+    await t.db.query(
+      `INSERT INTO "api_key" (key_hash, is_of__actor, role, name) SELECT $1, actor, 'user', 'exec' FROM "user" WHERE id = $2`,
+      [hashApiKey(key), keyed.user.id],
+    );
+    const second = await start(key, { command: "id", devices: [away.uuid], queue_window_s: 60 });
+    expect(second.status).toBe(201);
+    const secondId = (second.json as { id: number }).id;
+    await t.db.query(
+      `DELETE FROM "api_key" WHERE name = 'exec' AND is_of__actor = (SELECT actor FROM "user" WHERE id = $1)`,
+      [keyed.user.id],
+    );
+
+    away.runtime.start();
+    await eventually(
+      async () => (await getRun(firstId)).status !== "running" && (await getRun(secondId)).status !== "running",
+      20_000,
+    );
+    const [one, two] = [await getRun(firstId), await getRun(secondId)];
+    expect(one.devices[0]).toMatchObject({ state: "refused", output: "" });
+    expect(one.devices[0]?.reason).toContain("may no longer run commands on this device");
+    expect(two.devices[0]).toMatchObject({ state: "refused", output: "" });
+    expect(two.devices[0]?.reason).toBe("The API key that started the run was deleted or has expired");
+    // The removed creator reads nothing more of their run; the other still reads theirs.
+    expect((await call(t, "GET", `/command/v1/runs/${firstId}`, removed.token)).status).toBe(404);
+    expect(
+      (
+        await fetch(`${t.url}/command/v1/runs/${firstId}/stream`, {
+          headers: { authorization: `Bearer ${removed.token}` },
+        })
+      ).status,
+    ).toBe(404);
+    const list = (await call(t, "GET", "/command/v1/runs", removed.token)).json as { runs: unknown[] };
+    expect(list.runs).toEqual([]);
+    expect((await call(t, "GET", `/command/v1/runs/${secondId}`, keyed.token)).status).toBe(200);
+    await eventually(async () => connected(away));
+  }, 40_000);
+
   it("refuses host commands to a member without device.ssh-host, per device", async () => {
     const created = await start(observer.token, { command: "uname -a", devices: [devices[0]?.uuid, devices[1]?.uuid] });
     expect(created.status).toBe(201);

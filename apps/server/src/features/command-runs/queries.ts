@@ -245,3 +245,40 @@ export async function failAbandonedRun(db: Db, run: number, reason: string): Pro
   );
   await finishRun(db, run, "finished");
 }
+
+/** The run's creator as they are now: their actor and global roles, whether the key used still works, and where the devices are. */
+export async function creatorNow(
+  db: Db,
+  run: Pick<RunRow, "created_by" | "api_key">,
+  deviceIds: number[],
+): Promise<{ actor: number | null; globalRoles: string[]; keyValid: boolean; fleets: Map<number, number> }> {
+  const { rows } = await db.query<{ actor: number | null; global_roles: string[]; key_valid: boolean }>(
+    `SELECT (SELECT u.actor FROM "user" u WHERE u.id = $1) AS actor,
+            COALESCE((SELECT array_agg(r.name) FROM "user__has__role" ur JOIN "role" r ON r.id = ur.role
+                       WHERE ur.user = $1), '{}') AS global_roles,
+            ($2::int IS NULL OR EXISTS (SELECT 1 FROM "api_key" k WHERE k.id = $2
+                                          AND (k.expiry_date IS NULL OR k.expiry_date > now()))) AS key_valid`,
+    [run.created_by, run.api_key],
+  );
+  const devices = await db.query<{ id: number; fleet: number }>(
+    `SELECT id, belongs_to__application AS fleet FROM "device" WHERE id = ANY($1::int[])`,
+    [deviceIds],
+  );
+  const row = rows[0];
+  return {
+    actor: row?.actor ?? null,
+    globalRoles: row?.global_roles ?? [],
+    keyValid: row?.key_valid ?? false,
+    fleets: new Map(devices.rows.map((device) => [device.id, device.fleet])),
+  };
+}
+
+/** The fleets a run's devices are in now. */
+export async function fleetsOfRun(db: Db, run: number): Promise<number[]> {
+  const { rows } = await db.query<{ fleet: number }>(
+    `SELECT DISTINCT d.belongs_to__application AS fleet
+       FROM "command_run_device" c JOIN "device" d ON d.id = c.device WHERE c.run = $1`,
+    [run],
+  );
+  return rows.map((row) => row.fleet);
+}

@@ -6,7 +6,7 @@ import { requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { mayDo } from "../data-api/actions.ts";
 import { listRuns } from "./queries.ts";
-import { createRun, newRunBody, readableRun, runDetail, runView } from "./runs.ts";
+import { createRun, newRunBody, readableByCreator, readableRun, runDetail, runView } from "./runs.ts";
 import type { RunEvent } from "./scheduler.ts";
 
 /**
@@ -67,8 +67,10 @@ export async function commandRunRoutes(app: FastifyInstance, ctx: AppContext) {
       query.limit,
       query.before,
     );
+    // A creator no longer allowed to read a run's devices no longer sees it.
+    const shown = admin ? rows : await readableByCreator(db, user.caller, rows);
     return {
-      runs: rows.map((row) => ({ ...runView(row), device_count: row.device_count, states: row.states })),
+      runs: shown.map((row) => ({ ...runView(row), device_count: row.device_count, states: row.states })),
     };
   });
 

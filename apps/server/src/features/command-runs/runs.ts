@@ -14,9 +14,11 @@ import type { Relay } from "../devices/relay.ts";
 import { SERVICE_NAME } from "../terminal/access.ts";
 import {
   type CandidateDevice,
+  creatorNow,
   devicesByKey,
   devicesOfFleet,
   fleetOrganization,
+  fleetsOfRun,
   insertRun,
   type RunDeviceRow,
   type RunRow,
@@ -124,6 +126,66 @@ async function selectDevices(db: Database, caller: Caller, body: NewRunBody): Pr
   return visible.filter((device) => tagged.has(device.id));
 }
 
+const permissionFor = (target: string) => (target === "host" ? "device.ssh-host" : "device.ssh");
+
+/** The devices on which the caller holds `permission` (asked once per fleet). */
+async function devicesPermitted(
+  db: Pick<Database, "query">,
+  caller: Pick<Caller, "actor" | "globalRoles">,
+  permission: string,
+  devices: { id: number; fleet: number }[],
+): Promise<Set<number>> {
+  const allowedFleets = new Map<number, boolean>();
+  const permitted = new Set<number>();
+  for (const device of devices) {
+    if (!allowedFleets.has(device.fleet)) {
+      allowedFleets.set(device.fleet, await mayDo(db, caller, permission, { fleet: device.fleet }));
+    }
+    // Staff may hold the permission for single devices (support access), so those are asked per device.
+    const allowed =
+      allowedFleets.get(device.fleet) === true ||
+      (caller.globalRoles.length > 0 && (await mayDo(db, caller, permission, { device: device.id })));
+    if (allowed) permitted.add(device.id);
+  }
+  return permitted;
+}
+
+/**
+ * Asked when devices' commands start (a queued run may start hours later): a device whose run's
+ * creator lost the right to it, or whose run was started with an API key since deleted or
+ * expired, is refused with the reason. Answers the refused devices.
+ */
+export async function refusalsAtStart(
+  db: Pick<Database, "query">,
+  run: Pick<RunRow, "created_by" | "api_key" | "target">,
+  deviceIds: number[],
+): Promise<Map<number, string>> {
+  const refusals = new Map<number, string>();
+  const creator = await creatorNow(db, run, deviceIds);
+  if (creator.actor === null || !creator.keyValid) {
+    const reason =
+      creator.actor === null
+        ? "The run's creator no longer exists"
+        : "The API key that started the run was deleted or has expired";
+    for (const id of deviceIds) refusals.set(id, reason);
+    return refusals;
+  }
+  const permission = permissionFor(run.target);
+  const devices = [...creator.fleets].map(([id, fleet]) => ({ id, fleet }));
+  const permitted = await devicesPermitted(
+    db,
+    { actor: creator.actor, globalRoles: creator.globalRoles },
+    permission,
+    devices,
+  );
+  for (const id of deviceIds) {
+    if (!creator.fleets.has(id)) refusals.set(id, "The device was deleted");
+    else if (!permitted.has(id))
+      refusals.set(id, `The run's creator may no longer run commands on this device (${permission})`);
+  }
+  return refusals;
+}
+
 /**
  * Creates a run: each device is queued (online), waiting_online or offline (per the queue
  * window), or refused (no permission for the target, or a host OS without host access). The
@@ -144,18 +206,11 @@ export async function createRun(
   }
   const organization = devices[0]?.organization as number;
   const target = body.target === "host" ? "host" : body.target.service;
-  const permission = target === "host" ? "device.ssh-host" : "device.ssh";
-  const allowedFleets = new Map<number, boolean>();
+  const permission = permissionFor(target);
+  const permitted = await devicesPermitted(db, caller, permission, devices);
   const states: { device: CandidateDevice; state: CommandDeviceState; reason: string | null }[] = [];
   for (const device of devices) {
-    if (!allowedFleets.has(device.fleet)) {
-      allowedFleets.set(device.fleet, await mayDo(db, caller, permission, { fleet: device.fleet }));
-    }
-    // Staff may hold the permission for single devices (support access), so those are asked per device.
-    const allowed =
-      allowedFleets.get(device.fleet) === true ||
-      (caller.globalRoles.length > 0 && (await mayDo(db, caller, permission, { device: device.id })));
-    if (!allowed) {
+    if (!permitted.has(device.id)) {
       states.push({ device, state: "refused", reason: `You may not run commands on this device (${permission})` });
     } else if (target === "host" && !hostCommandsSupported(device.os_version)) {
       states.push({ device, state: "refused", reason: "Host OS access is only available for certain OS versions" });
@@ -234,13 +289,16 @@ export async function createRun(
   };
 }
 
-/** The run when the caller may read it: its creator, or an administrator of its organization. */
+/**
+ * The run when the caller may read it: an administrator of its organization, or its creator while
+ * they may still read a device of one of its fleets (a creator removed from them reads nothing more).
+ */
 export async function readableRun(db: Database, caller: Caller, id: number): Promise<RunRow> {
   const run = await runById(db, id);
   const mayRead =
     run &&
-    ((caller.user && run.created_by === caller.user.id) ||
-      (await mayDo(db, caller, "organization.read_audit_log", { organization: run.organization })));
+    ((await mayDo(db, caller, "organization.read_audit_log", { organization: run.organization })) ||
+      (caller.user && run.created_by === caller.user.id && (await readsAFleetOf(db, caller, run))));
   if (!run || !mayRead) throw new FlotillaError("not_found", `Command run not found: ${id}`);
   return run;
 }
@@ -305,4 +363,26 @@ export async function runDetail(db: Database, scheduler: CommandScheduler, run: 
     summary: summarizeCommandStates(devices.map((device) => device.state)),
     devices,
   };
+}
+
+async function readsAFleetOf(
+  db: Database,
+  caller: Caller,
+  run: RunRow,
+  known = new Map<number, boolean>(),
+): Promise<boolean> {
+  const fleets = run.fleet !== null ? [run.fleet] : await fleetsOfRun(db, run.id);
+  for (const fleet of fleets) {
+    if (!known.has(fleet)) known.set(fleet, await mayDo(db, caller, "device.read", { fleet }));
+    if (known.get(fleet)) return true;
+  }
+  return false;
+}
+
+/** The runs of a creator's list they may still read (see readableRun). */
+export async function readableByCreator<T extends RunRow>(db: Database, caller: Caller, runs: T[]): Promise<T[]> {
+  const known = new Map<number, boolean>();
+  const kept: T[] = [];
+  for (const run of runs) if (await readsAFleetOf(db, caller, run, known)) kept.push(run);
+  return kept;
 }

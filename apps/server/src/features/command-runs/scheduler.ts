@@ -88,9 +88,11 @@ export function createCommandScheduler(options: {
   relay: Relay;
   bus: Bus;
   db: Pick<Queryable, "query">;
+  /** The devices of a batch about to start that must be refused instead, with the reason. */
+  checkStart: (run: RunRow, deviceIds: number[]) => Promise<Map<number, string>>;
   onError: (error: unknown) => void;
 }) {
-  const { relay, bus, db, onError } = options;
+  const { relay, bus, db, checkStart, onError } = options;
   const runs = new Map<number, ActiveRun>();
   /** session → the run and device it belongs to (sessions scheduled here). */
   const sessions = new Map<string, { run: ActiveRun; device: RunDevice }>();
@@ -202,20 +204,43 @@ export function createCommandScheduler(options: {
     pump(run);
   }
 
-  /** Starts queued devices up to the run's concurrency; ends the run when nothing is left. */
+  /**
+   * Starts queued devices up to the run's concurrency; ends the run when nothing is left. The
+   * creator's right to each device is asked again as its command starts (once per batch).
+   */
   function pump(run: ActiveRun) {
     if (run.ended) return;
+    const batch: RunDevice[] = [];
     while (run.running < run.row.concurrency && run.queue.length > 0) {
       const id = run.queue.shift() as number;
       const device = run.devices.get(id);
       if (device?.state !== "queued") continue;
       run.running += 1;
       device.state = "running";
-      void start(run, device);
+      batch.push(device);
     }
+    if (batch.length > 0) void startBatch(run, batch).catch(onError);
     if (run.running === 0 && run.queue.length === 0) {
       const open = [...run.devices.values()].some((device) => !isFinalCommandState(device.state));
       if (!open) end(run, run.row.status === "cancelled" ? "cancelled" : "finished");
+    }
+  }
+
+  async function startBatch(run: ActiveRun, batch: RunDevice[]) {
+    let refusals: Map<number, string>;
+    try {
+      refusals = await checkStart(
+        run.row,
+        batch.map((device) => device.id),
+      );
+    } catch (error) {
+      onError(error);
+      refusals = new Map(batch.map((device) => [device.id, "The run's permissions could not be checked"]));
+    }
+    for (const device of batch) {
+      const reason = refusals.get(device.id);
+      if (reason === undefined) void start(run, device);
+      else settle(run, device, "refused", { reason });
     }
   }
 
