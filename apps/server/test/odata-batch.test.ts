@@ -161,11 +161,36 @@ describe("POST /v7/$batch", () => {
         { id: "2", method: "GET", url: "device" },
         { id: "3", method: "GET", url: "device", atomicityGroup: "g" },
       ],
-      Array.from({ length: 1001 }, (_, index) => ({ id: String(index), method: "GET", url: "device" })),
+      Array.from({ length: 501 }, (_, index) => ({ id: String(index), method: "GET", url: "device" })),
     ]) {
       expect((await batch(owner.token, requests)).status).toBe(400);
     }
     expect((await call(t, "POST", "/v7/$batch", owner.token, { nothing: true })).status).toBe(400);
     expect((await call(t, "POST", "/v7/$batch", undefined, { requests: [] })).status).toBe(401);
+  });
+
+  it("counts each of its requests against the caller's rate limit", async () => {
+    const limited = await createTestApp({ FLOTILLA_RATE_LIMIT: "100" });
+    try {
+      const user = await limited.factories.user();
+      const get = (count: number) =>
+        Array.from({ length: count }, (_, index) => ({ id: String(index), method: "GET", url: "device?$top=1" }));
+      const send = (requests: unknown[]) => call(limited, "POST", "/v7/$batch", user.token, { requests });
+      expect((await send(get(60))).status).toBe(200);
+      // 60 of 100 are spent: a batch of 50 does not fit, and says so with when to come back.
+      const refused = await send(get(50));
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(refused.text).toContain("Each of this $batch's 50 requests counts against the limit of 100 a minute");
+      // What is left is what single requests get.
+      const statuses: number[] = [];
+      for (let index = 0; index < 45; index += 1) {
+        statuses.push((await call(limited, "GET", "/v7/device?$top=1", user.token)).status);
+      }
+      expect(statuses.filter((status) => status === 200)).toHaveLength(39);
+      expect(statuses.at(-1)).toBe(429);
+    } finally {
+      await limited.close();
+    }
   });
 });

@@ -6,8 +6,15 @@ import { handleODataRequest } from "./handle.ts";
 import type { HookContext } from "./hooks.ts";
 import { parseODataUrl } from "./parse.ts";
 
-/** Requests one `$batch` may hold: a page of the dashboard's select-all runs is 500. */
-export const MAX_BATCH_REQUESTS = 1000;
+/**
+ * Requests one `$batch` may hold: what the dashboard needs (a page of its select-all runs is 500
+ * new tags, about 0.1 s of work; docs/benchmarks.md). Each request counts against the caller's
+ * rate limit (data-api/routes.ts), so a batch is no way round it.
+ */
+export const MAX_BATCH_REQUESTS = 500;
+
+/** A batch stops starting requests after this long: the rest are answered 503, not run. */
+export const BATCH_TIME_LIMIT_MS = 20_000;
 
 export type BatchRequest = {
   id: string;
@@ -89,8 +96,14 @@ function errorResponse(id: string, error: unknown): BatchResponse {
  * group, consecutive POSTs to the same URL are written together (`executeCreateMany`): a page of
  * 500 new tags is one request and about 0.2 s, not 500 POSTs (docs/benchmarks.md).
  */
-export async function handleODataBatch(context: ODataContext, body: unknown): Promise<ODataResponse> {
+export async function handleODataBatch(
+  context: ODataContext,
+  body: unknown,
+  options: { admit?: (requests: number) => Promise<void>; timeLimitMs?: number } = {},
+): Promise<ODataResponse> {
   const requests = parseBatch(body);
+  await options.admit?.(requests.length);
+  const deadline = Date.now() + (options.timeLimitMs ?? BATCH_TIME_LIMIT_MS);
   const responses: BatchResponse[] = [];
   for (let start = 0; start < requests.length; ) {
     const group = requests[start]?.atomicityGroup;
@@ -98,6 +111,14 @@ export async function handleODataBatch(context: ODataContext, body: unknown): Pr
     while (group !== undefined && end < requests.length && requests[end]?.atomicityGroup === group) end += 1;
     const unit = requests.slice(start, end);
     start = end;
+    if (Date.now() > deadline) {
+      const late = new FlotillaError(
+        "service_unavailable",
+        `Not run: the $batch took longer than ${Math.round((options.timeLimitMs ?? BATCH_TIME_LIMIT_MS) / 1000)} s; send the rest again`,
+      );
+      for (const request of unit) responses.push(errorResponse(request.id, late));
+      continue;
+    }
     if (group === undefined) {
       for (const request of unit) responses.push(await runOne(context, request));
       continue;

@@ -185,6 +185,22 @@ export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
   await app.register(fastifyMultipart);
   const links = createAssetLinks(loadSecret(ctx.config), ctx.config.apiUrl);
   const uploads = assetUploads({ dataDir: ctx.config.dataDir, links });
+  // The API's rate limit (app.ts), same store and key: a $batch is charged for each request it holds.
+  const rateLimit = app.createRateLimit();
+  const chargeRateLimit = async (request: FastifyRequest, operations: number) => {
+    const extra = operations - 1; // the batch's own request is counted already
+    if (extra <= 0) return;
+    const state = await rateLimit(request, { increment: false });
+    if (state.isAllowed) return;
+    if (state.remaining < extra) {
+      throw new FlotillaError(
+        "too_many_requests",
+        `Too Many Requests. Try again later. Each of this $batch's ${operations} requests counts against the limit of ${state.max} a minute; ${state.remaining} are left.`,
+        { headers: { "retry-after": String(Math.max(1, state.ttlInSeconds)) } },
+      );
+    }
+    for (let count = 0; count < extra; count += 1) await rateLimit(request);
+  };
   /** Answers a data API response, its release asset links signed (asset-links.ts). */
   const answer = (reply: FastifyReply, url: string, response: ODataResponse) => {
     if (/asset/i.test(url)) signAssetLinks(response.body, links, ctx.config.apiUrl);
@@ -210,7 +226,9 @@ export async function dataApiRoutes(app: FastifyInstance, ctx: AppContext) {
         return answer(reply, request.url, response);
       }
       if (request.method === "POST" && BATCH.test(request.url)) {
-        const response = await handleODataBatch(callerContext(ctx, caller, hooksOf(ctx), request.ip), request.body);
+        const response = await handleODataBatch(callerContext(ctx, caller, hooksOf(ctx), request.ip), request.body, {
+          admit: (operations) => chargeRateLimit(request, operations),
+        });
         const { responses } = response.body as { responses: Array<{ body?: unknown }> };
         for (const each of responses) signAssetLinks(each.body, links, ctx.config.apiUrl);
         return reply.code(response.status).send(response.body);

@@ -231,4 +231,28 @@ describe("select all matching devices: new tags in one $batch", () => {
     expect(await createNewTags(idle.pine, [], { key: "k", value: "" }, 50)).toEqual({ succeeded: [], failed: [] });
     expect(idle.sent).toEqual([]);
   });
+
+  it("waits out the rate limit and sends the page's batch again instead of a POST per device", async () => {
+    const { sent, pine } = server(() => 201);
+    let refusals = 1;
+    const limited: TagPine = {
+      post: pine.post,
+      async request(params) {
+        if (refusals-- > 0) {
+          sent.push(params);
+          const headers = new Headers({ "Retry-After": "42" });
+          throw Object.assign(new Error("Too Many Requests"), { statusCode: 429, responseHeaders: headers });
+        }
+        return pine.request(params);
+      },
+    };
+    const waits: number[] = [];
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+    };
+    const result = await createNewTags(limited, [1, 2], { key: "rack", value: "r1" }, 50, sleep);
+    expect(result).toEqual({ succeeded: [1, 2], failed: [] });
+    expect(waits).toEqual([42_000]);
+    expect(posted(sent)).toEqual(["$batch", "$batch"]);
+  });
 });

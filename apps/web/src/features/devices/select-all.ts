@@ -1,3 +1,5 @@
+import { getStatusCode } from "../../lib/errors.ts";
+import { parseRetryAfter } from "../../lib/request-layer.ts";
 import { type BatchResult, runBatch } from "./batch.ts";
 
 /** Ids fetched and written per page when a batch runs over every device that matches a filter. */
@@ -150,6 +152,16 @@ export function newTagsOutcome(devices: readonly number[], answer: BatchAnswer):
   return devices.every((device) => created.has(device)) ? { succeeded: [...devices], failed: [] } : undefined;
 }
 
+/** How often a page's batch is tried again after the rate limit refused it. */
+const RATE_LIMIT_ATTEMPTS = 3;
+
+/** The wait a 429 asks for (its Retry-After), 10 s when it names none, at most a minute. */
+function retryAfterMs(error: unknown): number {
+  const headers = (error as { responseHeaders?: { get?(name: string): string | null } }).responseHeaders;
+  const waited = parseRetryAfter(typeof headers?.get === "function" ? headers.get("Retry-After") : null);
+  return Math.min(waited ?? 10_000, 60_000);
+}
+
 /** What `createNewTags` sends through pine: a row's POST, and the batch by URL (pine's `post` takes no URL). */
 export interface TagPine {
   post(params: { resource: string; body: Record<string, unknown> }): Promise<unknown>;
@@ -166,15 +178,27 @@ export async function createNewTags(
   devices: readonly number[],
   tag: { key: string; value: string },
   concurrency: number,
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 ): Promise<BatchResult<number>> {
   if (devices.length === 0) return { succeeded: [], failed: [] };
-  try {
-    const body = newTagsBatch(devices, tag.key, tag.value);
-    const answer = (await pine.request({ method: "POST", url: "$batch", body })) as BatchAnswer;
-    const outcome = newTagsOutcome(devices, answer);
-    if (outcome) return outcome;
-  } catch {
-    // Refused or unreachable as a whole: the POSTs below answer for each device.
+  const body = newTagsBatch(devices, tag.key, tag.value);
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const answer = (await pine.request({ method: "POST", url: "$batch", body })) as BatchAnswer;
+      const outcome = newTagsOutcome(devices, answer);
+      if (outcome) return outcome;
+      break;
+    } catch (error) {
+      // Each request of a batch counts against the rate limit: over it, posting one by one
+      // would only be refused too, so the page waits for the limit's window and tries again.
+      if (getStatusCode(error) === 429) {
+        if (attempt > RATE_LIMIT_ATTEMPTS) return { succeeded: [], failed: devices.map((item) => ({ item, error })) };
+        await sleep(retryAfterMs(error));
+        continue;
+      }
+      // Refused or unreachable as a whole: the POSTs below answer for each device.
+      break;
+    }
   }
   return runBatch(
     [...devices],
