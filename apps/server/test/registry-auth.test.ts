@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import zlib from "node:zlib";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newImageLocation } from "../src/features/registry/access.ts";
+import { claimRepository, newImageLocation } from "../src/features/registry/access.ts";
 import { REGISTRY_TOKEN_ISSUER } from "../src/features/registry/tokens.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 import { provisioningKeyFor, registerDevice, type TestDevice } from "./support/devices.ts";
@@ -40,6 +40,10 @@ async function imageInRegistry(fleetId: number): Promise<string> {
      INSERT INTO "release_image" (image, is_part_of__release) SELECT i.id, $3 FROM i`,
     [fleetId, location, release.id],
   );
+  const { rows } = await t.db.query<{ id: number }>(`SELECT id FROM "image" WHERE is_stored_at__image_location = $1`, [
+    location,
+  ]);
+  await claimRepository(t.db, Number(rows[0]?.id));
   return location.slice(registry.host.length + 1);
 }
 
@@ -252,6 +256,47 @@ describe("registry token service", () => {
     const none = await tokenFor(stranger.token, [`repository:${repository}:pull`]);
     expect(none.status).toBe(200);
     expect(decodeJwt(String(none.body.token)).access).toEqual([]);
+  });
+
+  it("never hands a repository to another fleet, not even after its owner deleted the release", async () => {
+    const ownerOrg = await t.db.query<{ id: number }>(`SELECT organization AS id FROM "application" WHERE id = $1`, [
+      fleetAId,
+    ]);
+    const ownerFleet = await t.factories.fleet({ id: Number(ownerOrg.rows[0]?.id) });
+    const name = await imageInRegistry(ownerFleet.id);
+    // The stranger's fleet names the same location (an `image:` service may name any location).
+    const strangerUser = await t.db.query<{ id: number }>(`SELECT id FROM "user" WHERE username = $1`, [
+      stranger.username,
+    ]);
+    const strangerOrg = await t.db.query<{ id: number }>(
+      `SELECT is_member_of__organization AS id FROM "organization_membership" WHERE "user" = $1`,
+      [strangerUser.rows[0]?.id],
+    );
+    const squatter = await t.factories.fleet({ id: Number(strangerOrg.rows[0]?.id) });
+    const release = await t.factories.release(squatter);
+    await t.db.query(
+      `WITH s AS (INSERT INTO "service" (application, service_name) VALUES ($1, 'main') RETURNING id),
+            i AS (INSERT INTO "image" (is_a_build_of__service, is_stored_at__image_location, status, project_type)
+                  SELECT s.id, $2, 'success', 'prebuilt' FROM s RETURNING id)
+       INSERT INTO "release_image" (image, is_part_of__release) SELECT i.id, $3 FROM i`,
+      [squatter.id, `${registry.host}/${name}`, release.id],
+    );
+    const grants = async (password: string) =>
+      decodeJwt(String((await tokenFor(password, [`repository:${name}:pull,push`])).body.token)).access;
+    expect(await grants(stranger.token)).toEqual([]);
+    // The owner deletes the release and its image: the repository stays theirs, named for no one else.
+    await t.db.query(
+      `DELETE FROM "image" WHERE is_stored_at__image_location = $1
+          AND is_a_build_of__service IN (SELECT id FROM "service" WHERE application = $2)`,
+      [`${registry.host}/${name}`, ownerFleet.id],
+    );
+    expect(await grants(stranger.token)).toEqual([]);
+    expect(await grants(owner.token)).toEqual([{ type: "repository", name, actions: ["pull", "push"] }]);
+    const squatterImage = await t.db.query<{ id: number }>(
+      `SELECT id FROM "image" WHERE is_stored_at__image_location = $1`,
+      [`${registry.host}/${name}`],
+    );
+    await expect(claimRepository(t.db, Number(squatterImage.rows[0]?.id))).rejects.toThrow();
   });
 
   it("answers bad input with a 400 naming the problem", async () => {

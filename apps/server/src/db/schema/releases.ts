@@ -11,7 +11,7 @@ import {
   uniqueIndex,
 } from "drizzle-orm/pg-core";
 import { user } from "./accounts.ts";
-import { createdAt, date, id, ownedBy, shortText } from "./columns.ts";
+import { createdAt, date, id, optional, ownedBy, shortText } from "./columns.ts";
 import { application, pairs, service } from "./fleets.ts";
 
 /**
@@ -94,6 +94,17 @@ export const image = pgTable("image", {
   status: shortText(),
   content_hash: text(),
   contract: jsonb(),
+});
+
+/**
+ * A registry repository the server named for an image (migration 0028): its fleet owns it for
+ * good, and the name is never given again, even after the image or the fleet is deleted.
+ */
+export const registry_repository = pgTable("registry_repository", {
+  name: text().primaryKey(),
+  created_at: createdAt(),
+  fleet: optional(() => application.id),
+  image: optional(() => image.id),
 });
 
 /** `image__is_part_of__release`. */

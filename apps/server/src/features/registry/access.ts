@@ -18,27 +18,33 @@ export function newImageLocation(registryHost: string): string {
   return `${registryHost}/v2/${crypto.randomBytes(16).toString("hex")}`;
 }
 
-/** The image that first named a repository: its fleet owns the repository. */
+/** The fleet a repository belongs to, and the image it was named for (0 once that image is gone). */
 type Owner = { image: number; fleet: number };
 
 /**
- * A repository belongs to the fleet of the first image whose location names it: an image row
- * created later with the same location (locations are client-settable under /v7) cannot take
- * over another fleet's repository.
+ * A repository belongs, for good, to the fleet of the image the server named it for
+ * (`claimRepository`): image rows naming the same location later (an `image:` service of a
+ * compose file may name any location) cannot take it over, not even once the owner's images
+ * are deleted, and a name is never given to another image.
  */
-async function ownerOf(db: Db, registryHost: string, name: string): Promise<Owner | undefined> {
-  const location = `${registryHost}/${name}`;
-  const { rows } = await db.query<{ image: number; fleet: number }>(
-    `SELECT i.id AS image, s.application AS fleet
-       FROM "image" i JOIN "service" s ON s.id = i.is_a_build_of__service
-      WHERE i.is_stored_at__image_location = $1
-         OR starts_with(i.is_stored_at__image_location, $1 || ':')
-         OR starts_with(i.is_stored_at__image_location, $1 || '@')
-      ORDER BY i.id LIMIT 1`,
-    [location],
+async function ownerOf(db: Db, name: string): Promise<Owner | undefined> {
+  const { rows } = await db.query<{ image: number | null; fleet: number }>(
+    `SELECT image, fleet FROM "registry_repository" WHERE name = $1 AND fleet IS NOT NULL`,
+    [name],
   );
   const [row] = rows;
-  return row && { image: Number(row.image), fleet: Number(row.fleet) };
+  return row && { image: Number(row.image ?? 0), fleet: Number(row.fleet) };
+}
+
+/** Records the repository the server named for an image (`newImageLocation`) as its fleet's. */
+export async function claimRepository(db: Db, image: number): Promise<void> {
+  await db.query(
+    `INSERT INTO "registry_repository" (name, fleet, image)
+     SELECT substring(i.is_stored_at__image_location FROM '/(v2/[0-9a-f]{32})$'), s.application, i.id
+       FROM "image" i JOIN "service" s ON s.id = i.is_a_build_of__service
+      WHERE i.id = $1 AND i.is_stored_at__image_location ~ '/v2/[0-9a-f]{32}$'`,
+    [image],
+  );
 }
 
 /** A device pulls its fleet's images, and those of the host OS and supervisor releases it should run. */
@@ -60,19 +66,12 @@ async function deviceMayPull(db: Db, deviceActor: number, owner: Owner): Promise
  * a user pulls what they may read and pushes where they may push releases. Other resource types
  * (the catalog) and unknown names get nothing.
  */
-export async function grantAccess(
-  db: Db,
-  caller: Caller,
-  registryHost: string,
-  requested: readonly Access[],
-): Promise<Access[]> {
+export async function grantAccess(db: Db, caller: Caller, requested: readonly Access[]): Promise<Access[]> {
   const granted: Access[] = [];
   for (const access of requested) {
     const actions: string[] = [];
     const owner =
-      access.type === "repository" && REPOSITORY.test(access.name)
-        ? await ownerOf(db, registryHost, access.name)
-        : undefined;
+      access.type === "repository" && REPOSITORY.test(access.name) ? await ownerOf(db, access.name) : undefined;
     if (owner) {
       const wantsPull = access.actions.includes("pull");
       const wantsPush = access.actions.includes("push");

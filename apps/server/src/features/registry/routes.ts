@@ -51,7 +51,7 @@ export async function registryRoutes(app: FastifyInstance, ctx: AppContext) {
       return signRegistryToken(keys, { subject: BUILDER_USERNAME, service, access });
     }
     const caller = await callerOf(ctx, request);
-    const access = await grantAccess(ctx.db, caller, registry.host, requested);
+    const access = await grantAccess(ctx.db, caller, requested);
     return signRegistryToken(keys, { subject: caller.user?.username ?? `actor-${caller.actor}`, service, access });
   });
 

@@ -3,7 +3,7 @@ import path from "node:path";
 import { BUILD_TIMEOUT_MS, RELEASE_TEXTS } from "@flotilla/domain";
 import type { FastifyBaseLogger } from "fastify";
 import type { Queryable } from "../../db/index.ts";
-import { newImageLocation } from "../registry/access.ts";
+import { claimRepository, newImageLocation } from "../registry/access.ts";
 import type { RegistryKeys } from "../registry/keys.ts";
 import { BUILDER_USERNAME, signBuilderCredential } from "../registry/tokens.ts";
 import { contextTar, type ProjectArchive } from "./archive.ts";
@@ -119,6 +119,7 @@ async function build(db: Db, input: BuildInput, release: number, write: Write): 
       ? newImageLocation(builder.registryHost)
       : (service.image ?? `flotilla.local/${input.fleet}/${service.name}:${release}`);
     const image = await createReleaseImage(db, { fleet: input.fleet, release, service, location, dockerfile });
+    if (inRegistry) await claimRepository(db, image);
     const at = { name: service.name, image };
     if (service.image && !inRegistry) {
       await write(`Using prebuilt image ${service.image}`, at);

@@ -1,7 +1,7 @@
 import { FlotillaError } from "../../errors.ts";
 import type { WriteValues } from "../../odata/compile-write.ts";
 import type { HookContext, ResourceHooks } from "../../odata/index.ts";
-import { newImageLocation } from "../registry/access.ts";
+import { claimRepository, newImageLocation } from "../registry/access.ts";
 
 /**
  * Releases and images that clients create through /v7, as `balena deploy` (balena-cli with
@@ -85,6 +85,9 @@ export function imageLocationHooks(registryHost: string | undefined): ResourceHo
           "This server has no image registry (FLOTILLA_REGISTRY_URL) to store the image: give is_stored_at__image_location",
         );
       }
+    },
+    async afterCreate({ tx, id }) {
+      if (registryHost) await claimRepository(tx, id);
     },
     beforeUpdate({ body }) {
       if (registryHost && body.is_stored_at__image_location !== undefined) {
