@@ -54,7 +54,7 @@ export async function deliverDueWebhooks(deps: WebhookDeps): Promise<number> {
 }
 
 async function deliverOne(deps: WebhookDeps, delivery: ClaimedDelivery): Promise<void> {
-  const outcome = await post(deps.allow, delivery, deps.openSecret(delivery.secret));
+  const outcome = await post(deps, delivery, deps.openSecret(delivery.secret));
   const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
   if (ok) {
     await deps.db.transaction((tx) => recordSuccess(tx, delivery, outcome));
@@ -71,7 +71,11 @@ async function deliverOne(deps: WebhookDeps, delivery: ClaimedDelivery): Promise
   if (disabled) await noticeDisabled(deps, delivery);
 }
 
-async function post(allow: FetchAllowList, delivery: ClaimedDelivery, secret: string): Promise<AttemptOutcome> {
+async function post(
+  { allow, log }: Pick<WebhookDeps, "allow" | "log">,
+  delivery: ClaimedDelivery,
+  secret: string,
+): Promise<AttemptOutcome> {
   const body = JSON.stringify(delivery.payload);
   const started = performance.now();
   const durationMs = () => Math.round(performance.now() - started);
@@ -99,15 +103,18 @@ async function post(allow: FetchAllowList, delivery: ClaimedDelivery, secret: st
       durationMs: durationMs(),
     };
   } catch (error) {
-    // Refusals name no address (what a private name resolves to is not for the log's readers);
-    // other failures reached a public host, and say what happened there.
+    // One text for every failure without an HTTP answer: the resolver's and the socket's own
+    // words would tell an organization's administrators which internal names exist and what
+    // they resolve to. The detail goes to the server log.
     const detail = error instanceof OutboundFetchError ? error.detail : (error as Error).message;
-    const shown = /refused address|credentials in the URL|not http/.test(detail)
-      ? "refused: the URL's host is not a public address Flotilla may send to"
-      : detail;
-    return { statusCode: null, error: shown.slice(0, 500), durationMs: durationMs() };
+    log.warn({ webhook: delivery.webhook, delivery: delivery.id, detail }, "webhook delivery failed");
+    return { statusCode: null, error: WEBHOOK_UNREACHABLE, durationMs: durationMs() };
   }
 }
+
+/** What a delivery log shows for an attempt that got no HTTP answer. */
+export const WEBHOOK_UNREACHABLE =
+  "No answer: the URL's host could not be reached, or is not a public address Flotilla may send to";
 
 async function noticeDisabled(deps: WebhookDeps, delivery: ClaimedDelivery) {
   deps.log.warn({ webhook: delivery.webhook }, "webhook disabled after repeated delivery failures");
