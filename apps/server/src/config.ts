@@ -3,6 +3,7 @@ import path from "node:path";
 import { DEFAULT_DEVICE_LOG_LINES, DEFAULT_VARIABLE_RULES, type VariableRules } from "@flotilla/domain";
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
+import { type BillingIssuer, readBillingIssuer } from "./features/billing/issuer.ts";
 
 /**
  * All configuration comes from environment variables, validated once at start.
@@ -384,6 +385,8 @@ export type Config = {
    * undefined: the default "Affected fleet or device" field. Subject, description and priority are always there.
    */
   supportTicketFields: SupportTicketField[] | undefined;
+  /** The seller on invoices (FLOTILLA_BILLING_ISSUER_*), copied onto each invoice when it is issued. */
+  billingIssuer: BillingIssuer;
   /** Zendesk's Tickets API (ZENDESK_URL, ZENDESK_EMAIL, ZENDESK_API_TOKEN): tickets go there; undefined: kept here. */
   zendesk: { url: string; email: string; apiToken: string } | undefined;
   logLevel: string;
@@ -681,6 +684,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       e.ZENDESK_URL && e.ZENDESK_EMAIL && e.ZENDESK_API_TOKEN
         ? { url: trimSlash(e.ZENDESK_URL), email: e.ZENDESK_EMAIL, apiToken: e.ZENDESK_API_TOKEN }
         : undefined,
+    billingIssuer: issuerFrom(env),
     logLevel: e.LOG_LEVEL,
   };
+}
+
+function issuerFrom(env: NodeJS.ProcessEnv): BillingIssuer {
+  try {
+    return readBillingIssuer(env);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
 }

@@ -1,3 +1,4 @@
+import { daysBetween, planChangeAdjustments } from "@flotilla/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtInProvider } from "../src/features/billing/provider.ts";
 import { billingNow, changePlan, periodEnd, runBillingJob } from "../src/features/billing/service.ts";
@@ -175,62 +176,115 @@ describe("credits pay device overage on invoices", () => {
 });
 
 describe("prorations on the next bill", () => {
-  it("an upgrade mid-period bills nothing now and states (new − old) × the part left on the next invoice", async () => {
+  const lineCodes = (lines: Line[]) => lines.map((line) => [line.code ?? "plan", line.amount_in_cents]);
+
+  it("an upgrade mid-period credits the unused days and charges the new plan's for them, on the next invoice", async () => {
     const { admin, org } = await payingOrganization();
     const start = await billingNow(t.db, builtInProvider);
     await planChange(org.id, "pilot-v2", start);
     const end = periodEnd({ starts_on: start, cycle: "monthly" }, start);
+    const period = { start, end };
     const changedAt = new Date(start.getTime() + 10 * DAY);
     expect(await planChange(org.id, "production-v2", changedAt)).toBeUndefined();
     expect(await invoicesOf(org.id)).toHaveLength(1);
-    const fraction = (end.getTime() - changedAt.getTime()) / (end.getTime() - start.getTime());
-    const upgrade = Math.round((139900 - 29900) * fraction);
-    expect(upgrade).toBeGreaterThan(0);
+    const [unused, remaining] = planChangeAdjustments(
+      period,
+      { title: "Pilot", cycle: "monthly", price: 29900 },
+      { title: "Production", cycle: "monthly", price: 139900 },
+      changedAt,
+    ).map((line) => line.amount_in_cents) as [number, number];
+    expect(unused).toBeLessThan(0);
+    expect(remaining).toBeGreaterThan(-unused);
 
-    // The next bill (what the billing page shows): the new plan and the proration, at the period's end.
+    // The next bill (what the billing page shows): the new plan and both adjustments, at the period's end.
     const plan = await call(t, "GET", `/billing/v1/account/${org.id}/plan`, admin.token);
     expect(plan.json.currentPeriodEndDate).toBe(end.toISOString());
     const billing = plan.json.billing as { totalCostCents: string; charges: Array<Record<string, string>> };
-    expect(billing.totalCostCents).toBe(String(139900 + upgrade));
-    expect(billing.charges[1]).toMatchObject({ itemType: "proration", quantity: "1", unitCostCents: String(upgrade) });
-    expect(billing.charges[1]?.name).toContain("Pilot (monthly) to Production (monthly)");
+    expect(billing.totalCostCents).toBe(String(139900 + unused + remaining));
+    expect(billing.charges.slice(1).map((charge) => [charge.itemType, charge.unitCostCents])).toEqual([
+      ["adjustment", String(unused)],
+      ["adjustment", String(remaining)],
+    ]);
+    expect(billing.charges[1]?.name).toMatch(/^Unused time on Pilot \(monthly\), \w{3} \d+, \d{4} – \w{3} \d+, \d{4}$/);
+    expect(billing.charges[2]?.name).toMatch(/^Remaining time on Production \(monthly\), /);
 
-    // The job invoices the next period from the old period's end, with the proration, once.
+    // The job invoices the next period from the old period's end, with the adjustments, once.
     await runBillingJob(t.db, builtInProvider, new Date(end.getTime() + DAY));
     await runBillingJob(t.db, builtInProvider, new Date(end.getTime() + DAY));
     let invoices = await invoicesOf(org.id);
     expect(invoices).toHaveLength(2);
     expect(new Date(invoices[1]?.period_start ?? 0).toISOString()).toBe(end.toISOString());
-    expect(invoices[1]?.lines.map((line) => [line.code ?? "plan", line.amount_in_cents])).toEqual([
+    expect(lineCodes(invoices[1]?.lines ?? [])).toEqual([
       ["plan", 139900],
-      ["proration", upgrade],
+      ["unused_time", unused],
+      ["remaining_time", remaining],
     ]);
-    expect(invoices[1]?.total_in_cents).toBe(139900 + upgrade);
+    expect(invoices[1]?.total_in_cents).toBe(139900 + unused + remaining);
 
-    // A downgrade later in the next period: a credit larger than the pilot plan's price, so the
-    // invoice after it is paid in full by it and the rest is carried to the one after that.
+    // A downgrade on the last days of the next period: the credit is larger than the pilot plan's
+    // price, so the invoice after it is paid in full by it and the rest is carried to the one after.
     const next = periodEnd({ starts_on: end, cycle: "monthly" }, end);
-    const downAt = new Date(end.getTime() + 18 * DAY);
+    const downAt = new Date(end.getTime() + 2 * DAY);
     await planChange(org.id, "pilot-v2", downAt);
-    const downFraction = (next.getTime() - downAt.getTime()) / (next.getTime() - end.getTime());
-    const downgrade = Math.round((29900 - 139900) * downFraction);
+    const down = planChangeAdjustments(
+      { start: end, end: next },
+      { title: "Production", cycle: "monthly", price: 139900 },
+      { title: "Pilot", cycle: "monthly", price: 29900 },
+      downAt,
+    ).map((line) => line.amount_in_cents) as [number, number];
     await runBillingJob(t.db, builtInProvider, new Date(next.getTime() + DAY));
     invoices = await invoicesOf(org.id);
-    const carried = -(29900 + downgrade);
-    expect(invoices[2]?.lines.map((line) => [line.code ?? "plan", line.amount_in_cents])).toEqual([
+    const carried = -(29900 + down[0] + down[1]);
+    expect(carried).toBeGreaterThan(0);
+    expect(lineCodes(invoices[2]?.lines ?? [])).toEqual([
       ["plan", 29900],
-      ["proration", downgrade],
+      ["unused_time", down[0]],
+      ["remaining_time", down[1]],
       ["carried_credit", carried],
     ]);
     expect(invoices[2]).toMatchObject({ total_in_cents: 0, state: "paid" });
     const after = periodEnd({ starts_on: next, cycle: "monthly" }, next);
     await runBillingJob(t.db, builtInProvider, new Date(after.getTime() + DAY));
     const last = (await invoicesOf(org.id))[3];
-    expect(last?.lines.map((line) => [line.code ?? "plan", line.amount_in_cents])).toEqual([
+    // Still more than a month of Pilot: that invoice is paid by it too, and the rest goes on.
+    expect(lineCodes(last?.lines ?? [])).toEqual([
       ["plan", 29900],
       ["carried_credit", -carried],
+      ["carried_credit", carried - 29900],
     ]);
-    expect(last?.total_in_cents).toBe(29900 - carried);
+    expect(last?.total_in_cents).toBe(0);
+  });
+
+  it("gives no money away going monthly → annual → free → pilot within a month (the reported case)", async () => {
+    const { org } = await payingOrganization();
+    const start = await billingNow(t.db, builtInProvider);
+    const change = (tier: string, cycle: "monthly" | "annual", at: Date) =>
+      t.db.transaction((tx) => changePlan(tx, builtInProvider, org.id, { tier, cycle }, at));
+    await change("prototype-v2", "monthly", start);
+    await change("prototype-v2", "annual", new Date(start.getTime() + 2 * DAY));
+    await change("free", "monthly", new Date(start.getTime() + 5 * DAY));
+    const { rows: refunds } = await t.db.query<{ amount_in_cents: number }>(
+      `SELECT amount_in_cents FROM "billing_refund" WHERE organization = $1`,
+      [org.id],
+    );
+    await change("pilot-v2", "monthly", new Date(start.getTime() + 6 * DAY));
+    const invoices = await invoicesOf(org.id);
+    const paid = invoices.reduce((sum, invoice) => sum + invoice.total_in_cents, 0);
+    const refunded = refunds.reduce((sum, refund) => sum + Number(refund.amount_in_cents), 0);
+    // Prototype monthly for 2 days, Prototype annual for 3 days (its daily price), then Pilot's first month.
+    const days = daysBetween(start, periodEnd({ starts_on: start, cycle: "monthly" }, start));
+    const year = daysBetween(start, periodEnd({ starts_on: start, cycle: "annual" }, start));
+    const owed =
+      Math.round((9900 * 2) / days) + (Math.round((106920 * 5) / year) - Math.round((106920 * 2) / year)) + 29900;
+    expect(paid - refunded).toBe(owed);
+    // The Pilot plan's first invoice is its full price: nothing carried from before.
+    expect(invoices.at(-1)).toMatchObject({ total_in_cents: 29900, state: "paid" });
+    // Nothing is left pending.
+    const { rows: pending } = await t.db.query(
+      `SELECT 1 FROM "billing_adjustment" WHERE organization = $1 AND invoice IS NULL AND settled_at IS NULL`,
+      [org.id],
+    );
+    expect(pending).toEqual([]);
   });
 });
 

@@ -259,20 +259,22 @@ describe("registry token service", () => {
   });
 
   it("never hands a repository to another fleet, not even after its owner deleted the release", async () => {
-    const ownerOrg = await t.db.query<{ id: number }>(`SELECT organization AS id FROM "application" WHERE id = $1`, [
-      fleetAId,
-    ]);
-    const ownerFleet = await t.factories.fleet({ id: Number(ownerOrg.rows[0]?.id) });
+    const ownerOrg = await t.db.query<{ id: number; handle: string }>(
+      `SELECT o.id, o.handle FROM "organization" o JOIN "application" a ON a.organization = o.id WHERE a.id = $1`,
+      [fleetAId],
+    );
+    const ownerFleet = await t.factories.fleet(ownerOrg.rows[0] as { id: number; handle: string });
     const name = await imageInRegistry(ownerFleet.id);
     // The stranger's fleet names the same location (an `image:` service may name any location).
     const strangerUser = await t.db.query<{ id: number }>(`SELECT id FROM "user" WHERE username = $1`, [
       stranger.username,
     ]);
-    const strangerOrg = await t.db.query<{ id: number }>(
-      `SELECT is_member_of__organization AS id FROM "organization_membership" WHERE "user" = $1`,
+    const strangerOrg = await t.db.query<{ id: number; handle: string }>(
+      `SELECT o.id, o.handle FROM "organization" o JOIN "organization_membership" m ON m.is_member_of__organization = o.id
+        WHERE m."user" = $1`,
       [strangerUser.rows[0]?.id],
     );
-    const squatter = await t.factories.fleet({ id: Number(strangerOrg.rows[0]?.id) });
+    const squatter = await t.factories.fleet(strangerOrg.rows[0] as { id: number; handle: string });
     const release = await t.factories.release(squatter);
     await t.db.query(
       `WITH s AS (INSERT INTO "service" (application, service_name) VALUES ($1, 'main') RETURNING id),

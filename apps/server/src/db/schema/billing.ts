@@ -321,6 +321,14 @@ export const invoice = pgTable(
     created_at: createdAt(),
     due_on: date(),
     closed_at: date(),
+    /** Who it bills (name, email, address, tax ID) as they were when it was issued. */
+    billed_to: jsonb(),
+    /** The seller (FLOTILLA_BILLING_ISSUER_*) as it was when it was issued. */
+    seller: jsonb(),
+    /** How it was paid ("Visa ending in 4242", "test payment"). */
+    paid_with: text(),
+    /** The tax sentence it prints (reverse charge, outside the scope). */
+    tax_note: text(),
   },
   (t) => [
     index("invoice_organization_idx").on(t.organization, t.created_at),
@@ -369,12 +377,38 @@ export const billing_adjustment = pgTable(
     description: text().notNull(),
     amount_in_cents: integer().notNull(),
     invoice: optional(() => invoice.id),
+    /** Settled without an invoice (leaving for the free plan), by `refund` when money went back. */
+    settled_at: date(),
+    refund: optional(() => billing_refund.id),
   },
   (t) => [
     index("billing_adjustment_pending_idx").on(t.organization).where(sql`${t.invoice} IS NULL`),
-    check("billing_adjustment_kind_check", sql`${t.kind} IN ('proration', 'carried_credit')`),
+    check(
+      "billing_adjustment_kind_check",
+      sql`${t.kind} IN ('proration', 'carried_credit', 'unused_time', 'remaining_time')`,
+    ),
   ],
 );
+
+/** Money sent back through the provider, against the paid invoice it comes from. */
+export const billing_refund = pgTable(
+  "billing_refund",
+  {
+    id: id(),
+    created_at: createdAt(),
+    organization: ownedBy(() => organization.id),
+    invoice: ownedBy(() => invoice.id),
+    amount_in_cents: integer().notNull(),
+    reference: text().notNull(),
+  },
+  (t) => [check("billing_refund_amount_check", sql`${t.amount_in_cents} > 0`)],
+);
+
+/** The last invoice number given per series: invoices are numbered without gaps. */
+export const invoice_number_counter = pgTable("invoice_number_counter", {
+  series: text().primaryKey(),
+  last_number: integer().notNull(),
+});
 
 /**
  * The built-in provider's test clock (as Stripe's test clocks): how far a platform administrator

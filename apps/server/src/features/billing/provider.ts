@@ -42,7 +42,12 @@ export interface PaymentProvider {
     amountInCents: number,
     description: string,
   ): Promise<Charge>;
+  /** Sends back part of a payment (the reference `charge` answered) to the method it came from. */
+  refund(db: Db, paymentReference: string, amountInCents: number, reason: string): Promise<Refund>;
 }
+
+/** A refund's outcome; `failed` with the provider's reason. */
+export type Refund = { status: "refunded" | "failed"; reference: string; error?: string };
 
 /** A card that is accepted as a payment method but whose every charge is declined. */
 export const DECLINING_TEST_CARD = "4000000000000341";
@@ -117,6 +122,11 @@ export const builtInProvider: PaymentProvider & {
     const reference = `ch_${crypto.randomBytes(12).toString("hex")}`;
     if (paymentMethod.startsWith(DECLINING)) return { status: "failed", reference, error: "Your card was declined." };
     return { status: "paid", reference };
+  },
+
+  async refund() {
+    // No money moved, so none moves back: the refund is recorded as the test payment was.
+    return { status: "refunded", reference: `re_${crypto.randomBytes(12).toString("hex")}` };
   },
 };
 

@@ -1,5 +1,6 @@
 import { SEAT_ROLES, type TaxId } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
+import type { BillingIssuer } from "./issuer.ts";
 import type { PaymentMethodDetails } from "./provider.ts";
 
 type Db = Pick<Queryable, "query">;
@@ -225,12 +226,29 @@ export type InvoiceRow = {
   created_at: Date;
   due_on: Date | null;
   closed_at: Date | null;
+  billed_to: BilledTo | null;
+  seller: Omit<BillingIssuer, "logo"> | null;
+  paid_with: string | null;
+  tax_note: string | null;
+};
+
+/** Who an invoice bills, as copied onto it when it was issued. */
+export type BilledTo = {
+  name: string;
+  email: string | null;
+  address: Record<string, string | undefined>;
+  tax_id: TaxId | null;
 };
 
 const INVOICE_COLUMNS = `id, uuid, invoice_number, state, currency, subtotal_in_cents, total_in_cents, lines, period_start,
-  period_end, created_at, due_on, closed_at`;
+  period_end, created_at, due_on, closed_at, billed_to, seller, paid_with, tax_note`;
 
-/** A new invoice, numbered `INV-000042` from its id; undefined when its period was already invoiced. */
+/**
+ * A new invoice, numbered `INV-000042` from a gapless counter (invoicing law wants no gaps); undefined
+ * when its period was invoiced already. What it bills is fixed now: the billing account's details
+ * as they are, the seller, how it was paid and its tax note are copied onto it. Runs in the
+ * caller's transaction: the counter's row lock orders invoices across instances.
+ */
 export async function createInvoice(
   db: Db,
   organization: number,
@@ -240,21 +258,33 @@ export async function createInvoice(
     periodStart: Date;
     periodEnd: Date;
     dueOn: Date;
-    paymentReference?: string;
+    issuedAt: Date;
+    seller: BillingIssuer;
+    paidWith: string | null;
+    taxNote: string | undefined;
+    paymentReference?: string | undefined;
   },
 ): Promise<InvoiceRow | undefined> {
+  const { rows: counter } = await db.query<{ last_number: number }>(
+    `SELECT last_number FROM "invoice_number_counter" WHERE series = 'INV' FOR UPDATE`,
+  );
+  if (await isInvoiced(db, organization, values.periodStart)) return undefined;
+  const number = Number(counter[0]?.last_number ?? 0) + 1;
   const total = values.lines.reduce((sum, line) => sum + line.amount_in_cents, 0);
   const { rows } = await db.query<InvoiceRow>(
-    `WITH n AS (SELECT nextval(pg_get_serial_sequence('"invoice"', 'id')) AS id)
-     INSERT INTO "invoice" (id, uuid, organization, invoice_number, state, subtotal_in_cents, total_in_cents, lines,
-                            period_start, period_end, due_on, closed_at, payment_reference)
-     SELECT n.id, gen_random_uuid()::text, $1, 'INV-' || lpad(n.id::text, 6, '0'), $2, $3, $3, $4::jsonb, $5, $6, $7,
-            CASE WHEN $2 = 'paid' THEN now() END, $8
-       FROM n
-     ON CONFLICT (organization, period_start) DO NOTHING
+    `INSERT INTO "invoice" (uuid, organization, invoice_number, state, subtotal_in_cents, total_in_cents, lines,
+                            period_start, period_end, due_on, closed_at, payment_reference, created_at,
+                            billed_to, seller, paid_with, tax_note)
+     SELECT gen_random_uuid()::text, o.id, $2, $3, $4, $4, $5::jsonb, $6, $7, $8, CASE WHEN $3 = 'paid' THEN $10::timestamptz END, $9, $10,
+            jsonb_build_object('name', COALESCE(NULLIF(b.company_name, ''), o.name), 'email', b.email,
+                               'address', COALESCE(b.address, '{}'::jsonb), 'tax_id', b.tax_id),
+            $11::jsonb, $12, $13
+       FROM "organization" o LEFT JOIN "billing_account" b ON b.organization = o.id
+      WHERE o.id = $1
      RETURNING ${INVOICE_COLUMNS}`,
     [
       organization,
+      `INV-${String(number).padStart(6, "0")}`,
       values.state,
       total,
       JSON.stringify(values.lines),
@@ -262,7 +292,16 @@ export async function createInvoice(
       values.periodEnd,
       values.dueOn,
       values.paymentReference ?? null,
+      values.issuedAt,
+      JSON.stringify({ ...values.seller, logo: undefined }),
+      values.paidWith,
+      values.taxNote ?? null,
     ],
+  );
+  await db.query(
+    `INSERT INTO "invoice_number_counter" (series, last_number) VALUES ('INV', $1)
+     ON CONFLICT (series) DO UPDATE SET last_number = $1`,
+    [number],
   );
   return rows[0];
 }
@@ -488,11 +527,11 @@ export async function administratorEmails(db: Db, organization: number): Promise
 
 export type Adjustment = { id: number; kind: string; description: string; amount_in_cents: number };
 
-/** Adjustments no invoice carries yet, oldest first, locked until the transaction ends. */
+/** Adjustments no invoice carries and no refund settled yet, oldest first, locked until the transaction ends. */
 export async function pendingAdjustments(db: Db, organization: number, lock = false): Promise<Adjustment[]> {
   const { rows } = await db.query<Adjustment>(
     `SELECT id, kind, description, amount_in_cents FROM "billing_adjustment"
-      WHERE organization = $1 AND invoice IS NULL ORDER BY id${lock ? " FOR UPDATE" : ""}`,
+      WHERE organization = $1 AND invoice IS NULL AND settled_at IS NULL ORDER BY id${lock ? " FOR UPDATE" : ""}`,
     [organization],
   );
   return rows.map((row) => ({ ...row, id: Number(row.id), amount_in_cents: Number(row.amount_in_cents) }));
@@ -512,4 +551,55 @@ export async function addAdjustment(
 export async function markAdjustmentsInvoiced(db: Db, ids: readonly number[], invoice: number) {
   if (ids.length === 0) return;
   await db.query(`UPDATE "billing_adjustment" SET invoice = $2 WHERE id = ANY($1::int[])`, [[...ids], invoice]);
+}
+
+/** Adjustments settled without an invoice (leaving for the free plan), by the refund when there was one. */
+export async function settleAdjustments(db: Db, ids: readonly number[], refund: number | null, at: Date) {
+  if (ids.length === 0) return;
+  await db.query(`UPDATE "billing_adjustment" SET settled_at = $2, refund = $3 WHERE id = ANY($1::int[])`, [
+    [...ids],
+    at,
+    refund,
+  ]);
+}
+
+// Refunds: money sent back through the provider, each against the paid invoice it comes from.
+
+/** Paid invoices with a provider payment, newest first, with what is left to refund of each. */
+export async function refundableInvoices(db: Db, organization: number) {
+  const { rows } = await db.query<{ id: number; payment_reference: string; refundable_in_cents: number }>(
+    `SELECT i.id, i.payment_reference,
+            i.total_in_cents - COALESCE((SELECT sum(r.amount_in_cents) FROM "billing_refund" r WHERE r.invoice = i.id), 0)
+              AS refundable_in_cents
+       FROM "invoice" i
+      WHERE i.organization = $1 AND i.state = 'paid' AND i.payment_reference IS NOT NULL AND i.total_in_cents > 0
+      ORDER BY i.id DESC`,
+    [organization],
+  );
+  return rows
+    .map((row) => ({ ...row, id: Number(row.id), refundable_in_cents: Number(row.refundable_in_cents) }))
+    .filter((row) => row.refundable_in_cents > 0);
+}
+
+export async function recordRefund(
+  db: Db,
+  organization: number,
+  refund: { invoice: number; amount: number; reference: string; at: Date },
+): Promise<number> {
+  const { rows } = await db.query<{ id: number }>(
+    `INSERT INTO "billing_refund" (organization, invoice, amount_in_cents, reference, created_at)
+     VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+    [organization, refund.invoice, refund.amount, refund.reference, refund.at],
+  );
+  return Number(rows[0]?.id);
+}
+
+/** Refunds of the organization, newest first (the billing page lists them with the invoices). */
+export async function refundsOf(db: Db, organization: number) {
+  const { rows } = await db.query<{ amount_in_cents: number; created_at: Date; invoice_number: string }>(
+    `SELECT r.amount_in_cents, r.created_at, i.invoice_number FROM "billing_refund" r
+       JOIN "invoice" i ON i.id = r.invoice WHERE r.organization = $1 ORDER BY r.id DESC`,
+    [organization],
+  );
+  return rows.map((row) => ({ ...row, amount_in_cents: Number(row.amount_in_cents) }));
 }

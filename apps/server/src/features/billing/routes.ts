@@ -107,7 +107,7 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
   const mail = { mailer: ctx.mail, publicUrl: ctx.config.publicUrl };
   const job = setInterval(() => {
     billingNow(ctx.db, provider)
-      .then((now) => runBillingJob(ctx.db, provider, now, mail))
+      .then((now) => runBillingJob(ctx.db, provider, now, mail, ctx.config.billingIssuer))
       .catch((error) => app.log.warn({ err: error }, "the billing job failed"));
   }, BILLING_JOB_INTERVAL_MS);
   job.unref();
@@ -175,7 +175,7 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     const change = { tier, cycle: cycle ?? (annual ? "annual" : "monthly"), planChangeReason } as const;
     const now = await billingNow(ctx.db, provider);
     const invoice = await ctx.db.transaction(async (tx) => {
-      const charged = await changePlan(tx, provider, id, change, now);
+      const charged = await changePlan(tx, provider, id, change, now, ctx.config.billingIssuer);
       await recordAudit(tx, auditActorOf(request), {
         action: "billing.plan_changed",
         organization: id,
@@ -306,7 +306,7 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
       const { days } = parseInput(z.object({ days: z.number().int().min(0).max(3660) }), request.body);
       await advanceTestClock(ctx.db, days);
       const now = await billingNow(ctx.db, provider);
-      const job = await runBillingJob(ctx.db, provider, now, mail);
+      const job = await runBillingJob(ctx.db, provider, now, mail, ctx.config.billingIssuer);
       return { now: now.toISOString(), invoiced: job.invoiced };
     });
 

@@ -1,18 +1,26 @@
 import {
+  billingPeriodAt,
   CREDIT_FEATURE_SLUG,
   defaultCreditThreshold,
   FREE_PLAN_DEVICE_ALLOWANCE,
   FREEZE_DAYS,
+  formatDollars,
+  invoiceDay,
+  invoiceTax,
+  planChangeAdjustments,
   planChangeType,
-  pricePerMonth,
+  taxAmount,
   tierOf,
 } from "@flotilla/domain";
 import type { Database, Queryable } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import type { Mailer } from "../mail/mailer.ts";
 import { creditLowMail } from "../mail/templates.ts";
+import { type BillingIssuer, DEFAULT_ISSUER } from "./issuer.ts";
 import type { PaymentProvider } from "./provider.ts";
 import {
+  type Adjustment,
+  accountOf,
   addAdjustment,
   administratorEmails,
   consumeCredits,
@@ -26,14 +34,18 @@ import {
   latestCreditConsumption,
   markAdjustmentsInvoiced,
   markInvoicePaid,
+  type PaymentMethodRow,
   paidSubscriptions,
   paymentMethodOf,
   pendingAdjustments,
   planAddonPrices,
   planByCode,
   planIncludes,
+  recordRefund,
+  refundableInvoices,
   type Subscription,
   setCreditLowNotified,
+  settleAdjustments,
   spendableCreditBundles,
   switchPlan,
   unpaidInvoices,
@@ -48,10 +60,7 @@ const priceOf = (subscription: Pick<Subscription, "plan" | "cycle">) =>
 
 /** The end of the subscription's current billing period: whole months or years from its start. */
 export function periodEnd(subscription: Pick<Subscription, "starts_on" | "cycle">, now = new Date()): Date {
-  const step = subscription.cycle === "annual" ? 12 : 1;
-  const end = new Date(subscription.starts_on);
-  while (end <= now) end.setUTCMonth(end.getUTCMonth() + step);
-  return end;
+  return billingPeriodAt(subscription.starts_on, subscription.cycle, now).end;
 }
 
 /**
@@ -79,12 +88,14 @@ export async function planInfo(db: Db, organization: number, now = new Date()) {
         ? "credit"
         : usage.includes(line)
           ? "addon"
-          : line.code;
+          : line.code === "tax"
+            ? "tax"
+            : "adjustment";
   const charges = bill.lines.map((line, index) => ({
-    itemType: itemType(line) ?? "adjustment",
+    itemType: itemType(line),
     name: line.description,
     // Adjustments are one row each (the dashboard keys rows by item type and code).
-    code: line.code === "proration" || line.code === "carried_credit" ? `${line.code}-${index}` : (line.code ?? ""),
+    code: itemType(line) === "adjustment" ? `${line.code}-${index}` : (line.code ?? ""),
     unitCostCents: String(line.unit_cost_in_cents),
     quantity: String(line.quantity),
   }));
@@ -170,6 +181,7 @@ export async function changePlan(
   organization: number,
   change: PlanChange,
   now = new Date(),
+  issuer: BillingIssuer = DEFAULT_ISSUER,
 ): Promise<InvoiceRow | undefined> {
   const current = await currentSubscription(db, organization);
   const target = await planByCode(db, change.tier);
@@ -197,42 +209,118 @@ export async function changePlan(
   const paidUpTo = current.plan.billing_code === "free" ? undefined : await invoicedPeriodAt(db, organization, now);
   await switchPlan(db, organization, target.id, change.cycle, change.planChangeReason);
   if (paidUpTo) {
-    await addAdjustment(db, organization, proration(current, { plan: target, cycle: change.cycle }, paidUpTo, now));
+    // Within a paid period: the unused days of the plan in force are credited and the new plan
+    // charged for the same days, on the next invoice (packages/domain prorations.ts).
+    const to = {
+      title: target.title,
+      cycle: change.cycle,
+      price: paid ? priceOf({ plan: target, cycle: change.cycle }) : 0,
+    };
+    for (const adjustment of planChangeAdjustments(paidUpTo, pricedPlan(current), to, now)) {
+      await addAdjustment(db, organization, adjustment);
+    }
+    // On the free plan there is no next invoice: what is owed is invoiced now, a credit refunded.
+    if (!paid) return settleOnLeaving(db, provider, issuer, organization, now);
     return undefined;
   }
   if (!paid || !method) return undefined;
   const price = change.cycle === "annual" ? target.annual_price : target.monthly_price;
-  return issueInvoice(db, provider, organization, method.reference, {
+  return issueInvoice(db, provider, issuer, organization, method, {
     title: target.title,
     cycle: change.cycle,
     price,
     start: now,
+    issuedAt: now,
   });
 }
 
+const pricedPlan = (subscription: Pick<Subscription, "plan" | "cycle">) => ({
+  title: subscription.plan.title,
+  cycle: subscription.cycle,
+  price: priceOf(subscription),
+});
+
 /**
- * The proration of a change at `now` within the paid period `period`: the new plan's price per
- * month minus the old one's, times the months left of the period (its fraction left times its
- * length, 1 or 12 months), in whole cents: positive for an upgrade, negative for a downgrade.
+ * Leaving for the free plan: the pending adjustments are settled at once. A credit (the unused
+ * part of what was paid, net of anything still owed) is refunded to the payment method through
+ * the provider, from the latest paid invoices; an amount still owed is invoiced and charged now.
  */
-export function proration(
-  from: Pick<Subscription, "plan" | "cycle">,
-  to: Pick<Subscription, "plan" | "cycle">,
-  period: { start: Date; end: Date },
+async function settleOnLeaving(
+  db: Db,
+  provider: PaymentProvider,
+  issuer: BillingIssuer,
+  organization: number,
+  now: Date,
+): Promise<InvoiceRow | undefined> {
+  const pending = await pendingAdjustments(db, organization, true);
+  const net = pending.reduce((sum, adjustment) => sum + adjustment.amount_in_cents, 0);
+  const method = await paymentMethodOf(db, organization);
+  if (net > 0 && method) {
+    return issueInvoice(db, provider, issuer, organization, method, {
+      title: "Final",
+      cycle: "monthly",
+      price: 0,
+      start: now,
+      issuedAt: now,
+      description: `Final invoice on leaving for the free plan (${invoiceDay(now)})`,
+    });
+  }
+  if (net < 0) await refundCredit(db, provider, organization, -net, pending, now);
+  return undefined;
+}
+
+/** Refunds `amount` from the organization's latest paid invoices, and marks the adjustments it settles. */
+async function refundCredit(
+  db: Db,
+  provider: PaymentProvider,
+  organization: number,
+  amount: number,
+  settles: readonly Adjustment[],
   now: Date,
 ) {
-  const length = period.end.getTime() - period.start.getTime();
-  const fraction = Math.min(1, Math.max(0, (period.end.getTime() - now.getTime()) / length));
-  const months = from.cycle === "annual" ? 12 : 1;
-  const amount = Math.round(
-    (pricePerMonth(to.plan, to.cycle) - pricePerMonth(from.plan, from.cycle)) * months * fraction,
+  let left = amount;
+  let refund: number | null = null;
+  for (const invoice of await refundableInvoices(db, organization)) {
+    if (left === 0) break;
+    const part = Math.min(left, invoice.refundable_in_cents);
+    const outcome = await provider.refund(
+      db,
+      invoice.payment_reference,
+      part,
+      "Unused time on leaving for the free plan",
+    );
+    if (outcome.status !== "refunded") continue;
+    refund = await recordRefund(db, organization, {
+      invoice: invoice.id,
+      amount: part,
+      reference: outcome.reference,
+      at: now,
+    });
+    left -= part;
+  }
+  await settleAdjustments(
+    db,
+    settles.map((adjustment) => adjustment.id),
+    refund,
+    now,
   );
-  const percent = Math.round(fraction * 100);
-  return {
-    kind: "proration",
-    description: `Proration: ${from.plan.title} (${from.cycle}) to ${to.plan.title} (${to.cycle}) for the rest of the period ${isoDay(now)} – ${isoDay(period.end)} (${percent}% of it)`,
-    amount_in_cents: amount,
-  };
+  if (left > 0) {
+    // What could not be refunded stays a credit for a later paid plan, and the plan page says so.
+    await addAdjustment(db, organization, {
+      kind: "carried_credit",
+      description: `Credit kept for a later paid plan (could not be refunded: ${formatDollars(left)})`,
+      amount_in_cents: -left,
+    });
+  }
+}
+
+/** How an invoice was paid, as it prints it: "Visa ending in 4242", a test payment said so. */
+function paidWith(method: PaymentMethodRow, isTest: boolean): string {
+  const what =
+    method.type === "card"
+      ? `${method.card_type ? method.card_type[0]?.toUpperCase() + method.card_type.slice(1) : "Card"} ending in ${method.last_four}`
+      : `Bank account ending in ${method.last_four}`;
+  return isTest ? `Test payment (${what}); no money moved` : what;
 }
 
 /**
@@ -304,35 +392,71 @@ async function completeBill(
 async function issueInvoice(
   db: Db,
   provider: PaymentProvider,
+  issuer: BillingIssuer,
   organization: number,
-  paymentMethod: string,
-  period: { title: string; cycle: "monthly" | "annual"; price: number; start: Date; usage?: InvoiceLine[] },
+  method: PaymentMethodRow,
+  period: {
+    title: string;
+    cycle: "monthly" | "annual";
+    price: number;
+    start: Date;
+    /** Billing time when it is issued (the test clock's): the invoice's date. */
+    issuedAt: Date;
+    usage?: InvoiceLine[];
+    /** An invoice of adjustments only (leaving for the free plan): its text, no plan line and no period. */
+    description?: string;
+  },
 ): Promise<InvoiceRow | undefined> {
   // Checked before charging; the unique (organization, period_start) index stays the guard.
   if (await isInvoiced(db, organization, period.start)) return undefined;
-  const end = periodEnd({ starts_on: period.start, cycle: period.cycle }, period.start);
-  const description = `${period.title} plan, ${period.cycle} (${isoDay(period.start)} – ${isoDay(end)})`;
-  const bill = await completeBill(
-    db,
-    organization,
-    [
-      { description, quantity: 1, unit_cost_in_cents: period.price, amount_in_cents: period.price },
-      ...(period.usage ?? []),
-    ],
-    { months: period.cycle === "annual" ? 12 : 1, at: period.start, lock: true },
+  const end = period.description
+    ? period.start
+    : periodEnd({ starts_on: period.start, cycle: period.cycle }, period.start);
+  const description =
+    period.description ??
+    `${period.title} plan, ${period.cycle} (${invoiceDay(period.start)} – ${invoiceDay(new Date(end.getTime() - 86_400_000))})`;
+  const planLine: InvoiceLine[] = period.description
+    ? []
+    : [{ description, quantity: 1, unit_cost_in_cents: period.price, amount_in_cents: period.price }];
+  const bill = await completeBill(db, organization, [...planLine, ...(period.usage ?? [])], {
+    months: period.cycle === "annual" ? 12 : 1,
+    at: period.start,
+    lock: true,
+  });
+  const account = await accountOf(db, organization);
+  const tax = invoiceTax(
+    { country: issuer.country, taxRatePercent: issuer.tax_rate_percent, taxName: issuer.tax_name },
+    { country: account.address.country, taxId: account.tax_id },
   );
+  const lines = [...bill.lines];
+  let total = bill.total;
+  if (tax.label) {
+    const amount = taxAmount(total, tax.ratePercent);
+    lines.push({
+      code: "tax",
+      description: tax.label,
+      quantity: 1,
+      unit_cost_in_cents: amount,
+      amount_in_cents: amount,
+    });
+    total += amount;
+  }
   // Nothing to charge (credits and adjustments cover it): paid as it is.
   const charge =
-    bill.total > 0
-      ? await provider.charge(db, organization, paymentMethod, bill.total, description)
+    total > 0
+      ? await provider.charge(db, organization, method.reference, total, description)
       : { status: "paid" as const, reference: undefined };
   const invoice = await createInvoice(db, organization, {
     state: charge.status === "failed" ? "past_due" : charge.status,
     paymentReference: charge.reference,
-    lines: bill.lines,
+    lines,
     periodStart: period.start,
     periodEnd: end,
     dueOn: period.start,
+    issuedAt: period.issuedAt,
+    seller: issuer,
+    paidWith: total > 0 ? paidWith(method, provider.isTest) : null,
+    taxNote: tax.note,
   });
   if (!invoice) return undefined;
   await consumeCredits(db, invoice.id, bill.credits);
@@ -346,8 +470,6 @@ async function issueInvoice(
   }
   return invoice;
 }
-
-const isoDay = (date: Date) => date.toISOString().slice(0, 10);
 
 /**
  * What the organization uses beyond its plan, as invoice lines for a period of `months`: devices
@@ -442,7 +564,13 @@ export type BillingMail = { mailer: Pick<Mailer, "send">; publicUrl: string };
  * when a credit balance falls below its threshold. Invoices are unique per period, so a job
  * that runs twice issues nothing twice. `now` is a parameter: tests move this clock.
  */
-export async function runBillingJob(db: Database, provider: PaymentProvider, now = new Date(), mail?: BillingMail) {
+export async function runBillingJob(
+  db: Database,
+  provider: PaymentProvider,
+  now = new Date(),
+  mail?: BillingMail,
+  issuer: BillingIssuer = DEFAULT_ISSUER,
+) {
   const outgoing: Array<{ to: string; content: ReturnType<typeof creditLowMail> }> = [];
   const result = await db.transaction(async (tx) => {
     const { rows } = await tx.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS locked", [
@@ -457,11 +585,13 @@ export async function runBillingJob(db: Database, provider: PaymentProvider, now
       let start = new Date(subscription.invoiced_until ?? subscription.starts_on);
       // Catch up on missed periods, a bounded number at a time.
       for (let periods = 0; start <= now && periods < 24; periods += 1) {
-        const invoice = await issueInvoice(tx, provider, subscription.organization, method.reference, {
+        const invoice = await issueInvoice(tx, provider, issuer, subscription.organization, method, {
           title: subscription.title,
           cycle,
           price: Number(cycle === "annual" ? subscription.annual_price : subscription.monthly_price),
           start,
+          // Dated when its period began (billing time: the test clock's days when it moved).
+          issuedAt: start,
           usage: await usageLines(
             tx,
             subscription.organization,

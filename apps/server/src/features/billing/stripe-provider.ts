@@ -1,7 +1,7 @@
 import Stripe from "stripe";
 import type { Queryable } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
-import type { Charge, PaymentMethodDetails, PaymentProvider } from "./provider.ts";
+import type { Charge, PaymentMethodDetails, PaymentProvider, Refund } from "./provider.ts";
 
 type Db = Pick<Queryable, "query">;
 
@@ -101,6 +101,25 @@ export function stripeProvider(settings: StripeSettings): PaymentProvider & { cl
         // A declined card is an outcome, not a fault: the invoice stays unpaid with Stripe's reason.
         if (error instanceof Stripe.errors.StripeCardError) {
           return { status: "failed", reference: error.payment_intent?.id ?? "", error: error.message };
+        }
+        throw error;
+      }
+    },
+
+    async refund(_db, paymentReference, amountInCents, reason): Promise<Refund> {
+      try {
+        const refund = await client.refunds.create({
+          payment_intent: paymentReference,
+          amount: amountInCents,
+          metadata: { reason },
+        });
+        return refund.status === "failed" || refund.status === "canceled"
+          ? { status: "failed", reference: refund.id, error: refund.failure_reason ?? "The refund failed." }
+          : { status: "refunded", reference: refund.id };
+      } catch (error) {
+        // A payment that cannot take this refund: the credit stays with the organization instead.
+        if (error instanceof Stripe.errors.StripeInvalidRequestError) {
+          return { status: "failed", reference: "", error: error.message };
         }
         throw error;
       }
