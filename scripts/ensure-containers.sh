@@ -5,6 +5,7 @@
 # Also writes the containers.conf this sandbox needs (runc instead of crun, ulimits it may set) to
 # a project-owned path; the tests point CONTAINERS_CONF at it, /etc stays untouched.
 # The server's SSH gateway test drives Debian's OpenSSH client (ssh, ssh-keygen), as balena-cli does.
+# The invoice test renders a PDF page with poppler's pdftoppm and reads its text with pdftotext.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CONF="$ROOT/.cache/containers/containers.conf"
@@ -15,14 +16,15 @@ command -v docker-registry >/dev/null || missing+=(docker-registry)
 command -v ssh >/dev/null && command -v ssh-keygen >/dev/null || missing+=(openssh-client)
 # The images are FROM scratch: only the static build of busybox runs in them.
 dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "ok installed" || missing+=(busybox-static)
+command -v pdftoppm >/dev/null && command -v pdftotext >/dev/null || missing+=(poppler-utils)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
     echo "Installing ${missing[*]} for the agent's container tests..."
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc docker-registry busybox-static openssh-client >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc docker-registry busybox-static openssh-client poppler-utils >/dev/null
   else
-    echo "The container and SSH tests need podman, runc, docker-registry, busybox-static and openssh-client. Install them with:" >&2
-    echo "  sudo apt-get update && sudo apt-get install -y podman runc docker-registry busybox-static openssh-client" >&2
+    echo "The container, SSH and invoice tests need podman, runc, docker-registry, busybox-static, openssh-client and poppler-utils. Install them with:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y podman runc docker-registry busybox-static openssh-client poppler-utils" >&2
     exit 1
   fi
 fi

@@ -262,7 +262,16 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     const invoice = await invoiceByNumber(ctx.db, id, number);
     if (!invoice) throw new FlotillaError("not_found", `Invoice not found: ${number}`);
     if (invoice.state === "draft") throw new FlotillaError("bad_request", "A draft invoice is not yet available.");
-    const pdf = await invoicePdf(invoice, await accountOf(ctx.db, id), name);
+    // Invoices from before their details were copied on read today's (migration 0029 copied them).
+    const account = await accountOf(ctx.db, id);
+    const { logo, ...seller } = ctx.config.billingIssuer;
+    const billedTo = {
+      name: account.company_name || name,
+      email: account.email,
+      address: account.address,
+      tax_id: account.tax_id,
+    };
+    const pdf = await invoicePdf(invoice, { billedTo, seller }, logo);
     return reply
       .type("application/pdf")
       .header("content-disposition", `attachment; filename="${invoice.invoice_number}.pdf"`)

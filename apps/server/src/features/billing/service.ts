@@ -320,7 +320,7 @@ function paidWith(method: PaymentMethodRow, isTest: boolean): string {
     method.type === "card"
       ? `${method.card_type ? method.card_type[0]?.toUpperCase() + method.card_type.slice(1) : "Card"} ending in ${method.last_four}`
       : `Bank account ending in ${method.last_four}`;
-  return isTest ? `Test payment (${what}); no money moved` : what;
+  return isTest ? `${what} (a test payment: no money moved)` : what;
 }
 
 /**
