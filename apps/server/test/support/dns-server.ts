@@ -10,10 +10,12 @@ import * as dnsPacket from "dns-packet";
  */
 export type TestDnsServer = Awaited<ReturnType<typeof startDnsServer>>;
 
+const SERVFAIL = 2;
 const NXDOMAIN = 3;
 
 export async function startDnsServer() {
   const records = new Map<string, string[]>();
+  const failing = new Set<string>();
   const socket = dgram.createSocket("udp4");
   const queries: string[] = [];
   socket.on("message", (message, remote) => {
@@ -29,13 +31,13 @@ export async function startDnsServer() {
     queries.push(`${question.type} ${name}`);
     const known = records.get(name);
     const answers =
-      question.type === "TXT" && known
+      question.type === "TXT" && known && !failing.has(name)
         ? known.map((text) => ({ type: "TXT" as const, name: question.name, ttl: 0, data: [text] }))
         : [];
     const response = dnsPacket.encode({
       type: "response",
       id: query.id ?? 0,
-      flags: dnsPacket.AUTHORITATIVE_ANSWER | (known ? 0 : NXDOMAIN),
+      flags: dnsPacket.AUTHORITATIVE_ANSWER | (failing.has(name) ? SERVFAIL : known ? 0 : NXDOMAIN),
       questions: query.questions ?? [],
       answers,
     });
@@ -53,6 +55,11 @@ export async function startDnsServer() {
     /** Publishes these TXT records at `name` (replacing its earlier ones); `[]` for a name without TXT. */
     setTxt(name: string, texts: string[]) {
       records.set(name.toLowerCase(), texts);
+    },
+    /** Answers SERVFAIL for `name` (a broken zone: no answer either way) until `failing` is false. */
+    setFailing(name: string, fails = true) {
+      if (fails) failing.add(name.toLowerCase());
+      else failing.delete(name.toLowerCase());
     },
     /** Forgets `name`: it no longer exists (NXDOMAIN). */
     remove(name: string) {

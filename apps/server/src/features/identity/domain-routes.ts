@@ -21,7 +21,7 @@ import {
 const addBody = z.object(
   {
     domain: z
-      .string({ error: "is required: enter a domain name such as example.com" })
+      .string({ error: "must be a domain name such as example.com" })
       .max(300, "A domain name has at most 253 characters"),
   },
   { error: 'The request body must be a JSON object such as {"domain": "example.com"}' },
