@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startDnsServer, type TestDnsServer } from "../../apps/server/test/support/dns-server.ts";
 import { startSamlIdp, type TestSamlIdp } from "../../apps/server/test/support/saml-idp.ts";
 import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { logIn, shot } from "./accounts-helpers.ts";
@@ -19,21 +20,31 @@ const SSO = "acme";
  * metadata file, gives it a second organization and a team, and hands out the login URL; a new
  * person signs in at the IdP and lands in both organizations and the team; an existing password
  * account links itself after logging in and ticking both consent boxes; and the provider cannot
- * be removed while it has SAML accounts.
+ * be removed while it has SAML accounts. The provider signs in only addresses at domains its
+ * organizations verified: the administrator adds acme.test, publishes its TXT record on the
+ * test DNS server the API asks (FLOTILLA_DNS_SERVERS) and verifies it; an address elsewhere is
+ * refused with the domain named.
  */
 describe("identity provider and SAML sign-in", () => {
   let flotilla: RunningFlotilla;
   let browser: Browser;
   let idp: TestSamlIdp;
+  let dns: TestDnsServer;
   const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
-    [flotilla, idp, browser] = await Promise.all([startFlotilla(), startSamlIdp({ name: "Acme" }), launchBrowser()]);
+    dns = await startDnsServer();
+    [flotilla, idp, browser] = await Promise.all([
+      startFlotilla({ FLOTILLA_DNS_SERVERS: dns.server }),
+      startSamlIdp({ name: "Acme" }),
+      launchBrowser(),
+    ]);
   }, 120_000);
   afterAll(async () => {
     for (const context of contexts) await context.close().catch(() => undefined);
     await browser?.close();
     await idp?.close();
+    await dns?.close();
     await flotilla?.stop();
   });
 
@@ -46,6 +57,15 @@ describe("identity provider and SAML sign-in", () => {
   }
   /** Puts an organization on the Production plan (it includes SAML) through the billing API. */
   const production = (page: Page, orgId: number) => payForPlan(page, flotilla.apiUrl, orgId, "production-v2");
+
+  /** A card as a person sees it, without the toasts in front of it. */
+  async function cardShot(page: Page, card: ReturnType<Page["getByRole"]>, name: string) {
+    const close = page.getByRole("button", { name: "Close" });
+    while ((await close.count()) > 0) await close.first().click();
+    await card.scrollIntoViewIfNeeded();
+    fs.mkdirSync("/tmp/shots", { recursive: true });
+    await card.screenshot({ path: `/tmp/shots/${name}.png` });
+  }
 
   const orgNames = async (page: Page) =>
     (await api<{ d: Array<{ name: string }> }>(page, flotilla.apiUrl, "GET", "/v7/organization?$select=name")).d
@@ -139,6 +159,68 @@ describe("identity provider and SAML sign-in", () => {
 
     // The IdP's administrator registers Flotilla from its service provider metadata.
     idp.trust(await (await fetch(`${flotilla.apiUrl}/auth/saml/${SSO}/metadata`)).text());
+
+    // Verified domains: none yet, so the provider signs nobody in.
+    const domainsCard = admin.getByRole("region", { name: "Verified domains" });
+    await domainsCard.getByText(/^No domains yet\./).waitFor();
+    await domainsCard.getByRole("button", { name: "Add domain" }).click();
+    const addDomain = admin.getByRole("dialog", { name: "Add domain" });
+    await addDomain.getByRole("combobox", { name: "Organization" }).getByText("Demo").waitFor();
+    await addDomain.getByLabel("Domain").fill("https://acme.test");
+    await addDomain.getByLabel("Domain").blur();
+    await addDomain.getByText("Enter a domain name such as example.com, without https:// or a path").waitFor();
+    await addDomain.getByLabel("Domain").fill("Acme.test");
+    await addDomain.getByRole("button", { name: "Add", exact: true }).click();
+    await admin.getByText("acme.test added: publish its TXT record, then verify it").waitFor();
+    const acmeDomain = domainsCard.getByRole("listitem", { name: "acme.test" });
+    await acmeDomain.getByText("Pending", { exact: true }).waitFor();
+    await acmeDomain.getByText("Not checked yet").waitFor();
+    const record =
+      (await acmeDomain
+        .getByRole("group", { name: "TXT record" })
+        .getByText(/^flotilla-verification=/)
+        .textContent()) ?? "";
+    expect(record).toMatch(/^flotilla-verification=[0-9a-f]{32}$/);
+    // Checked before the record is published: still pending, with what to do.
+    dns.setTxt("acme.test", ["v=spf1 -all"]);
+    await acmeDomain.getByRole("button", { name: "Verify" }).click();
+    await acmeDomain
+      .getByText(`The TXT records at acme.test do not include ${record}. Publish it there and check again.`)
+      .waitFor();
+    await acmeDomain.getByText(/^Checked /).waitFor();
+    await acmeDomain.getByText("Pending", { exact: true }).waitFor();
+    await cardShot(admin, domainsCard, "idp-05-domain-pending");
+    // Published: verified.
+    dns.setTxt("acme.test", ["v=spf1 -all", record]);
+    await acmeDomain.getByRole("button", { name: "Verify" }).click();
+    await admin.getByText("acme.test is verified").waitFor();
+    await acmeDomain.getByText("Verified", { exact: true }).waitFor();
+    await acmeDomain.getByRole("button", { name: "Check again" }).waitFor();
+    expect(await acmeDomain.getByRole("group", { name: "TXT record" }).count()).toBe(0);
+    await cardShot(admin, domainsCard, "idp-06-domain-verified");
+    // The member who links an existing account below has an address at example.com: verified too.
+    const exampleDomain = await call<{ id: number; verification_record: string }>(
+      "POST",
+      `/identity/v1/organizations/${demoOrg}/domains`,
+      { domain: "example.com" },
+    );
+    dns.setTxt("example.com", [exampleDomain.verification_record]);
+    await call("POST", `/identity/v1/organizations/${demoOrg}/domains/${exampleDomain.id}/verify`, {});
+
+    // An address at a domain nobody verified is refused, and the login page says why.
+    const stranger = await newPage();
+    await stranger.goto(url(`/saml/${SSO}`));
+    await stranger.waitForURL((u) => u.href.startsWith(idp.ssoUrl));
+    await stranger.getByLabel("Email").fill("someone@elsewhere.test");
+    await stranger.getByRole("button", { name: "Sign in" }).click();
+    await stranger.waitForURL(/\/login\?saml_error=saml_domain_not_verified/);
+    await stranger
+      .getByRole("alert")
+      .getByText(
+        "This identity provider may not sign in addresses at elsewhere.test: its organization has not verified that domain.",
+      )
+      .waitFor();
+    await shot(stranger, "idp-07-domain-refused");
 
     // A new person opens the login URL, signs in at the IdP, and lands signed in.
     const person = await newPage();

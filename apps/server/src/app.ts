@@ -32,6 +32,7 @@ import { deviceRoutes } from "./features/devices/routes.ts";
 import { createDeviceServices } from "./features/devices/services.ts";
 import { supervisorRelayRoutes } from "./features/devices/supervisor-relay.ts";
 import { healthRoutes } from "./features/health/routes.ts";
+import { domainRoutes } from "./features/identity/domain-routes.ts";
 import { handoffRoutes } from "./features/identity/handoff-routes.ts";
 import { oauthRoutes } from "./features/identity/oauth.ts";
 import { samlRoutes } from "./features/identity/saml-routes.ts";
@@ -154,6 +155,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(auditRoutes, ctx);
   await app.register(webhookRoutes, ctx);
   await app.register(samlRoutes, ctx);
+  await app.register(domainRoutes, ctx);
   await app.register(socialRoutes, ctx);
   await app.register(oauthRoutes, ctx);
   await app.register(handoffRoutes, ctx);

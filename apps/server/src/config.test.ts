@@ -123,6 +123,21 @@ describe("configuration", () => {
       "http://git.internal",
       "must be a comma-separated list of host names, addresses or CIDRs (e.g. git.internal,10.1.0.0/16)",
     ],
+    [
+      "FLOTILLA_DNS_SERVERS",
+      "dns.example.com",
+      "must be a comma-separated list of DNS server addresses with an optional port (e.g. 1.1.1.1,127.0.0.1:5353,[::1]:53)",
+    ],
+    [
+      "FLOTILLA_DNS_SERVERS",
+      "127.0.0.1:99999",
+      "must be a comma-separated list of DNS server addresses with an optional port (e.g. 1.1.1.1,127.0.0.1:5353,[::1]:53)",
+    ],
+    [
+      "FLOTILLA_DNS_SERVERS",
+      "1.1.1.1,,8.8.8.8",
+      "must be a comma-separated list of DNS server addresses with an optional port (e.g. 1.1.1.1,127.0.0.1:5353,[::1]:53)",
+    ],
     ["FLOTILLA_WEBHOOK_RETRY_BASE_MS", "50", "must be at least 100 milliseconds"],
     ["FLOTILLA_WEBHOOK_RETRY_BASE_MS", "soon", "must be a number of milliseconds"],
     ["FLOTILLA_AUDIT_RETENTION_DAYS", "0", "must be at least 1 day"],
@@ -302,6 +317,13 @@ describe("configuration", () => {
       "10.1.0.0/16",
       "127.0.0.2",
     ]);
+  });
+
+  it("reads FLOTILLA_DNS_SERVERS as addresses with optional ports; unset is the system's resolvers", () => {
+    expect(loadConfig({}).dnsServers).toBeUndefined();
+    expect(loadConfig({ FLOTILLA_DNS_SERVERS: "1.1.1.1, 127.0.0.1:5353,2606:4700::1111,[::1]:53" }).dnsServers).toEqual(
+      ["1.1.1.1", "127.0.0.1:5353", "2606:4700::1111", "[::1]:53"],
+    );
   });
 
   it("takes the device map's tiles from FLOTILLA_MAP_TILES: OpenStreetMap by default, none for no tiles", () => {

@@ -87,6 +87,37 @@ const fetchAllow = z
 const flag = z.enum(["0", "1"], { error: "must be 0 or 1" });
 
 /**
+ * The DNS servers that domain verification asks (FLOTILLA_DNS_SERVERS): addresses with an
+ * optional port, `1.1.1.1`, `127.0.0.1:5353`, `2606:4700::1111` or `[::1]:5353`, as node's
+ * dns Resolver takes them. Unset: the system's resolvers.
+ */
+const DNS_SERVERS_ERROR =
+  "must be a comma-separated list of DNS server addresses with an optional port (e.g. 1.1.1.1,127.0.0.1:5353,[::1]:53)";
+const dnsServers = z.string().transform((value, context) => {
+  const servers: string[] = [];
+  for (const raw of value.split(",")) {
+    const item = raw.trim();
+    const bracketed = item.match(/^\[([^\]]+)\](?::(\d{1,5}))?$/);
+    const v4 = item.match(/^([\d.]+)(?::(\d{1,5}))?$/);
+    const [address, portText] = bracketed
+      ? [bracketed[1] ?? "", bracketed[2]]
+      : v4
+        ? [v4[1] ?? "", v4[2]]
+        : [item, undefined];
+    const valid =
+      (bracketed || !v4 ? ipaddr.IPv6.isValid(address) : ipaddr.IPv4.isValidFourPartDecimal(address)) &&
+      (portText === undefined || (Number(portText) >= 1 && Number(portText) <= 65535));
+    if (!valid) {
+      context.addIssue({ code: "custom", message: DNS_SERVERS_ERROR });
+      return z.NEVER;
+    }
+    const ipv6 = address.includes(":");
+    servers.push(portText === undefined ? address : ipv6 ? `[${address}]:${portText}` : `${address}:${portText}`);
+  }
+  return servers;
+});
+
+/**
  * The image builder: a Docker Engine API (podman's `system service`, Docker, balena-engine) as a
  * unix socket (`unix:///run/podman/podman.sock` or a bare absolute path) or `tcp://`/`http://` host:port.
  */
@@ -236,6 +267,7 @@ const schema = z.object({
   FLOTILLA_VARIABLE_BLACKLISTED_NAMES: nameList.optional(),
   FLOTILLA_TRUST_PROXY: trustProxy.optional(),
   FLOTILLA_FETCH_ALLOW: fetchAllow.optional(),
+  FLOTILLA_DNS_SERVERS: dnsServers.optional(),
   FLOTILLA_REGISTRY_URL: registryUrl.optional(),
   FLOTILLA_REGISTRY_KEY: z.string().min(1).optional(),
   FLOTILLA_REGISTRY_CERT: z.string().min(1).optional(),
@@ -352,6 +384,8 @@ export type Config = {
   trustProxy: false | number | string[];
   /** Host names, addresses and CIDRs that fetches of user-supplied URLs may reach though not public. */
   fetchAllow: string[];
+  /** The DNS servers domain verification asks (FLOTILLA_DNS_SERVERS); undefined: the system's. */
+  dnsServers: string[] | undefined;
   /**
    * The image registry (FLOTILLA_REGISTRY_URL) whose token auth this server answers: `url` to call
    * it, `host` to name images; the token-signing key and certificate as PEM file paths, or
@@ -649,6 +683,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryBaseMs: e.FLOTILLA_WEBHOOK_RETRY_BASE_MS,
     trustProxy: e.FLOTILLA_TRUST_PROXY === undefined || e.FLOTILLA_TRUST_PROXY === 0 ? false : e.FLOTILLA_TRUST_PROXY,
     fetchAllow: e.FLOTILLA_FETCH_ALLOW ?? [],
+    dnsServers: e.FLOTILLA_DNS_SERVERS,
     registry: e.FLOTILLA_REGISTRY_URL && {
       ...e.FLOTILLA_REGISTRY_URL,
       keyFile: e.FLOTILLA_REGISTRY_KEY && path.resolve(e.FLOTILLA_REGISTRY_KEY),

@@ -2,16 +2,20 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_CODE_HEADER } from "../src/lib/error-handler.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
 import { client } from "./support/accounts.ts";
+import { startDnsServer, type TestDnsServer } from "./support/dns-server.ts";
+import { domainsApi } from "./support/domains.ts";
 import { type AnswerOptions, startSamlIdp, type TestSamlIdp } from "./support/saml-idp.ts";
 
 // Enterprise sign-in against a real SAML identity provider running in this process (samlify as
 // the IdP, node-saml in the server): signatures, audience, times, replays, account merging and
-// the organization boundary of a provider.
+// the organization boundary of a provider. Organization A verified acme.test through the test
+// DNS server, so the provider signs in addresses there (docs/identity.md "Verified domains").
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
 let idp: TestSamlIdp;
 let otherIdp: TestSamlIdp;
+let dns: TestDnsServer;
 const DASHBOARD = "http://dashboard.test";
 
 type Admin = Awaited<ReturnType<TestApp["factories"]["user"]>>;
@@ -21,7 +25,8 @@ let orgA2: { id: number; handle: string };
 let teamA: { id: number };
 
 beforeAll(async () => {
-  t = await createTestApp({ FLOTILLA_PUBLIC_URL: DASHBOARD });
+  dns = await startDnsServer();
+  t = await createTestApp({ FLOTILLA_PUBLIC_URL: DASHBOARD, FLOTILLA_DNS_SERVERS: dns.server });
   api = client(t);
   [idp, otherIdp] = await Promise.all([startSamlIdp({ name: "Acme" }), startSamlIdp({ name: "Other" })]);
   alice = await t.factories.user({ email: "alice@acme.test" });
@@ -29,11 +34,13 @@ beforeAll(async () => {
   orgA2 = await t.factories.organization({ admins: [alice.user], plan: "production-v2" });
   teamA = await t.factories.team(orgA, { members: [] });
   await addProvider(alice.token, "acme", idp, [orgA.id, orgA2.id], teamA.id);
+  await domainsApi(t).verifyDomain(alice.token, orgA.id, "acme.test", dns);
 });
 afterAll(async () => {
   await t.close();
   await idp.close();
   await otherIdp.close();
+  await dns.close();
 });
 
 async function addProvider(token: string, sso: string, provider: TestSamlIdp, orgs: number[], team?: number) {
@@ -218,12 +225,15 @@ describe("SAML sign-in", () => {
       mallory.token,
     );
     expect(attachEvil.status).toBeGreaterThanOrEqual(400);
-    // Mallory's own provider asserting Dave's email reaches only the merge page, never Dave's account.
+    // Mallory's own provider asserting Dave's email is refused: her organization has not verified
+    // bee.test (security review 3). Nothing is created or linked, and the refusal is audited.
     await addProvider(mallory.token, "evil", otherIdp, [evilOrg.id]);
     const landed = await signIn("evil", otherIdp, { email: "dave@bee.test" });
-    expect(landed.pathname).toBe("/saml/callback/merge");
-    expect((await finalize(landed.searchParams.get("code"))).headers.get(ERROR_CODE_HEADER)).toBe("saml_require_login");
+    expect(landed.href).toBe(`${DASHBOARD}/login?saml_error=saml_domain_not_verified&domain=bee.test`);
     expect(await orgsOf("dave@bee.test")).toEqual([orgB.id]);
+    const newcomer = await signIn("evil", otherIdp, { email: "someone@bee.test" });
+    expect(newcomer.searchParams.get("saml_error")).toBe("saml_domain_not_verified");
+    expect(await orgsOf("someone@bee.test")).toEqual([]);
     // And an answer of Acme's IdP posted to Mallory's provider does not pass its certificate.
     const { samlResponse } = await idp.answer(await startSignIn("evil"), { email: "x@evil.test" });
     expect((await postAnswer("evil", samlResponse)).searchParams.get("saml_error")).toBe("saml_login_failed");

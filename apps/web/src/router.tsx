@@ -157,12 +157,14 @@ const redirectSearch = (search: Record<string, unknown>): { redirect?: string } 
 const loginRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: "/login",
-  // `saml_error`, `social_error` (with `provider`): a failed sign-in lands here (spec 1 §8).
+  // `saml_error` (with `domain` for saml_domain_not_verified), `social_error` (with `provider`):
+  // a failed sign-in lands here (spec 1 §8).
   validateSearch: (
     search: Record<string, unknown>,
-  ): { redirect?: string; saml_error?: string; social_error?: string; provider?: string } => ({
+  ): { redirect?: string; saml_error?: string; domain?: string; social_error?: string; provider?: string } => ({
     ...redirectSearch(search),
     ...(typeof search.saml_error === "string" ? { saml_error: search.saml_error } : {}),
+    ...(typeof search.domain === "string" ? { domain: search.domain } : {}),
     ...(typeof search.social_error === "string" ? { social_error: search.social_error } : {}),
     ...(typeof search.provider === "string" ? { provider: search.provider } : {}),
   }),

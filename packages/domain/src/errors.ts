@@ -86,6 +86,10 @@ export const errorCatalogue = {
     text: "The identity provider's email does not match the email of the account you are logged in to.",
   },
   unknown_sso_identifier: { status: 404, text: "Unknown SSO identifier: {ssoIdentifier}" },
+  saml_domain_not_verified: {
+    status: 403,
+    text: "This identity provider may not sign in addresses at {domain}: its organization has not verified that domain.",
+  },
   saml_not_in_plan: { status: 402, text: "Single sign-on (SAML) is not included in the plan of {organization}." },
   invalid_certificate_format: { status: 400, text: "Invalid certificate format" },
   idp_must_have_at_least_one_org: { status: 400, text: "An identity provider must have at least one organization" },

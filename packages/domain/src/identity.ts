@@ -58,3 +58,57 @@ export function normalizeCertificate(input: string): string | undefined {
 
 /** What IdP metadata gives the dialog: the entry point, the issuer and the signing certificate. */
 export type SamlMetadata = { entryPoint: string; issuer: string; certificate: string };
+
+// ---------------------------------------------------------------------------------------------
+// Verified domains (docs/identity.md "Verified domains"): an identity provider signs in only
+// addresses at domains one of its organizations has proven to control with a DNS TXT record.
+
+/** The TXT record's prefix: `flotilla-verification=<token>`, published on the domain itself. */
+export const DOMAIN_VERIFICATION_PREFIX = "flotilla-verification=";
+/** How many domains one organization may add. */
+export const MAX_DOMAINS_PER_ORGANIZATION = 50;
+/** A domain's state: added and not yet found in DNS; found; or no longer found by a re-check. */
+export const DOMAIN_STATES = ["pending", "verified", "failed"] as const;
+export type DomainState = (typeof DOMAIN_STATES)[number];
+
+/** The TXT record that proves an organization controls a domain. */
+export const domainVerificationRecord = (token: string) => `${DOMAIN_VERIFICATION_PREFIX}${token}`;
+
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * A domain as stored and compared: lowercase ASCII (an internationalized name in its `xn--`
+ * form), without a trailing dot. Answers `{ problem }` in words for anything else: an address,
+ * a URL, a single label, an IP address, a label that is too long or has other characters.
+ */
+export function normalizeDomain(input: string): { domain: string } | { problem: string } {
+  let value = input.trim().toLowerCase().replace(/\.$/, "");
+  if (value === "") return { problem: "This field is required" };
+  if (value.length > 253) return { problem: "A domain name has at most 253 characters" };
+  if (value.includes("@")) return { problem: "Enter the domain only, without a name and @ (e.g. example.com)" };
+  if (/[/:?#\s]/.test(value)) return { problem: "Enter a domain name such as example.com, without https:// or a path" };
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: any character outside ASCII
+  if (/[^\x00-\x7f]/.test(value)) {
+    try {
+      value = new URL(`http://${value}`).hostname;
+    } catch {
+      return { problem: "Your entry contains invalid characters" };
+    }
+  }
+  const labels = value.split(".");
+  if (labels.length < 2) return { problem: "Enter a full domain name such as example.com" };
+  if (labels.some((label) => label.length > 63))
+    return { problem: "Each part of a domain name has at most 63 characters" };
+  if (!labels.every((label) => LABEL.test(label))) return { problem: "Your entry contains invalid characters" };
+  if (/^\d+$/.test(labels.at(-1) ?? "")) return { problem: "Enter a domain name, not an IP address" };
+  if (value.length > 253) return { problem: "A domain name has at most 253 characters" };
+  return { domain: value };
+}
+
+/** The domain of an email address, normalized as `normalizeDomain` does; undefined when it has none. */
+export function emailDomain(email: string): string | undefined {
+  const at = email.lastIndexOf("@");
+  if (at < 1) return undefined;
+  const normalized = normalizeDomain(email.slice(at + 1));
+  return "domain" in normalized ? normalized.domain : undefined;
+}

@@ -180,6 +180,8 @@ export const ORGANIZATION_ROLE_PERMISSIONS: Readonly<Record<OrganizationRole, re
     "organization.access_billing",
     "organization.read_audit_log",
     "organization.manage_webhooks",
+    // The email domains the organization's identity providers may sign in (docs/identity.md).
+    "organization.manage_domains",
     "organization_membership.all",
     "organization_membership_tag.all",
     "team.all",

@@ -18,6 +18,7 @@ import { createThrottle } from "../../lib/throttle.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { createLoginThrottle } from "../auth/login-throttle.ts";
 import { verifyCaptcha } from "../captcha/verify.ts";
+import { dropUnvouchedSamlLinks } from "../identity/domains.ts";
 import { hashPassword, verifyPassword } from "../users/passwords.ts";
 import { findUserById, setPasswordHash, type User } from "../users/service.ts";
 import {
@@ -86,7 +87,12 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
     { config: { public: true, rateLimit: { max: 30, timeWindow: "1 minute" } } },
     async (request, reply) => {
       const body = parseInput(verifyEmailBody, request.body);
-      const verified = await verifyEmail(db.orm, body.verificationToken, body.email);
+      const verified = await db.transaction(async (tx) => {
+        const user = await verifyEmail(tx.orm, body.verificationToken, body.email);
+        // The mailbox's owner now holds the account: providers that may not vouch for it lose their links.
+        if (user.email) await dropUnvouchedSamlLinks(tx, user.id, user.email);
+        return user;
+      });
       return text(reply).send(await tokens.start(verified));
     },
   );
@@ -176,7 +182,13 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
       const body = parseInput(passwordResetSchema, request.body);
       const { owner, tokenRow } = await userOfResetCode(db.orm, body.code);
       if (owner.totp_secret) await checkTotpForReset(db, totp, owner, body.twoFactorCode);
-      await completePasswordReset(db.orm, tokenRow, owner, await hashPassword(body.password));
+      const passwordHash = await hashPassword(body.password);
+      await db.transaction(async (tx) => {
+        const proved = await completePasswordReset(tx.orm, tokenRow, owner, passwordHash);
+        // Taking the address back by mail ends the links of providers that may not vouch for it
+        // (docs/identity.md "Verified domains"): such a provider signs the account in no more.
+        if (proved) await dropUnvouchedSamlLinks(tx, owner.id, proved);
+      });
       await tokens.revokeAll(owner.id);
       return { success: true };
     },

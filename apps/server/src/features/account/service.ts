@@ -191,19 +191,23 @@ export async function userOfResetCode(orm: Orm, code: string) {
   return { owner, tokenRow: found.row };
 }
 
-/** Spends the code and sets the password; a link that reached the mailbox also verifies that address. */
+/**
+ * Spends the code and sets the password; a link that reached the mailbox also verifies that
+ * address. Answers the address the mail proved the owner controls (their current one), if any.
+ */
 export async function completePasswordReset(
   orm: Orm,
   tokenRow: typeof user_token.$inferSelect,
   owner: User,
   passwordHash: string,
-) {
+): Promise<string | undefined> {
   await spendToken(orm, tokenRow.id);
   const sameEmail = owner.email?.toLowerCase() === tokenRow.email.toLowerCase();
   await orm
     .update(user)
     .set({ password_hash: passwordHash, ...(sameEmail ? { is_verified: true } : {}) })
     .where(eq(user.id, owner.id));
+  return sameEmail ? (owner.email ?? undefined) : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -72,6 +72,9 @@ const adminOf = (organization: string) =>
 const idpAdminOf = (provider: string) =>
   `${provider}identity_provider_membership/any(ipm:ipm/organization/any(ipo:${adminOf("ipo/")}))`;
 
+/** The caller created the identity provider, which has no organization yet. */
+const idpCreatorWithoutOrganization = "(created_by__actor eq @__ACTOR_ID and identity_provider_membership/$count eq 0)";
+
 /**
  * Writing an identity provider membership: the caller administers its organization, every
  * organization of the provider, and the team it grants access to (if any).
@@ -174,9 +177,10 @@ function userPermissions(): string[] {
     // administrator, who must also administer every organization the provider already has: nobody
     // takes over a provider (and the SAML accounts it signs in) by adding an organization of theirs.
     "resin.identity_provider.create",
-    `resin.identity_provider.read?${idpAdminOf("")} or (created_by__actor eq @__ACTOR_ID and identity_provider_membership/$count eq 0)`,
-    `resin.identity_provider.update?${idpAdminOf("")}`,
-    `resin.identity_provider.delete?${idpAdminOf("")}`,
+    // Its creator manages it until it has its first organization (an hour at most: hooks.ts).
+    `resin.identity_provider.read?${idpAdminOf("")} or ${idpCreatorWithoutOrganization}`,
+    `resin.identity_provider.update?${idpAdminOf("")} or ${idpCreatorWithoutOrganization}`,
+    `resin.identity_provider.delete?${idpAdminOf("")} or ${idpCreatorWithoutOrganization}`,
     `resin.identity_provider_membership.read?is_authorized_by__identity_provider/any(i:${idpAdminOf("i/")})`,
     `resin.identity_provider_membership.delete?is_authorized_by__identity_provider/any(i:${idpAdminOf("i/")})`,
     `resin.identity_provider_membership.create?${idpMembershipWrite}`,

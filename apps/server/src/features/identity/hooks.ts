@@ -1,5 +1,5 @@
 import { isHttpUrl, normalizeCertificate, SAML_PLAN_FEATURE, ssoIdentifierProblem } from "@flotilla/domain";
-import type { Tx } from "../../db/index.ts";
+import type { Database, Tx } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import type { WriteValues } from "../../odata/compile-write.ts";
 import type { ResourceHooks } from "../../odata/index.ts";
@@ -7,7 +7,43 @@ import { planProvides } from "../organizations/queries.ts";
 import { planProvidesSql } from "./queries.ts";
 
 /** A provider nobody gave an organization within this time is removed (it frees its SSO identifier). */
-const ORPHAN_TTL = "1 hour";
+export const ORPHAN_TTL_MS = 60 * 60 * 1000;
+/** How often each instance looks for such providers (one instance at a time does the work). */
+export const ORPHAN_SWEEP_INTERVAL_MS = 5 * 60 * 1000;
+const ORPHAN_SWEEP_LOCK = 0x69647073; // "idps"
+
+/**
+ * Removes the identity providers that have had no organization for ORPHAN_TTL_MS since their
+ * creation: one whose creator never gave it one (an SSO identifier must not stay taken by a
+ * provider nobody can use), or whose last organization was deleted. Such a provider signs
+ * nobody in (queries.ts usableProvider), so its SAML accounts, links nobody can use, go with it.
+ * Answers the ids removed.
+ */
+export async function deleteOrphanProviders(tx: Pick<Tx, "query">, now = Date.now()): Promise<number[]> {
+  const orphans = `SELECT i.id FROM "identity_provider" i WHERE i.created_at < $1
+      AND NOT EXISTS (SELECT 1 FROM "identity_provider_membership" m WHERE m.is_authorized_by__identity_provider = i.id)`;
+  const cutoff = new Date(now - ORPHAN_TTL_MS);
+  await tx.query(`DELETE FROM "saml_account" WHERE was_generated_by__identity_provider IN (${orphans})`, [cutoff]);
+  const { rows } = await tx.query<{ id: number }>(
+    `DELETE FROM "identity_provider" WHERE id IN (${orphans}) RETURNING id`,
+    [cutoff],
+  );
+  return rows.map((row) => Number(row.id));
+}
+
+/**
+ * The periodic sweep of orphan providers: under an advisory lock in its own transaction, so with
+ * several instances one does it and the others skip this round. Answers the ids removed.
+ */
+export async function sweepOrphanProviders(db: Database, now = Date.now()): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS locked", [
+      ORPHAN_SWEEP_LOCK,
+    ]);
+    if (!rows[0]?.locked) return [];
+    return deleteOrphanProviders(tx, now);
+  });
+}
 
 /** The form's rules (spec 1 §5; spec 3 §5), as the data API applies them; the certificate is stored as PEM. */
 function checkProviderFields(body: WriteValues) {
@@ -40,7 +76,8 @@ async function refuseWithoutSaml(tx: Tx, organization: number) {
 /**
  * Identity providers (spec 3 §2, §5, §6). Created by a user who administers an organization
  * whose plan includes SAML; the creator then gives it its first organization (the membership
- * hooks). One with SAML accounts cannot be removed: they are revoked first.
+ * hooks), and may edit or remove it until then. One with SAML accounts cannot be removed: they
+ * are revoked first. One left without an organization is removed after ORPHAN_TTL_MS.
  */
 export const identityProviderHooks: ResourceHooks = {
   async beforeCreate({ tx, body, actorId }) {
@@ -57,11 +94,8 @@ export const identityProviderHooks: ResourceHooks = {
         params: { organization: "any organization you administer" },
       });
     }
-    await tx.query(
-      `DELETE FROM "identity_provider" i WHERE i.created_at < now() - interval '${ORPHAN_TTL}'
-          AND NOT EXISTS (SELECT 1 FROM "identity_provider_membership" m WHERE m.is_authorized_by__identity_provider = i.id)
-          AND NOT EXISTS (SELECT 1 FROM "saml_account" s WHERE s.was_generated_by__identity_provider = i.id)`,
-    );
+    // The periodic sweep removes them too; here an SSO identifier an orphan held is free at once.
+    await deleteOrphanProviders(tx);
     body.created_by__actor = actorId ?? null;
   },
   beforeUpdate({ body }) {

@@ -3,6 +3,7 @@ import type { Tx } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import { createPersonalOrganization } from "../account/service.ts";
 import { createUser, findUserById, type User } from "../users/service.ts";
+import { requireVouchedAddress } from "./domains.ts";
 import type { SamlIdentity } from "./saml.ts";
 
 /** How long the one-time code of a validated sign-in lasts (identity provider → dashboard → finalize). */
@@ -54,17 +55,33 @@ async function joinProviderOrganizations(tx: Tx, providerId: number, userId: num
 }
 
 /**
- * Where a validated SAML identity goes next, in the dashboard. A known SAML account signs in; an
- * email nobody has becomes a new SAML-only account (no password, the provider vouches for the
- * email) with its personal organization; an email that an account already has is never linked
- * by itself: that account's owner must sign in and consent (`/saml/callback/merge`).
+ * The account a provider signs in must have an address at a domain the provider's organizations
+ * verified, whatever the assertion says now: a provider that learned a NameID linked to someone
+ * else's account cannot use it with an address at its own domain.
+ */
+async function requireVouchedAccount(tx: Tx, providerId: number, userId: number): Promise<User> {
+  const user = await findUserById(tx.orm, userId);
+  if (!user) throw new FlotillaError("saml_login_failed");
+  await requireVouchedAddress(tx, providerId, user.email ?? "");
+  return user;
+}
+
+/**
+ * Where a validated SAML identity goes next, in the dashboard. The asserted address must be at
+ * a domain one of the provider's organizations verified (docs/identity.md "Verified domains").
+ * A known SAML account signs in; an email nobody has becomes a new SAML-only account (no
+ * password, the provider vouches for the email) with its personal organization; an email that
+ * an account already has is never linked by itself: that account's owner must sign in and
+ * consent (`/saml/callback/merge`).
  */
 export async function afterSamlResponse(tx: Tx, providerId: number, identity: SamlIdentity): Promise<string> {
+  await requireVouchedAddress(tx, providerId, identity.email);
   const { rows: linked } = await tx.query<{ user: number }>(
     `SELECT belongs_to__user AS "user" FROM "saml_account" WHERE was_generated_by__identity_provider = $1 AND remote_id = $2`,
     [providerId, identity.remoteId],
   );
   let userId = linked[0]?.user;
+  if (userId !== undefined) await requireVouchedAccount(tx, providerId, userId);
   if (userId === undefined) {
     const { rows: existing } = await tx.query<{ id: number }>(`SELECT id FROM "user" WHERE lower(email) = lower($1)`, [
       identity.email,
@@ -93,7 +110,8 @@ async function linkAccount(tx: Tx, providerId: number, identity: SamlIdentity, u
 
 /**
  * POST /auth/saml/finalize: spends a one-time code and returns the user to start a session for.
- * A sign-in code names its user. A merge code links the identity to the signed-in user (`signedIn`,
+ * The address and the account's address must still be at a domain the provider's organizations
+ * verified. A sign-in code names its user. A merge code links the identity to the signed-in user (`signedIn`,
  * from the `jwt` the dashboard sends) only when that user's email equals the provider's,
  * compared case-insensitively (spec 1 §4), and neither side is linked elsewhere already.
  */
@@ -107,6 +125,8 @@ export async function finalizeSamlSignIn(tx: Tx, code: string, signedIn: number 
   }>(`DELETE FROM "saml_login_code" WHERE code_hash = $1 AND expires_at > now() RETURNING *`, [hash(code)]);
   const found = rows[0];
   if (!found) throw new FlotillaError("saml_login_failed");
+  // The domain may have been removed since the provider's answer.
+  await requireVouchedAddress(tx, found.identity_provider, found.email);
   let userId = found.user;
   if (userId === null) {
     if (signedIn === undefined) throw new FlotillaError("saml_require_login");
@@ -125,7 +145,5 @@ export async function finalizeSamlSignIn(tx: Tx, code: string, signedIn: number 
     await joinProviderOrganizations(tx, found.identity_provider, current.id);
     userId = current.id;
   }
-  const user = await findUserById(tx.orm, userId);
-  if (!user) throw new FlotillaError("saml_login_failed");
-  return user;
+  return requireVouchedAccount(tx, found.identity_provider, userId);
 }

@@ -4,6 +4,7 @@ import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { recordAudit, signInEntry } from "../audit/record.ts";
+import { ORPHAN_SWEEP_INTERVAL_MS, sweepOrphanProviders } from "./hooks.ts";
 import { usableProvider } from "./queries.ts";
 import { authorizeUrl, loadServiceProviderKeys, serviceProviderMetadata, validateResponse } from "./saml.ts";
 import { afterSamlResponse, finalizeSamlSignIn } from "./saml-accounts.ts";
@@ -27,6 +28,15 @@ export async function samlRoutes(app: FastifyInstance, ctx: AppContext) {
   const keys = loadServiceProviderKeys(config.dataDir);
   const toDashboard = (path: string) => `${config.publicUrl}${path}`;
   const publicRoute = { config: { public: true, rateLimit: { max: 60, timeWindow: "1 minute" } } };
+
+  // Providers left without an organization an hour after their creation go (hooks.ts).
+  const sweep = setInterval(() => {
+    sweepOrphanProviders(db).catch((error) =>
+      app.log.warn({ err: error }, "identity providers: removing those without an organization failed"),
+    );
+  }, ORPHAN_SWEEP_INTERVAL_MS);
+  sweep.unref();
+  app.addHook("onClose", () => clearInterval(sweep));
 
   app.addContentTypeParser(
     "application/x-www-form-urlencoded",
@@ -67,16 +77,19 @@ export async function samlRoutes(app: FastifyInstance, ctx: AppContext) {
       return reply.redirect(toDashboard(next));
     } catch (error) {
       if (!(error instanceof FlotillaError)) throw error;
+      // A refused domain is named on the dashboard's page (saml_domain_not_verified).
+      const domain = typeof error.extra.domain === "string" ? error.extra.domain : undefined;
       // No user is known: the entry names the provider and why (never the assertion).
       await recordAudit(
         db,
         { clientAddress: request.ip },
         {
           action: "sign_in.failed",
-          details: { method: "saml", sso: ssoId, reason: error.code },
+          details: { method: "saml", sso: ssoId, reason: error.code, ...(domain ? { domain } : {}) },
         },
       );
-      return reply.redirect(toDashboard(`/login?${new URLSearchParams({ saml_error: error.code })}`));
+      const query = new URLSearchParams({ saml_error: error.code, ...(domain ? { domain } : {}) });
+      return reply.redirect(toDashboard(`/login?${query}`));
     }
   });
 

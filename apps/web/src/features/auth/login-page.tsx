@@ -97,7 +97,7 @@ export function LoginPage() {
         <Stack spacing={2}>
           {search.saml_error && !login.isError ? (
             <Alert severity="error" role="alert">
-              {samlErrorText(search.saml_error)}
+              {samlErrorText(search.saml_error, { domain: search.domain })}
             </Alert>
           ) : null}
           {search.social_error && !login.isError ? (

@@ -1,6 +1,6 @@
-import { SAML_PLAN_FEATURE } from "@flotilla/domain";
+import { type DomainState, SAML_PLAN_FEATURE } from "@flotilla/domain";
 import { type QueryClient, queryOptions, useQuery } from "@tanstack/react-query";
-import { useSdk } from "../../app-services.tsx";
+import { useSdk, useServices } from "../../app-services.tsx";
 import type { Sdk } from "../../lib/sdk.ts";
 import { pineOf } from "../orgs/data.ts";
 import { useSessionUser } from "../preferences/use-user.ts";
@@ -187,4 +187,53 @@ export function useIdentityProviderMenu(): boolean {
   const orgs = useAdminOrganizations();
   const providers = useQuery({ ...identityProvidersQuery(sdk), throwOnError: false });
   return (orgs.data ?? []).some((org) => org.saml) || (providers.data ?? []).length > 0;
+}
+
+/** An organization's email domain (docs/identity.md "Verified domains"), as the API answers it. */
+export interface OrganizationDomain {
+  id: number;
+  organization: number;
+  domain: string;
+  state: DomainState;
+  /** The TXT record to publish on the domain itself. */
+  verification_record: string;
+  created_at: string;
+  verified_at: string | null;
+  last_checked_at: string | null;
+  last_check_error: string | null;
+}
+
+/**
+ * The verified-domain API of an organization (its administrators only) under the API origin,
+ * through the SDK's request layer (bearer token, in-flight cap, 429 retries).
+ */
+export function domainsApi(sdk: Sdk, apiUrl: string) {
+  const send = async <T>(method: "GET" | "POST" | "DELETE", url: string, body?: unknown): Promise<T> =>
+    (await sdk.request.send({ method, url, baseUrl: apiUrl, ...(body === undefined ? {} : { body }) })).body as T;
+  const base = (orgId: number) => `/identity/v1/organizations/${orgId}/domains`;
+  return {
+    list: async (orgId: number) => (await send<{ domains: OrganizationDomain[] }>("GET", base(orgId))).domains,
+    add: (orgId: number, domain: string) => send<OrganizationDomain>("POST", base(orgId), { domain }),
+    verify: (orgId: number, id: number) => send<OrganizationDomain>("POST", `${base(orgId)}/${id}/verify`, {}),
+    remove: (orgId: number, id: number) => send<unknown>("DELETE", `${base(orgId)}/${id}`),
+  };
+}
+
+export const domainKeys = {
+  all: ["identity-provider", "domains"] as const,
+  of: (orgIds: readonly number[]) => ["identity-provider", "domains", ...orgIds] as const,
+};
+
+/** The domains of these organizations (each one the caller administers), in one list. */
+export function useOrganizationDomains(orgIds: readonly number[]) {
+  const { sdk, config } = useServices();
+  return useQuery({
+    queryKey: domainKeys.of(orgIds),
+    enabled: orgIds.length > 0,
+    throwOnError: false,
+    queryFn: async () => {
+      const api = domainsApi(sdk, config.apiUrl);
+      return (await Promise.all(orgIds.map((id) => api.list(id)))).flat();
+    },
+  });
 }

@@ -29,6 +29,7 @@ import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { sessionQuery } from "../auth/session.ts";
 import { isAdmin } from "../auth/token.ts";
+import { organizationCan } from "../orgs/access.ts";
 import { pineOf, useOrganizations } from "../orgs/data.ts";
 import { Card } from "../orgs/ui.tsx";
 import {
@@ -39,6 +40,7 @@ import {
   useIdentityProvider,
   useSamlAccountCount,
 } from "./data.ts";
+import { type DomainOrganization, VerifiedDomainsCard } from "./domains-card.tsx";
 import { AddOrganizationsDialog, IdentityProviderDialog, TeamPicker } from "./idp-dialogs.tsx";
 
 function copy(text: string, message: string) {
@@ -239,7 +241,15 @@ export function IdentityProviderPage() {
   if (!data) return null;
   const memberships = data.identity_provider_membership;
   const adminIds = new Set((adminOrgs.data ?? []).map((org) => org.id));
-  const canManage = memberships.some((m) => m.organization[0] && adminIds.has(m.organization[0].id));
+  // A provider without an organization is readable only by its creator, who manages it until it
+  // has one (the server's permission, spec 3 §4; it is removed an hour after its creation).
+  const orphan = memberships.length === 0;
+  const canManage = orphan || memberships.some((m) => m.organization[0] && adminIds.has(m.organization[0].id));
+  // The organizations whose domains the caller manages (organization.manage_domains, administrators).
+  const domainOrgs: DomainOrganization[] = memberships
+    .flatMap((m) => m.organization)
+    .filter((org) => adminIds.has(org.id) && organizationCan("administrator", "organization", "manage_domains"))
+    .map((org) => ({ id: org.id, name: org.name }));
   const notAdmin = t("warnings.cannot_interact_not_an_admin_of_this_idp");
   const guarded = (button: ReactElement) =>
     canManage ? (
@@ -287,6 +297,11 @@ export function IdentityProviderPage() {
         }
       />
       <Stack spacing={2}>
+        {orphan ? (
+          <Alert severity="warning" role="status">
+            {t("identity_provider.no_organization_yet")}
+          </Alert>
+        ) : null}
         <Card title={t("identity_provider.summary")}>
           <CopyRow label={t("identity_provider.sso_identifier")} value={sso} />
           <CopyRow label={t("identity_provider.login_url")} value={`${window.location.origin}/saml/${sso}`} />
@@ -382,6 +397,7 @@ export function IdentityProviderPage() {
             </TableBody>
           </Table>
         </Card>
+        {orphan ? null : <VerifiedDomainsCard organizations={domainOrgs} canManage={domainOrgs.length > 0} />}
       </Stack>
       {editing ? (
         <IdentityProviderDialog

@@ -8,6 +8,12 @@ describe("samlErrorText", () => {
     expect(samlErrorText("saml_account_mismatch")).toMatch(/linked to another user/);
     expect(samlErrorText("saml_require_login")).toMatch(/Log in to it first/);
     expect(samlErrorText("unknown_sso_identifier", { ssoIdentifier: "acme" })).toBe("Unknown SSO identifier: acme");
+    expect(samlErrorText("saml_domain_not_verified", { domain: "example.com" })).toBe(
+      "This identity provider may not sign in addresses at example.com: its organization has not verified that domain.",
+    );
+    expect(samlErrorText("saml_domain_not_verified")).toBe(
+      "This identity provider may not sign in addresses at this domain: its organization has not verified that domain.",
+    );
   });
 
   it("names an unknown code inside a general failure", () => {

@@ -25,10 +25,13 @@ const samlRedirectRoute = getRouteApi("/saml/$ssoIdentifier");
 const signonRoute = getRouteApi("/saml/callback/signon");
 const mergeRoute = getRouteApi("/saml/callback/merge");
 
-/** A SAML finalize answer's words: the catalogue text of its code (the API's own text otherwise). */
+/**
+ * A SAML finalize answer's words: the catalogue text of its code (the API's own text otherwise,
+ * which names the domain of saml_domain_not_verified).
+ */
 const finalizeErrorText = (error: unknown) => {
   const code = apiErrorCode(error);
-  return code?.startsWith("saml_") ? samlErrorText(code) : errorText(error);
+  return code?.startsWith("saml_") && code !== "saml_domain_not_verified" ? samlErrorText(code) : errorText(error);
 };
 
 /** `/saml` (spec 1 §2.1, §5, §8): asks for the SSO identifier, then `/saml/{ssoIdentifier}`. */
