@@ -140,15 +140,24 @@ async function supportOf(db: Db, plan: number): Promise<SupportTier> {
  */
 export async function usageReport(db: Db, organization: number) {
   const { plan } = await currentSubscription(db, organization);
-  const [usage, lines, creditConsumption] = await Promise.all([
+  const [usage, lines, creditConsumption, includes, prices] = await Promise.all([
     usageOf(db, organization),
     usageLines(db, organization, plan.id, 1),
     latestCreditConsumption(db, organization),
+    planIncludes(db, plan.id),
+    planAddonPrices(db, plan.id),
   ]);
   // What is billed beyond the plan: the items of the usage lines, by quantity and by amount.
   const overage = Object.fromEntries(lines.map((line) => [line.code ?? "", line.quantity]));
   const charges = Object.fromEntries(lines.map((line) => [line.code ?? "", line.amount_in_cents]));
-  return { currentUsage: usage, peakUsage: usage, overage, charges, creditConsumption };
+  // The plan's add-ons (devices beyond the plan, seats per paid role): price, included, used, billed.
+  const addons = [...prices].map(([item, price]) => {
+    const included = includes.get(item) ?? 0;
+    const used = usage[item] ?? 0;
+    const billed = Math.max(0, used - included);
+    return { item, unit_price_cents: price, included, used, billed, amount_cents: billed * price };
+  });
+  return { currentUsage: usage, peakUsage: usage, overage, charges, creditConsumption, addons };
 }
 
 /** `GET /billing/v1/account/{org}/can-access-support`: the plan's support tier includes private support. */

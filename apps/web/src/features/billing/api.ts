@@ -78,6 +78,17 @@ export interface Invoice {
 export interface Usage {
   currentUsage?: Record<string, number>;
   peakUsage?: Record<string, number>;
+  /** The plan's add-ons: devices beyond the plan and seats of paid roles, with prices (this server's addition). */
+  addons?: Addon[];
+}
+
+export interface Addon {
+  item: string;
+  unit_price_cents: number;
+  included: number;
+  used: number;
+  billed: number;
+  amount_cents: number;
 }
 
 export interface SetupIntent {

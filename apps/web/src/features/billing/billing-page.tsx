@@ -5,6 +5,8 @@ import {
   type BillingPlan as DomainPlan,
   FREE_PLAN_CODE,
   FREE_PLAN_DEVICE_ALLOWANCE,
+  formatDollars,
+  formatDollarsPerMonth,
   freePlanBlocked,
   INVOICES_SHOWN,
   invoiceStateTone,
@@ -318,6 +320,7 @@ export function BillingPage() {
         />
         {active ? <CompanyCard account={account.data} onEdit={() => setCompanyOpen(true)} /> : null}
         <UsageCard usage={usage} />
+        <AddonsCard usage={usage} />
         {active ? <InvoicesCard invoices={invoices} onDownload={download} /> : null}
       </Box>
 
@@ -453,9 +456,9 @@ function CurrentPlanCard(props: {
                   <TableRow key={`${charge.itemType}-${charge.code}`}>
                     <TableCell>
                       {charge.name}
-                      {charge.itemType && charge.itemType !== "plan" ? (
+                      {charge.itemType === "addon" || charge.itemType === "credit" ? (
                         <Typography component="span" variant="caption" color="text.secondary" sx={{ ml: 1 }}>
-                          {charge.itemType}
+                          {t(charge.itemType === "addon" ? "billing.item_type_addon" : "billing.item_type_credit")}
                         </Typography>
                       ) : null}
                     </TableCell>
@@ -820,6 +823,84 @@ function UsageCard({ usage }: { usage: UseQueryResult<Usage> }) {
           {section("device")}
           {section("member")}
         </>
+      )}
+    </Card>
+  );
+}
+
+/** The plan's add-ons (spec 3 §2 "add-ons"): what each costs, what the plan includes, what is billed now. */
+function AddonsCard({ usage }: { usage: UseQueryResult<Usage> }) {
+  const { t } = useTranslation();
+  const addons = usage.data?.addons ?? [];
+  const [kindOf, rest] = [(item: string) => item.split(":")[0], (item: string) => item.slice(item.indexOf(":") + 1)];
+  const name = (item: string) =>
+    item === "device:microservices"
+      ? t("billing.addon_devices")
+      : kindOf(item) === "device"
+        ? t("billing.addon_device_kind", {
+            kind: t(`billing.device_kinds.${rest(item)}` as "billing.device_kinds.microservices", {
+              defaultValue: rest(item),
+            }),
+          })
+        : t("billing.addon_seats", {
+            role: t(`billing.member_roles.${rest(item)}` as "billing.member_roles.member", {
+              defaultValue: rest(item),
+            }),
+          });
+  const total = addons.reduce((sum, addon) => sum + addon.amount_cents, 0);
+  return (
+    <Card title={t("billing.addons")}>
+      {usage.isPending ? (
+        <Loading />
+      ) : usage.isError ? (
+        <Failed text={t("billing.errors.failed_retrieving_usage")} onRetry={() => void usage.refetch()} />
+      ) : addons.length === 0 ? (
+        <Typography variant="body2" color="text.secondary">
+          {t("billing.no_addons")}
+        </Typography>
+      ) : (
+        <Table size="small" aria-label={t("billing.addons")}>
+          <TableHead>
+            <TableRow>
+              <TableCell>{t("billing.item")}</TableCell>
+              <TableCell align="right">{t("billing.addon_price")}</TableCell>
+              <TableCell align="right">{t("billing.addon_included")}</TableCell>
+              <TableCell align="right">{t("billing.addon_used")}</TableCell>
+              <TableCell align="right">{t("billing.addon_billed")}</TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {addons.map((addon) => (
+              <TableRow key={addon.item}>
+                <TableCell>{name(addon.item)}</TableCell>
+                <TableCell align="right" sx={numeric}>
+                  {addon.unit_price_cents === 0
+                    ? t("billing.addon_free")
+                    : formatDollarsPerMonth(addon.unit_price_cents)}
+                </TableCell>
+                <TableCell align="right" sx={numeric}>
+                  {addon.included}
+                </TableCell>
+                <TableCell align="right" sx={numeric}>
+                  {addon.used}
+                </TableCell>
+                <TableCell align="right" sx={numeric}>
+                  {addon.billed > 0 ? `${addon.billed} × ${formatDollars(addon.unit_price_cents)}` : "–"}
+                </TableCell>
+              </TableRow>
+            ))}
+          </TableBody>
+          <TableFooter>
+            <TableRow>
+              <TableCell colSpan={4} sx={{ fontWeight: 600, color: "text.primary", borderBottom: 0 }}>
+                {t("billing.addons_total")}
+              </TableCell>
+              <TableCell align="right" sx={{ ...numeric, fontWeight: 600, color: "text.primary", borderBottom: 0 }}>
+                {formatDollarsPerMonth(total)}
+              </TableCell>
+            </TableRow>
+          </TableFooter>
+        </Table>
       )}
     </Card>
   );
