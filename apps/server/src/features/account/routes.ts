@@ -184,9 +184,11 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
 
   // ---- SSH keys ---------------------------------------------------------------------------
 
+  // Adding SSH keys is a sensitive action, as adding one through the data API (ssh-keys/hooks.ts).
   app.post("/user/v1/ssh-keys/import", async (request) => {
     const { id } = requireUser(request);
     const { url } = parseInput(sshKeyImportSchema, request.body);
+    requireFreshAuth(request);
     return importSshKeys(db.orm, id, url, { allow: fetchAllow, log: request.log });
   });
 
