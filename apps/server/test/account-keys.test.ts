@@ -202,7 +202,7 @@ describe("login throttling", () => {
       const limited = await c.post("/login_", { username: user.email, password });
       expect([limited.status, limited.json?.message]).toEqual([
         429,
-        "Too many failed logins from your address. Try again later.",
+        "Too many failed logins from your address. Try again later. Try again in 15 minutes.",
       ]);
       expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(800);
     } finally {

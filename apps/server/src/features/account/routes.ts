@@ -30,7 +30,7 @@ import {
   verifyEmail,
 } from "./service.ts";
 import { importSshKeys } from "./ssh-import.ts";
-import { checkTotpForReset, createTotpGuard } from "./two-factor.ts";
+import { checkTotpForReset } from "./two-factor.ts";
 import { twoFactorRoutes } from "./two-factor-routes.ts";
 
 const verifyEmailBody = z.object({
@@ -60,7 +60,7 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
   });
   // Wrong passwords on re-authentication and sensitive actions count like failed logins.
   const passwordThrottle = createLoginThrottle();
-  const totp = createTotpGuard();
+  const totp = ctx.totpGuard;
 
   /** The caller's user row, and the password check of sensitive actions (401 invalid_password). */
   async function currentUser(userId: number): Promise<User> {
@@ -178,6 +178,8 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
       if (owner.totp_secret) await checkTotpForReset(db, totp, owner, body.twoFactorCode);
       await completePasswordReset(db.orm, tokenRow, owner, await hashPassword(body.password));
       await tokens.revokeAll(owner.id);
+      // The owner read the reset mail: failed logins no longer lock the account anywhere.
+      ctx.loginThrottle.clearAccount(`user:${owner.id}`);
       return { success: true };
     },
   );

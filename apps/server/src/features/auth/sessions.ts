@@ -78,16 +78,17 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
   return {
     /**
      * Starts a session (login): a new revocable session row and its first token. A user with
-     * two-factor gets a token that may only complete the second factor.
+     * two-factor gets a token that may only complete the second factor, unless the login checked
+     * it already (`secondFactorPassed`: a locked login let through by a right code).
      */
-    async start(u: User): Promise<string> {
+    async start(u: User, { secondFactorPassed = false } = {}): Promise<string> {
       const session = crypto.randomUUID();
       await orm.insert(user_session).values({
         id: session,
         user: u.id,
         expires_at: new Date(Date.now() + SESSION_TOKEN_LIFETIME_MS),
       });
-      return sign(u, session, Date.now(), u.totp_secret ? true : undefined);
+      return sign(u, session, Date.now(), u.totp_secret ? !secondFactorPassed : undefined);
     },
 
     /**
