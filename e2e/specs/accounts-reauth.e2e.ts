@@ -61,8 +61,8 @@ describe("accounts: re-authentication", () => {
 
   it("asks for the password before adding an SSH key on a login older than 20 minutes", async () => {
     await page.addInitScript(() => localStorage.setItem("flotilla.cookieConsent", JSON.stringify("essentials")));
-    // By username: the test before changed the email.
-    await logIn(page, flotilla.dashboardUrl, "demo", DEMO.password);
+    // Another demo account: the test before changed the demo user's email.
+    await logIn(page, flotilla.dashboardUrl, "demo-member@example.com", DEMO.password);
     await page.waitForURL(`${flotilla.dashboardUrl}/fleets`);
     const token = (await page.evaluate(() => localStorage.getItem("balena-token"))) ?? "";
     await page.evaluate((aged) => localStorage.setItem("balena-token", aged), agedToken(token, 21 * 60 * 1000));
