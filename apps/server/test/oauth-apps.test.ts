@@ -257,6 +257,8 @@ describe("tokens issued to an application (security review 3)", () => {
       ["POST", "/auth/v1/2fa-recover/create"],
       ["POST", "/auth/v1/2fa-recover/verify", { code: "abcde-fghjk" }],
       ["POST", "/logout-others"],
+      ["GET", "/zendesk/v1/login"],
+      ["GET", "/user/v1/intercom"],
       ["DELETE", `/v7/user(${carol.user.id})`],
       ["POST", "/auth/saml/finalize", { code: "x", jwt: token }],
     ];

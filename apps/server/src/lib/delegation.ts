@@ -9,7 +9,8 @@ import { freshnessError } from "./freshness.ts";
  * POST /oauth/token carries `delegatedTo` (sessions.ts). It acts for the user on their fleets and
  * devices, but it never manages credentials: it mints no API key (personal, provisioning or
  * device), adds or removes no SSH key, approves no other application, changes no password, email
- * or second factor, links no identity, ends no other session and is never a fresh sign-in. So
+ * or second factor, links no identity, signs in nowhere else as the user (support portal, chat),
+ * ends no other session and is never a fresh sign-in. So
  * nothing it could make outlives the authorization: revoking it (or the application) ends all.
  */
 export const isDelegated = (caller: Pick<Caller, "session"> | undefined): boolean =>
@@ -37,6 +38,9 @@ const REFUSED_ROUTES = new Set([
   "POST /user/v1/refresh-token",
   "POST /logout-others",
   "PATCH /login_",
+  // Signing in elsewhere as the user: the support portal's token, the chat widget's identity hash.
+  "GET /zendesk/v1/login",
+  "GET /user/v1/intercom",
   // Two-factor authentication and recovery codes.
   "GET /auth/totp/setup",
   "POST /auth/totp/verify",
