@@ -48,14 +48,16 @@ export async function authRoutes(app: FastifyInstance, { db, tokens, loginThrott
     lock: FlotillaError,
   ): Promise<User> {
     const { username, password, twoFactorCode } = credentials;
-    if (!twoFactorCode || !found?.totp_secret) throw lock;
+    if (!twoFactorCode || !found) throw lock;
     const key = `user:${found.id}`;
     if (totpGuard.reached(key)) throw lock;
+    // The password first, with or without two-factor: the time taken does not tell which.
     if (!(await verifyPassword(found.password_hash, password))) {
       throttle.failed(account, ip);
       await refused(found, username, ip);
       throw lock;
     }
+    if (!found.totp_secret) throw lock;
     if (!(await acceptTotp(db.orm, found, found.totp_secret, twoFactorCode))) {
       totpGuard.hit(key);
       await recordAudit(
