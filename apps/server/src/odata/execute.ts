@@ -29,6 +29,8 @@ export type ODataContext = {
   actorType?: string | undefined;
   /** When the caller's session was authenticated (ms); undefined for API keys. Hooks of sensitive writes read it. */
   authTime?: number | undefined;
+  /** The caller's token was issued to an OAuth application; hooks of credential writes refuse it. */
+  delegated?: boolean | undefined;
   /** Who writes, for the audit log written by hooks. */
   auditActor?: AuditActorRef | undefined;
   /**
@@ -321,6 +323,7 @@ function hookContextOf(
     afterCommit,
     actorId: context.actorId,
     authTime: context.authTime,
+    delegated: context.delegated,
     auditActor: context.auditActor,
     permissions: context.permissions,
     model: context.model,

@@ -20,6 +20,8 @@ export type HookContext = {
   actorId: number | undefined;
   /** When the caller's session was authenticated (ms); undefined for API keys. */
   authTime: number | undefined;
+  /** The caller's token was issued to an OAuth application (lib/delegation.ts): no credential writes. */
+  delegated: boolean | undefined;
   /** Who writes, for the audit log: the user, the API key used, the client address. */
   auditActor: AuditActorRef | undefined;
   permissions: Permissions;

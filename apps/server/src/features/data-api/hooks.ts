@@ -1,4 +1,5 @@
 import type { AppContext } from "../../context.ts";
+import { CREDENTIAL_RESOURCES, credentialWriteHooks } from "../../lib/delegation.ts";
 import { model } from "../../model/index.ts";
 import type { Hooks, ResourceHooks } from "../../odata/index.ts";
 import { userHooks } from "../account/deletion.ts";
@@ -82,6 +83,11 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     oauth_application: oauthApplicationHooks,
     oauth_application_authorization: oauthApplicationAuthorizationHooks,
   };
+  // Credentials are never written with an OAuth application's token; refused before anything else.
+  for (const name of CREDENTIAL_RESOURCES) {
+    const own = hooks[name];
+    hooks[name] = own ? chainHooks(credentialWriteHooks, own) : credentialWriteHooks;
+  }
   // Variables' name and value rules (spec 2 §5), after the resource's own checks (a frozen device).
   for (const name of Object.keys(VARIABLE_RESOURCES)) {
     hooks[name] = chainHooks(

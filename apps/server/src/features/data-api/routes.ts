@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { type Caller, requireAuth } from "../../lib/authenticate.ts";
+import { isDelegated } from "../../lib/delegation.ts";
 import { loadSecret } from "../../lib/secret.ts";
 import { model } from "../../model/index.ts";
 import {
@@ -78,6 +79,7 @@ function callerContext(ctx: AppContext, caller: Caller, hooks: Hooks, clientAddr
     actorId: caller.actor,
     actorType: actorTypeOf(caller),
     authTime: caller.session?.authTime,
+    delegated: isDelegated(caller),
     auditActor: { user: caller.user?.id, apiKey: caller.apiKey?.id, clientAddress },
   };
 }
