@@ -168,6 +168,12 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     return { ...account, account_state: "active" };
   });
 
+  // Billing time for the dashboard's past-due banner (days until freezing count by it).
+  app.get("/billing/v1/clock", async (request) => {
+    requireUser(request);
+    return { now: (await billingNow(ctx.db, provider)).toISOString() };
+  });
+
   // Billing time (the test clock's, with the built-in provider) dates the plan, its changes and usage.
   app.get("/billing/v1/account/:org/plan", async (request) => {
     const { id } = await billingOrganization(request);

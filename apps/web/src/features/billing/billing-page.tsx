@@ -203,7 +203,8 @@ export function BillingPage() {
       const then = paymentOpen?.thenPropose;
       setPaymentOpen(undefined);
       showToast("success", t("billing.payment_method_saved"));
-      await invalidate();
+      // A new method pays what was unpaid: the banner and the guards read the organization again.
+      await Promise.all([invalidate(), queryClient.invalidateQueries({ queryKey: ["orgs", orgId] })]);
       if (then) setProposal(then);
     },
   };
@@ -293,6 +294,23 @@ export function BillingPage() {
           alignItems: "start",
         }}
       >
+        {active && invoices.data?.some((invoice) => UNPAID.has(invoice.state)) ? (
+          <PastDueCard
+            invoices={invoices.data.filter((invoice) => UNPAID.has(invoice.state))}
+            hasPaymentMethod={hasPaymentMethod}
+            onPay={async () => {
+              try {
+                await api.payNow(orgId);
+                showToast("success", t("billing.past_due.paid"));
+              } catch (error) {
+                showToast("error", billingErrorText(error));
+              }
+              // The banner and the guards read the organization: it is unfrozen without a reload.
+              await Promise.all([invalidate(), queryClient.invalidateQueries({ queryKey: ["orgs", orgId] })]);
+            }}
+            onUpdate={() => setPaymentOpen({})}
+          />
+        ) : null}
         <CurrentPlanCard
           plan={plan}
           catalogue={currentCatalogue}
@@ -824,6 +842,79 @@ function UsageCard({ usage }: { usage: UseQueryResult<Usage> }) {
           {section("member")}
         </>
       )}
+    </Card>
+  );
+}
+
+const UNPAID = new Set(["past_due", "failed"]);
+
+/**
+ * What a past-due or frozen organization owes (spec 3 §4 "Past due and frozen"): the unpaid
+ * invoices and their sum, "Pay now" with the current payment method, and "Update payment method".
+ */
+function PastDueCard(props: {
+  invoices: Invoice[];
+  hasPaymentMethod: boolean;
+  onPay: () => Promise<void>;
+  onUpdate: () => void;
+}) {
+  const { t } = useTranslation();
+  const [paying, setPaying] = useState(false);
+  const owed = props.invoices.reduce((sum, invoice) => sum + Number(invoice.total_in_cents), 0);
+  const currency = props.invoices[0]?.currency ?? "USD";
+  return (
+    <Card title={t("billing.past_due.title")} sx={{ gridColumn: "1 / -1", borderColor: "error.main" }}>
+      <Box sx={{ display: "flex", gap: 2, alignItems: "center", flexWrap: "wrap", mb: 1.5 }}>
+        <Box sx={{ flex: 1, minWidth: 220 }}>
+          <Typography variant="overline" color="text.secondary" sx={{ lineHeight: 1.5 }}>
+            {t("billing.past_due.owed")}
+          </Typography>
+          <Typography
+            variant="h5"
+            component="p"
+            sx={{ fontWeight: 600, ...numeric }}
+            aria-label={t("billing.past_due.owed")}
+          >
+            {formatCents(owed, currency)}
+          </Typography>
+        </Box>
+        <Button
+          variant="contained"
+          color="error"
+          loading={paying}
+          disabled={!props.hasPaymentMethod}
+          onClick={async () => {
+            setPaying(true);
+            await props.onPay();
+            setPaying(false);
+          }}
+        >
+          {t("billing.past_due.pay_now")}
+        </Button>
+        <Button variant="outlined" onClick={props.onUpdate}>
+          {t("billing.past_due.update_payment_method")}
+        </Button>
+      </Box>
+      <Table size="small" aria-label={t("billing.past_due.unpaid_invoices")}>
+        <TableHead>
+          <TableRow>
+            <TableCell>{t("billing.invoice_number")}</TableCell>
+            <TableCell>{t("billing.past_due.due")}</TableCell>
+            <TableCell align="right">{t("billing.total")}</TableCell>
+          </TableRow>
+        </TableHead>
+        <TableBody>
+          {props.invoices.map((invoice) => (
+            <TableRow key={invoice.invoice_number}>
+              <TableCell sx={{ fontFamily: "monospace" }}>{invoice.invoice_number}</TableCell>
+              <TableCell>{day(invoice.due_on)}</TableCell>
+              <TableCell align="right" sx={numeric}>
+                {formatCents(invoice.total_in_cents, currency)}
+              </TableCell>
+            </TableRow>
+          ))}
+        </TableBody>
+      </Table>
     </Card>
   );
 }
