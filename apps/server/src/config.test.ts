@@ -498,6 +498,35 @@ describe("configuration", () => {
     expect(loadConfig({ FLOTILLA_SSH_PORT: "2222" }).sshPort).toBe(2222);
   });
 
+  it("reads the seller on invoices from FLOTILLA_BILLING_ISSUER_*, naming a bad variable", () => {
+    expect(loadConfig({}).billingIssuer).toEqual({ name: "Flotilla", address: [] });
+    expect(
+      loadConfig({
+        FLOTILLA_BILLING_ISSUER_NAME: "Fleetworks GmbH",
+        FLOTILLA_BILLING_ISSUER_ADDRESS: "Torstraße 1|10119 Berlin",
+        FLOTILLA_BILLING_ISSUER_COUNTRY: "de",
+        FLOTILLA_BILLING_ISSUER_TAX_RATE: "19",
+      }).billingIssuer,
+    ).toEqual({
+      name: "Fleetworks GmbH",
+      address: ["Torstraße 1", "10119 Berlin"],
+      country: "DE",
+      tax_rate_percent: 19,
+    });
+    expect(() => loadConfig({ FLOTILLA_BILLING_ISSUER_COUNTRY: "Germany" })).toThrow(
+      "Invalid FLOTILLA_BILLING_ISSUER_COUNTRY: must be a two-letter country code (ISO 3166-1)",
+    );
+    expect(() => loadConfig({ FLOTILLA_BILLING_ISSUER_TAX_RATE: "lots" })).toThrow(
+      "Invalid FLOTILLA_BILLING_ISSUER_TAX_RATE: must be a number",
+    );
+    expect(() => loadConfig({ FLOTILLA_BILLING_ISSUER_LOGO: "/nowhere/logo.png" })).toThrow(
+      "Invalid FLOTILLA_BILLING_ISSUER_LOGO: is not a readable file",
+    );
+    expect(() => loadConfig({ FLOTILLA_BILLING_ISSUER_FILE: "/nowhere/issuer.json" })).toThrow(
+      /^Invalid FLOTILLA_BILLING_ISSUER_FILE="\/nowhere\/issuer.json": not a readable JSON file/,
+    );
+  });
+
   it("treats an empty variable as unset", () => {
     expect(loadConfig({ FLOTILLA_API_PORT: "" }).apiPort).toBe(8081);
   });
