@@ -1,4 +1,5 @@
 import type { AppContext } from "../../context.ts";
+import { FlotillaError } from "../../errors.ts";
 import { CREDENTIAL_RESOURCES, credentialWriteHooks } from "../../lib/delegation.ts";
 import { model } from "../../model/index.ts";
 import type { Hooks, ResourceHooks } from "../../odata/index.ts";
@@ -64,6 +65,7 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
       },
     },
     user__is_member_of__organization: organizationMembershipHooks,
+    organization_membership_tag: tagKeyHooks("organization_membership_tag"),
     team: teamHooks,
     user__is_member_of__team: teamMembershipHooks,
     user__is_member_of__application: userApplicationMembershipHooks,
@@ -99,7 +101,21 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
   // or a deleted device, makes every instance forget them.
   const forgetKeys = ({ afterCommit }: { afterCommit(task: () => void): void }) =>
     afterCommit(() => ctx.devices.dropDeviceKeys());
-  hooks.api_key = chainHooks(hooks.api_key, { afterUpdate: forgetKeys, beforeDelete: forgetKeys });
+  hooks.api_key = chainHooks(hooks.api_key, {
+    afterUpdate: forgetKeys,
+    beforeDelete(args) {
+      // A key never revokes itself (balena's named-user key cannot either): the caller would be
+      // left with nothing to sign in with. `balena api-key revoke` shows this text.
+      const inUse = args.auditActor?.apiKey;
+      if (inUse !== undefined && args.ids.includes(inUse)) {
+        throw new FlotillaError(
+          "forbidden",
+          "This API key is the one in use and cannot revoke itself: sign in with your password (or another key) to revoke it.",
+        );
+      }
+      forgetKeys(args);
+    },
+  });
   hooks.device = chainHooks(hooks.device, { beforeDelete: forgetKeys });
   // Releases that end through the data API (balena deploy's PATCH of status) tell webhooks.
   hooks.release = chainHooks(hooks.release, {
