@@ -298,6 +298,26 @@ describe("configuration", () => {
     }
   });
 
+  it("reads the CA devices must trust from FLOTILLA_DEVICE_CA, and refuses a missing file, no certificate or a key", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-ca-"));
+    const file = path.join(dir, "ca.pem");
+    const pem = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUXq0=\n-----END CERTIFICATE-----\n";
+    try {
+      expect(loadConfig({}).deviceCa).toBeUndefined();
+      fs.writeFileSync(file, pem);
+      expect(loadConfig({ FLOTILLA_DEVICE_CA: file }).deviceCa).toBe(pem);
+      expect(() => loadConfig({ FLOTILLA_DEVICE_CA: path.join(dir, "missing.pem") })).toThrow(
+        /Invalid FLOTILLA_DEVICE_CA=.*not a readable file/,
+      );
+      fs.writeFileSync(file, "not a certificate");
+      expect(() => loadConfig({ FLOTILLA_DEVICE_CA: file })).toThrow("must be a PEM file of CA certificates");
+      fs.writeFileSync(file, `${pem}-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n`);
+      expect(() => loadConfig({ FLOTILLA_DEVICE_CA: file })).toThrow(ConfigError);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("trusts no forwarded header unless FLOTILLA_TRUST_PROXY names the proxies or a hop count", () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ FLOTILLA_TRUST_PROXY: "0" }).trustProxy).toBe(false);

@@ -322,6 +322,7 @@ function hookContextOf(
     tx,
     afterCommit,
     actorId: context.actorId,
+    actorType: context.actorType,
     authTime: context.authTime,
     delegated: context.delegated,
     auditActor: context.auditActor,

@@ -7,6 +7,7 @@ import { userHooks } from "../account/deletion.ts";
 import { AUDITED_RESOURCES, auditHooks } from "../audit/hooks.ts";
 import { creditBundleHooks } from "../billing/credits.ts";
 import { paymentProviderFor } from "../billing/provider.ts";
+import { deviceKeyWriteHooks } from "../devices/device-key-hooks.ts";
 import { withTargetStateInvalidation } from "../devices/invalidation.ts";
 import { deviceReportedFieldHooks } from "../devices/reported-fields.ts";
 import { deviceConfigVariableHooks, deviceSettingsHooks, frozenDeviceChildHooks } from "../devices/settings-hooks.ts";
@@ -42,9 +43,13 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
   if (organizationHooks.afterDelete) throw new Error("hooks: organization afterDelete is defined twice");
   const hooks: Record<string, ResourceHooks | undefined> = {
     application: chainHooks(applicationHooks, fleetReleaseHooks(ctx.devices)),
+    // A device key's own writes are narrowed to its fields first (device-key-hooks.ts).
     device: chainHooks(
       chainHooks(
-        chainHooks(merge(deviceHooks, deviceSettingsHooks), devicePinHooks(ctx.devices)),
+        chainHooks(
+          chainHooks(deviceKeyWriteHooks, merge(deviceHooks, deviceSettingsHooks)),
+          devicePinHooks(ctx.devices),
+        ),
         supervisorReleaseHooks(ctx.devices),
       ),
       deviceReportedFieldHooks,

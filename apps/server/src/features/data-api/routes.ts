@@ -68,6 +68,11 @@ export function odataAs(
   });
 }
 
+/** A JSON `$batch` as the caller (its atomicity groups each in one transaction), as on /v7/$batch. */
+export function odataBatchAs(ctx: AppContext, caller: Caller, body: unknown) {
+  return handleODataBatch(callerContext(ctx, caller, hooksOf(ctx)), body);
+}
+
 /** What the data API runs a signed-in caller's requests with: their permissions, the hooks, the audit actor. */
 function callerContext(ctx: AppContext, caller: Caller, hooks: Hooks, clientAddress?: string): ODataContext {
   const strings = caller.user ? permissionsForUser(caller.globalRoles) : permissionsForKey(caller.apiKey?.role);
