@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import react from "@vitejs/plugin-react";
 import { type Connect, defineConfig, type Plugin } from "vite";
+import { compression } from "vite-plugin-compression2";
 
 /**
  * Gives every build a unique id: compiled into the bundle (`__FLOTILLA_BUILD_ID__`) and written
@@ -83,7 +84,18 @@ export function jsonSections(): Plugin {
 }
 
 export default defineConfig({
-  plugins: [react(), buildInfo(), jsonSections()],
+  plugins: [
+    react(),
+    buildInfo(),
+    jsonSections(),
+    // Brotli and gzip copies of every text asset, which the server sends as they are.
+    compression({
+      algorithms: ["brotliCompress", "gzip"],
+      include: /\.(js|css|html|svg|json)$/,
+      threshold: 1024,
+      skipIfLargerOrEqual: true,
+    }),
+  ],
   build: {
     outDir: "dist",
     assetsDir: "assets",

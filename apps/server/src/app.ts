@@ -1,3 +1,5 @@
+import zlib from "node:zlib";
+import fastifyCompress, { type FastifyCompressOptions } from "@fastify/compress";
 import fastifyCors from "@fastify/cors";
 import fastifyHelmet from "@fastify/helmet";
 import fastifyRateLimit from "@fastify/rate-limit";
@@ -81,6 +83,21 @@ const trustProxyOf = (setting: Config["trustProxy"]) =>
   typeof setting === "number" ? (_address: string, hop: number) => hop < setting : setting;
 
 /** The API origin: every route authenticated unless marked public. */
+/**
+ * API answers above 1 KB go out compressed (brotli or gzip, at fast levels: a busy API spends
+ * little CPU on them) when the client accepts it. JSON, text and XML only: downloads (packages,
+ * PDFs, images) are compressed already or not worth it, and streams the client reads as they
+ * come (server-sent events, NDJSON logs, terminals) are written unbuffered on their own sockets.
+ */
+const API_COMPRESSION: FastifyCompressOptions = {
+  global: true,
+  threshold: 1024,
+  encodings: ["br", "gzip"],
+  customTypes: /^text\/(?!event-stream)|[/+]json(?:;|$)|[/+]xml(?:;|$)/,
+  brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } },
+  zlibOptions: { level: 5 },
+};
+
 export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
@@ -105,6 +122,12 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
     exposedHeaders: ["Retry-After", ERROR_CODE_HEADER],
     maxAge: 600,
   });
+  // Request bodies are not unpacked by the plugin: the device log stream reads its own gzip
+  // bodies with a bound on the unpacked size (413 beyond it).
+  app.addHook("onRoute", (route) => {
+    route.decompress ??= false;
+  });
+  await app.register(fastifyCompress, API_COMPRESSION);
   await app.register(fastifyRateLimit, {
     global: true,
     max: (_request, key) => (key.startsWith("device:") ? DEVICE_RATE_LIMIT_PER_MINUTE : ctx.config.rateLimitPerMinute),

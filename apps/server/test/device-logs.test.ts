@@ -203,14 +203,16 @@ describe("device logs on one instance", () => {
     expect([...first.errors, ...second.errors]).toEqual([]);
   });
 
-  it("keeps an idle stream open with empty heartbeat lines the SDK skips", async () => {
+  it("keeps an idle stream open with empty heartbeat lines the SDK skips, never compressed or buffered", async () => {
     const controller = new AbortController();
     const response = await fetch(`${t.url}/device/v2/${device.uuid}/logs?stream=1`, {
-      headers: { authorization: `Bearer ${tokens.owner}` },
+      // A client that accepts compression still gets each line as it is written.
+      headers: { authorization: `Bearer ${tokens.owner}`, "accept-encoding": "br, gzip" },
       signal: controller.signal,
     });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^application\/x-ndjson/);
+    expect(response.headers.get("content-encoding")).toBeNull();
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     let text = "";
     const started = Date.now();

@@ -111,6 +111,9 @@ export async function dashboardServer(app: FastifyInstance, config: Config) {
     root: config.webDist,
     index: false,
     wildcard: false,
+    // The build writes a .br and a .gz beside each text asset: the best one the browser accepts
+    // is sent as it is, with Content-Encoding and Vary (no compression work per request).
+    preCompressed: true,
     setHeaders(reply, filePath) {
       const hashed = filePath.startsWith(path.join(config.webDist, "assets") + path.sep);
       reply.header("cache-control", hashed ? "public, max-age=31536000, immutable" : "no-cache");
