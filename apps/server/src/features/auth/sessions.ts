@@ -167,7 +167,7 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
         .select({
           id: user_session.id,
           roles: sql<string[] | null>`(SELECT array_agg(r.name) FROM "user__has__role" h
-             JOIN "role" r ON r.id = h.role WHERE h."user" = ${user_session.user})`,
+             JOIN "role" r ON r.id = h.role WHERE h."user" = "user_session"."user")`,
         })
         .from(user_session)
         .where(
