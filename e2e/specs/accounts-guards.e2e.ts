@@ -146,47 +146,83 @@ describe("accounts: guards, shell and CLI login", () => {
     expect(await dialog.count()).toBe(0);
   });
 
-  it("hands the token to a CLI callback on an IP literal, never to another host", async () => {
-    const received: string[] = [];
-    const callback = http.createServer((request, response) => {
-      let body = "";
-      request.on("data", (chunk) => {
-        body += chunk;
+  it("hands the token to a loopback CLI callback in a POST body, never to another address", async () => {
+    /** A tiny CLI callback server that records what reaches it: method, path and query, body. */
+    const callbackServer = async (host: string) => {
+      const received: { method: string; url: string; body: string }[] = [];
+      const server = http.createServer((request, response) => {
+        let body = "";
+        request.on("data", (chunk) => {
+          body += chunk;
+        });
+        request.on("end", () => {
+          if (!request.url?.startsWith("/favicon")) {
+            received.push({ method: request.method ?? "", url: request.url ?? "", body });
+          }
+          response.writeHead(200, { "content-type": "text/plain" }).end("CLI logged in");
+        });
       });
-      request.on("end", () => {
-        // A form POST (token=…), or ?token=… when the dashboard's CSP blocks posting to the callback.
-        const target = new URL(request.url ?? "/", "http://callback");
-        if (target.pathname === "/auth") received.push(body || target.searchParams.toString());
-        response.writeHead(200, { "content-type": "text/plain" }).end("CLI logged in");
-      });
-    });
-    await new Promise<void>((resolve) => callback.listen(0, "127.0.0.1", resolve));
-    const port = (callback.address() as AddressInfo).port;
+      await new Promise<void>((resolve) => server.listen(0, host, resolve));
+      return { received, port: (server.address() as AddressInfo).port, close: () => server.close() };
+    };
+    const v4 = await callbackServer("127.0.0.1");
+    const v6 = await callbackServer("::1");
+    // Every request the tab makes, to tell that nothing went to a refused address.
+    const requested: string[] = [];
+    page.on("request", (request) => requested.push(request.url()));
+    const cliPage = (callback: string) =>
+      // The callback goes in the query: the dashboard server answers 404 for paths with a dot.
+      page.goto(url(`/login/cli/?callback=${encodeURIComponent(callback)}`));
     try {
       await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
       await page.waitForURL(url("/fleets"));
 
-      // The callback goes in the query: the dashboard server answers 404 for paths with a dot.
-      await page.goto(url(`/login/cli/?callback=${encodeURIComponent("http://evil.example/auth")}`));
-      await page.getByText("Command-line login is only allowed to a callback on localhost or an IP address.").waitFor();
-      expect(await page.getByRole("button", { name: "Authorize" }).count()).toBe(0);
-      await shot(page, "cli-login-refused");
+      // Public, private and look-alike addresses are refused on the page, and nothing is sent.
+      for (const callback of [
+        "http://203.0.113.7:8989/auth",
+        "http://8.8.8.8/auth",
+        "http://192.168.1.20:8989/auth",
+        "http://localhost.evil.example/auth",
+      ]) {
+        await cliPage(callback);
+        await page
+          .getByText(
+            "Command-line login only hands the token to a callback on this computer: localhost, 127.0.0.1 or [::1]. Nothing was sent.",
+          )
+          .waitFor();
+        expect(await page.getByRole("button", { name: "Authorize" }).count(), callback).toBe(0);
+        await shot(page, "cli-login-refused");
+      }
+      const refusedHosts = ["203.0.113.7", "8.8.8.8", "192.168.1.20", "evil.example"];
+      expect(requested.filter((each) => refusedHosts.some((host) => new URL(each).hostname.includes(host)))).toEqual(
+        [],
+      );
 
-      await page.goto(url(`/login/cli/?callback=${encodeURIComponent(`http://127.0.0.1:${port}/auth`)}`));
-      await page.getByRole("button", { name: "Authorize" }).waitFor();
-      expect(await sidebar().count()).toBe(0);
-      await shot(page, "cli-login");
+      // [::1] is loopback, but the dashboard's CSP cannot name it: the page says so before
+      // anything is sent, and the token goes no other way (no ?token= navigation).
+      await cliPage(`http://[::1]:${v6.port}/auth`);
+      await page.getByText(/^This browser cannot hand the token to http:\/\/\[::1\]/).waitFor();
+      expect(await page.getByRole("button", { name: "Authorize" }).count()).toBe(0);
+      expect(v6.received).toEqual([]);
+
+      // 127.0.0.1: the token arrives as the form field of a POST, and not in the URL.
+      await cliPage(`http://127.0.0.1:${v4.port}/auth`);
       await page.getByRole("button", { name: "Authorize" }).click();
       await page.getByText("CLI logged in").waitFor();
       expect(new URL(page.url()).pathname).toBe("/auth");
-      expect(received).toHaveLength(1);
-      const token = new URLSearchParams(received[0]).get("token") ?? "";
+      expect(new URL(page.url()).search).toBe("");
+      expect(v4.received).toHaveLength(1);
+      expect(v4.received[0]).toMatchObject({ method: "POST", url: "/auth" });
+      const token = new URLSearchParams(v4.received[0]?.body).get("token") ?? "";
+      expect(token.split(".")).toHaveLength(3);
+      expect(requested.filter((each) => each.includes("token="))).toEqual([]);
       const whoami = await fetch(`${flotilla.apiUrl}/actor/v1/whoami`, {
         headers: { authorization: `Bearer ${token}` },
       });
       expect(whoami.status).toBe(200);
     } finally {
-      callback.close();
+      v4.close();
+      v6.close();
     }
   });
 });

@@ -3,7 +3,7 @@ import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { useDashboard } from "../support/dashboard.ts";
 import type { RunningFlotilla } from "../support/flotilla.ts";
-import { logIn, shot } from "./accounts-helpers.ts";
+import { logIn, shot, sshPublicKey } from "./accounts-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
 const SECRET = crypto.randomBytes(36).toString("base64url");
@@ -57,5 +57,27 @@ describe("accounts: re-authentication", () => {
       authTime: number;
     };
     expect(Date.now() - claims.authTime).toBeLessThan(60_000);
+  });
+
+  it("asks for the password before adding an SSH key on a login older than 20 minutes", async () => {
+    await page.addInitScript(() => localStorage.setItem("flotilla.cookieConsent", JSON.stringify("essentials")));
+    // Another demo account: the test before changed the demo user's email.
+    await logIn(page, flotilla.dashboardUrl, "demo-member@example.com", DEMO.password);
+    await page.waitForURL(`${flotilla.dashboardUrl}/fleets`);
+    const token = (await page.evaluate(() => localStorage.getItem("balena-token"))) ?? "";
+    await page.evaluate((aged) => localStorage.setItem("balena-token", aged), agedToken(token, 21 * 60 * 1000));
+    await page.goto(`${flotilla.dashboardUrl}/preferences/sshkeys`);
+    await page.getByRole("button", { name: "Add SSH key" }).first().click();
+    const add = page.getByRole("dialog", { name: "Add SSH key" });
+    await add.getByLabel("Title").fill("old login");
+    await add.getByLabel("Key").fill(sshPublicKey("reauth@flotilla"));
+    await add.getByRole("button", { name: "Save" }).click();
+
+    const confirm = page.getByRole("dialog", { name: "Confirm your password" });
+    await confirm.getByLabel("Password", { exact: true }).fill(DEMO.password);
+    await confirm.getByRole("button", { name: "Continue" }).click();
+    await confirm.waitFor({ state: "detached" });
+    await page.getByRole("table", { name: "SSH keys" }).getByRole("cell", { name: "old login", exact: true }).waitFor();
+    expect(await add.count()).toBe(0);
   });
 });

@@ -253,8 +253,15 @@ describe("past due and frozen organization", () => {
     expect(await memberBanner.getByRole("link").count()).toBe(0);
     await memberBefore.close();
 
-    // The platform administrator moves the billing clock 65 days ahead.
-    await advanceBillingClock(65);
+    // 40 days later on the billing clock (not this browser's): 20 days until the freeze.
+    await advanceBillingClock(40);
+    await page.goto(url(`/orgs/${orgId}`));
+    await banner
+      .getByText("This organization has an invoice more than 30 days past due: it will be frozen in 20 days.")
+      .waitFor();
+
+    // The platform administrator moves the billing clock 65 days ahead in all.
+    await advanceBillingClock(25);
 
     // The administrator opening the organization's fleets goes to its billing page.
     await page.goto(url(`/orgs/${orgId}/fleets`));
@@ -272,5 +279,30 @@ describe("past due and frozen organization", () => {
     await member.getByText("This organization is frozen: please reach its administrators.").waitFor();
     await shot(member, "10-frozen-member-orgs");
     await memberContext.close();
-  }, 120_000);
+
+    // The way out: what is owed, the unpaid invoices, Pay now (refused with the provider's
+    // reason while the card declines), then a new card pays and unfreezes without a reload.
+    const pastDue = page.getByRole("region", { name: "Past due" });
+    await pastDue.getByLabel("Amount owed").waitFor();
+    const unpaid = pastDue.getByRole("table", { name: "Unpaid invoices" });
+    expect(await unpaid.getByRole("row").count()).toBeGreaterThan(1);
+    await shot(page, "11-frozen-past-due-card");
+    await pastDue.getByRole("button", { name: "Pay now" }).click();
+    await page
+      .getByRole("alert")
+      .filter({ hasText: "The payment failed: Your card was declined. Update the payment method and try again." })
+      .waitFor();
+    await pastDue.getByRole("button", { name: "Update payment method" }).click();
+    const card = page.getByRole("dialog", { name: "Payment method" });
+    await card.getByLabel("Card number").fill("4242 4242 4242 4242");
+    await card.getByLabel("Expiry (MM/YY)").fill("12/34");
+    await card.getByLabel("CVC").fill("123");
+    await card.getByLabel("Name on card").fill("Demo Person");
+    await card.getByRole("button", { name: "Save" }).click();
+    await card.waitFor({ state: "hidden" });
+    await pastDue.waitFor({ state: "hidden" });
+    await banner.waitFor({ state: "hidden" });
+    await page.goto(url(`/orgs/${orgId}/fleets`));
+    await page.waitForURL(url(`/orgs/${orgId}/fleets`));
+  }, 150_000);
 });

@@ -62,6 +62,8 @@ describe("paid plans: roles, annual billing, the free plan's allowance", () => {
     // The option turns enabled once the organization's plan has loaded.
     await expect.poll(() => paid.operator.getAttribute("aria-disabled")).toBeNull();
     await paid.operator.click();
+    // What the seat costs, before adding it (spec 3 §9: dollars per month with 2 decimals).
+    await paid.dialog.getByText(/^Total: \$29\.00\/month for this member/).waitFor();
     await paid.dialog.getByRole("button", { name: "Add" }).click();
     await page.getByText("Resource added").waitFor();
     await page
@@ -82,12 +84,11 @@ describe("paid plans: roles, annual billing, the free plan's allowance", () => {
     await change.getByRole("button", { name: "Confirm" }).click();
     await change.waitFor({ state: "hidden" });
     await current.getByText("Billed annually").waitFor();
-    // Within the paid month nothing is charged now: the next bill states the proration.
-    await page
-      .getByRole("table", { name: "Charges" })
-      .getByRole("row")
-      .filter({ hasText: "Proration: Pilot (monthly) to Pilot (annual)" })
-      .waitFor();
+    // Within the paid month nothing is charged now: the next bill credits the month's unused
+    // days and charges the annual plan for the same days.
+    const charges = page.getByRole("table", { name: "Charges" });
+    await charges.getByRole("row").filter({ hasText: /^Unused time on Pilot \(monthly\), .*-\$/ }).waitFor();
+    await charges.getByRole("row").filter({ hasText: "Remaining time on Pilot (annual)" }).waitFor();
     const invoices = page.getByRole("table", { name: "Invoices" });
     await invoices.getByRole("row").filter({ hasText: "$299.00" }).getByText("Paid").waitFor();
     expect(await invoices.getByRole("row").filter({ hasText: "$3,229.20" }).count()).toBe(0);

@@ -101,6 +101,13 @@ describe("organization billing", () => {
     const invoices = page.getByRole("table", { name: "Invoices" });
     const row = invoices.getByRole("row").filter({ hasText: "$299.00" }).first();
     await row.getByText("Paid").waitFor();
+    // The plan's add-ons with their prices: what a paid role or a device beyond the plan costs.
+    const addons = page.getByRole("table", { name: "Add-ons" });
+    await addons
+      .getByRole("row", { name: /Seats: Administrators/ })
+      .getByText("$49.00/month")
+      .waitFor();
+    await addons.getByRole("row", { name: /Devices beyond the plan/ }).waitFor();
     await shot(page, "04-billing-pilot");
     const [download] = await Promise.all([
       page.waitForEvent("download"),
@@ -122,6 +129,9 @@ describe("organization billing", () => {
     // plan asks for a payment method first.
     await current.getByRole("button", { name: "Move to the free plan" }).click();
     const downgrade = page.getByRole("dialog", { name: "Change plan" });
+    await downgrade
+      .getByText(/The unused part of what you paid for this period is refunded to your payment method/)
+      .waitFor();
     await downgrade.getByLabel("Why are you moving to this plan? (optional)").fill("Trying things out");
     await downgrade.getByRole("button", { name: "Confirm" }).click();
     await downgrade.waitFor({ state: "hidden" });

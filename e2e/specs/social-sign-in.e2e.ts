@@ -251,6 +251,19 @@ describe("social sign-in, OAuth authorization and the support portal", () => {
     const whoami = await apiCall<{ email?: string; username?: string }>("GET", "/actor/v1/whoami", accessToken);
     expect(whoami.email ?? whoami.username).toMatch(/^demo(@example\.com)?$/);
 
+    // Granting needs a recent login: an old one is asked for the password, then the grant goes on.
+    await page.goto(url(`/login/oauth/${clientId}?state=again`));
+    await page.getByRole("heading", { name: "Authorize Fleet Stats" }).waitFor();
+    const current = (await page.evaluate(() => localStorage.getItem("balena-token"))) ?? "";
+    await page.evaluate((aged) => localStorage.setItem("balena-token", aged), agedToken(current, 21 * 60 * 1000));
+    await page.reload();
+    await page.getByRole("button", { name: "Authorize" }).click();
+    const confirm = page.getByRole("dialog", { name: "Confirm your password" });
+    await confirm.getByLabel("Password", { exact: true }).fill(DEMO.password);
+    await confirm.getByRole("button", { name: "Continue" }).click();
+    await page.waitForURL((u) => u.href.startsWith(`${target.origin}/callback`) && u.search.includes("state=again"));
+    expect(new URL(page.url()).searchParams.get("code")).not.toBe("");
+
     // Another person refuses: back at the application with access_denied, nothing granted.
     const member = await newPage();
     await member.goto(url("/login"));

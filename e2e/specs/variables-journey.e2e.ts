@@ -173,7 +173,7 @@ describe("variables: staged fleet edits, device overrides, bulk", () => {
     await page.getByText("all changes successful").waitFor();
     await editor.getByRole("row", { name: "GREETING" }).getByText("overrides fleet").waitFor();
     await shot(page, "31-device-override");
-    const state = await call<TargetState>("GET", `/device/v2/${uuid}/state`);
+    const state = await call<TargetState>("GET", `/device/v3/${uuid}/state`);
     expect(JSON.stringify(state[uuid])).toContain('"GREETING":"hola"');
     // The simulated device applies it and says so in its logs.
     await expect

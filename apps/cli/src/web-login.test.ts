@@ -32,13 +32,27 @@ describe("web login callback", () => {
     await expect(login.token).resolves.toEqual({ token: "good-token", who: "alice" });
   });
 
-  it("takes ?token= of a navigation, and answers other paths 404", async () => {
+  it("never takes a token from a URL, and answers other paths 404", async () => {
     const login = await startWebLogin({ verify });
     const origin = new URL(login.callbackUrl).origin;
     expect((await fetch(`${origin}/auth/guess?token=good-token`)).status).toBe(404);
-    expect((await fetch(login.callbackUrl)).status).toBe(400);
-    expect((await fetch(`${login.callbackUrl}?token=good-token`)).status).toBe(200);
-    await expect(login.token).resolves.toMatchObject({ token: "good-token" });
+    const inUrl = await fetch(`${login.callbackUrl}?token=good-token`);
+    expect(inUrl.status).toBe(405);
+    expect(inUrl.headers.get("allow")).toBe("POST");
+    expect((await fetch(login.callbackUrl)).status).toBe(405);
+    // A POST whose token is only in the query string carries none.
+    const queryOnly = await fetch(`${login.callbackUrl}?token=good-token`, { method: "POST" });
+    expect(queryOnly.status).toBe(400);
+    let settled = false;
+    login.token.then(
+      () => {
+        settled = true;
+      },
+      () => undefined,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(settled).toBe(false);
+    login.close();
   });
 
   it("gives up after the timeout", async () => {

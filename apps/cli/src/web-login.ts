@@ -6,9 +6,10 @@ import { CliError } from "./errors.ts";
 /**
  * The CLI half of the browser login (the dashboard's `/login/cli/{callback}` page, spec 1 §2.3):
  * a one-off HTTP server on 127.0.0.1 and a free port waits at an unguessable path for the
- * session token, which the page posts as the form field `token` (or sends as `?token=` of a
- * plain navigation when its CSP blocks the post). Each token is checked with `verify` before it
- * is taken; a refused one leaves the server waiting.
+ * session token, which the page posts as the form field `token`. Only a POST body is read: a
+ * token in a URL lands in browser history and logs, so a `?token=` is refused (405) and never
+ * taken (security review 3). Each token is checked with `verify` before it is taken; a refused
+ * one leaves the server waiting.
  */
 
 export const WEB_LOGIN_TIMEOUT_MS = 5 * 60_000;
@@ -69,16 +70,13 @@ export async function startWebLogin(options: {
     };
     const url = new URL(request.url ?? "/", "http://127.0.0.1");
     if (url.pathname !== path) return reply(404, "Not found", "This address is only for the Flotilla CLI login.");
-    let received: string | null = null;
-    if (request.method === "POST") {
-      const body = await readBody(request);
-      if (body === undefined) return reply(413, "Too large", "The request is too large.");
-      received = new URLSearchParams(body).get("token");
-    } else if (request.method === "GET") {
-      received = url.searchParams.get("token");
-    } else {
-      return reply(405, "Not allowed", "Use POST.");
+    if (request.method !== "POST") {
+      response.setHeader("allow", "POST");
+      return reply(405, "Not allowed", "The dashboard hands the token over in a POST; this CLI takes it no other way.");
     }
+    const body = await readBody(request);
+    if (body === undefined) return reply(413, "Too large", "The request is too large.");
+    const received = new URLSearchParams(body).get("token");
     if (!received) return reply(400, "No token", "The request carried no token.");
     const candidate = received;
     if (done) return reply(409, "Already logged in", "The CLI has already received a token.");

@@ -9,10 +9,12 @@ import type { AppContext } from "./context.ts";
 import type { Database } from "./db/index.ts";
 import { FlotillaError } from "./errors.ts";
 import { accountRoutes } from "./features/account/routes.ts";
+import { createTotpGuard } from "./features/account/two-factor.ts";
 import { adminRoutes } from "./features/admin/routes.ts";
 import { agentDownloadRoutes } from "./features/agent-download/routes.ts";
 import { apiKeyRoutes } from "./features/api-keys/routes.ts";
 import { auditRoutes } from "./features/audit/routes.ts";
+import { createLoginThrottle } from "./features/auth/login-throttle.ts";
 import { registerRoutes } from "./features/auth/register.ts";
 import { authRoutes } from "./features/auth/routes.ts";
 import { createSessionTokens } from "./features/auth/sessions.ts";
@@ -189,6 +191,8 @@ export async function buildContext(
     config,
     db,
     tokens: createSessionTokens(db.orm, secret),
+    loginThrottle: createLoginThrottle(),
+    totpGuard: createTotpGuard(),
     captcha: createProofOfWork(secret),
     webhookSecrets: createSealer(secret, "webhook-secret"),
     mail: createMailer(config, db.orm, logger),

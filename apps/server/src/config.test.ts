@@ -298,6 +298,26 @@ describe("configuration", () => {
     }
   });
 
+  it("reads the CA devices must trust from FLOTILLA_DEVICE_CA, and refuses a missing file, no certificate or a key", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-ca-"));
+    const file = path.join(dir, "ca.pem");
+    const pem = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUXq0=\n-----END CERTIFICATE-----\n";
+    try {
+      expect(loadConfig({}).deviceCa).toBeUndefined();
+      fs.writeFileSync(file, pem);
+      expect(loadConfig({ FLOTILLA_DEVICE_CA: file }).deviceCa).toBe(pem);
+      expect(() => loadConfig({ FLOTILLA_DEVICE_CA: path.join(dir, "missing.pem") })).toThrow(
+        /Invalid FLOTILLA_DEVICE_CA=.*not a readable file/,
+      );
+      fs.writeFileSync(file, "not a certificate");
+      expect(() => loadConfig({ FLOTILLA_DEVICE_CA: file })).toThrow("must be a PEM file of CA certificates");
+      fs.writeFileSync(file, `${pem}-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n`);
+      expect(() => loadConfig({ FLOTILLA_DEVICE_CA: file })).toThrow(ConfigError);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("trusts no forwarded header unless FLOTILLA_TRUST_PROXY names the proxies or a hop count", () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ FLOTILLA_TRUST_PROXY: "0" }).trustProxy).toBe(false);
@@ -496,6 +516,35 @@ describe("configuration", () => {
   it("runs the SSH gateway only when FLOTILLA_SSH_PORT is set", () => {
     expect(loadConfig({}).sshPort).toBeUndefined();
     expect(loadConfig({ FLOTILLA_SSH_PORT: "2222" }).sshPort).toBe(2222);
+  });
+
+  it("reads the seller on invoices from FLOTILLA_BILLING_ISSUER_*, naming a bad variable", () => {
+    expect(loadConfig({}).billingIssuer).toEqual({ name: "Flotilla", address: [] });
+    expect(
+      loadConfig({
+        FLOTILLA_BILLING_ISSUER_NAME: "Fleetworks GmbH",
+        FLOTILLA_BILLING_ISSUER_ADDRESS: "Torstraße 1|10119 Berlin",
+        FLOTILLA_BILLING_ISSUER_COUNTRY: "de",
+        FLOTILLA_BILLING_ISSUER_TAX_RATE: "19",
+      }).billingIssuer,
+    ).toEqual({
+      name: "Fleetworks GmbH",
+      address: ["Torstraße 1", "10119 Berlin"],
+      country: "DE",
+      tax_rate_percent: 19,
+    });
+    expect(() => loadConfig({ FLOTILLA_BILLING_ISSUER_COUNTRY: "Germany" })).toThrow(
+      "Invalid FLOTILLA_BILLING_ISSUER_COUNTRY: must be a two-letter country code (ISO 3166-1)",
+    );
+    expect(() => loadConfig({ FLOTILLA_BILLING_ISSUER_TAX_RATE: "lots" })).toThrow(
+      "Invalid FLOTILLA_BILLING_ISSUER_TAX_RATE: must be a number",
+    );
+    expect(() => loadConfig({ FLOTILLA_BILLING_ISSUER_LOGO: "/nowhere/logo.png" })).toThrow(
+      "Invalid FLOTILLA_BILLING_ISSUER_LOGO: is not a readable file",
+    );
+    expect(() => loadConfig({ FLOTILLA_BILLING_ISSUER_FILE: "/nowhere/issuer.json" })).toThrow(
+      /^Invalid FLOTILLA_BILLING_ISSUER_FILE="\/nowhere\/issuer.json": not a readable JSON file/,
+    );
   });
 
   it("treats an empty variable as unset", () => {

@@ -272,6 +272,7 @@ const schema = z.object({
   FLOTILLA_REGISTRY_KEY: z.string().min(1).optional(),
   FLOTILLA_REGISTRY_CERT: z.string().min(1).optional(),
   FLOTILLA_REGISTRY_MIRROR: flag.optional(),
+  FLOTILLA_DEVICE_CA: z.string().min(1).optional(),
   STRIPE_SECRET_KEY: z
     .string()
     .regex(/^(sk|rk)_(test|live)_\w+$/, "must be a Stripe secret key (sk_test_…, sk_live_…)")
@@ -352,6 +353,12 @@ export type Config = {
   redisUrl: string | undefined;
   /** Log lines kept per device in PostgreSQL (older ones are pruned). */
   deviceLogLines: number;
+  /**
+   * The certificates (PEM) a device must trust to reach this server (FLOTILLA_DEVICE_CA: a
+   * private CA behind the API's TLS), handed to balenaOS devices base64-encoded as config.json's
+   * `balenaRootCA`. Undefined: devices trust the public CAs only.
+   */
+  deviceCa: string | undefined;
   /** Device log lines older than this (device time) are pruned; organizations may keep less (docs/logs.md). */
   deviceLogRetentionDays: number;
   /** An empty line goes to idle log streams this often, so proxies keep them open. */
@@ -454,6 +461,26 @@ const supportTicketFields = z
   .refine((fields) => new Set(fields.map((field) => field.id)).size === fields.length, {
     message: "field ids must be unique",
   });
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----/;
+
+/** FLOTILLA_DEVICE_CA: a PEM file of one or more certificates, read and checked at start. */
+function readDeviceCa(file: string): string {
+  let pem: string;
+  try {
+    pem = fs.readFileSync(path.resolve(file), "utf8");
+  } catch (error) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_DEVICE_CA=${JSON.stringify(file)}: not a readable file (${(error as Error).message})`,
+    );
+  }
+  if (!PEM_CERTIFICATE.test(pem) || /PRIVATE KEY-----/.test(pem)) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_DEVICE_CA=${JSON.stringify(file)}: must be a PEM file of CA certificates (-----BEGIN CERTIFICATE-----), without a private key`,
+    );
+  }
+  return pem;
+}
 
 /** FLOTILLA_SUPPORT_TICKET_FIELDS: a JSON file with an array of fields, read and checked at start. */
 function readSupportTicketFields(file: string): SupportTicketField[] {
@@ -666,6 +693,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deviceUrlsBaseDomain: e.FLOTILLA_DEVICE_URLS_BASE_DOMAIN,
     redisUrl: e.REDIS_URL,
     deviceLogLines: e.FLOTILLA_DEVICE_LOG_LINES,
+    deviceCa: e.FLOTILLA_DEVICE_CA === undefined ? undefined : readDeviceCa(e.FLOTILLA_DEVICE_CA),
     deviceLogRetentionDays: e.FLOTILLA_DEVICE_LOG_RETENTION_DAYS,
     deviceLogHeartbeatMs: Math.round(e.FLOTILLA_DEVICE_LOG_HEARTBEAT_SECONDS * 1000),
     deviceActionsHost: e.FLOTILLA_DEVICE_ACTIONS_HOST,

@@ -1,5 +1,6 @@
 import type { Config } from "./config.ts";
 import type { Database } from "./db/index.ts";
+import type { LoginThrottle } from "./features/auth/login-throttle.ts";
 import type { SessionTokens } from "./features/auth/sessions.ts";
 import type { createProofOfWork } from "./features/captcha/proof-of-work.ts";
 import type { CommandScheduler } from "./features/command-runs/scheduler.ts";
@@ -9,12 +10,20 @@ import type { RolloutEngine } from "./features/rollouts/engine.ts";
 import type { TerminalSessions } from "./features/terminal/sessions.ts";
 import type { DeviceTunnels } from "./features/tunnels/tunnels.ts";
 import type { Sealer } from "./lib/sealed.ts";
+import type { Throttle } from "./lib/throttle.ts";
 
 /** What every feature's routes are built with: the configuration, the database and the token service. */
 export type AppContext = {
   config: Config;
   db: Database;
   tokens: SessionTokens;
+  /**
+   * Failed logins (auth/login-throttle.ts), shared by the login (which counts them and lets a
+   * second factor through a lock) and the password reset (which lifts the account's locks).
+   */
+  loginThrottle: LoginThrottle;
+  /** Wrong two-factor codes per user, wherever a code is entered (login, 2FA routes, password reset). */
+  totpGuard: Throttle;
   /** Seals webhook signing secrets at rest (lib/sealed.ts). */
   webhookSecrets: Sealer;
   /** The built-in captcha (FLOTILLA_CAPTCHA=pow). */

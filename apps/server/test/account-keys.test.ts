@@ -1,8 +1,9 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ERROR_CODE_HEADER } from "../src/lib/error-handler.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
-import { client } from "./support/accounts.ts";
+import { client, MINUTE, withClockOffset } from "./support/accounts.ts";
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -103,6 +104,31 @@ describe("SSH key import (POST /user/v1/ssh-keys/import)", () => {
   }, 15_000);
 });
 
+describe("SSH keys need a fresh sign-in (security review 3)", () => {
+  it("refuses to add one for a sign-in older than 20 minutes or an API key, until re-authenticated", async () => {
+    const made = await admin();
+    const old = await withClockOffset(-21 * MINUTE, () => t.ctx.tokens.start(made.user));
+    const apiKey = JSON.parse((await api.post("/api-key/user/full", { name: "ssh-check" }, made.token)).text) as string;
+    const key = { title: "laptop", public_key: `${ED} ada@laptop`, user: made.user.id };
+    pages.set("/fresh.keys", { body: `${ED} ada@laptop\n` });
+    for (const stale of [old, apiKey]) {
+      const added = await api.post("/v7/user__has__public_key", key, stale);
+      expect([added.status, added.headers.get(ERROR_CODE_HEADER)]).toEqual([403, "auth_expired"]);
+      const imported = await api.post("/user/v1/ssh-keys/import", { url: `${hostUrl}/fresh.keys` }, stale);
+      expect([imported.status, imported.json.code]).toEqual([403, "auth_expired"]);
+    }
+    const { rows } = await t.db.query('SELECT id FROM "user_public_key" WHERE "user" = $1', [made.user.id]);
+    expect(rows).toEqual([]);
+    // The password again (the dashboard's re-authentication) makes the session fresh.
+    const fresh = await api.post("/user/v1/refresh-token", { password: made.password }, old);
+    expect(fresh.status).toBe(200);
+    expect((await api.post("/v7/user__has__public_key", key, fresh.text)).status).toBe(201);
+    // Removing a key takes no re-authentication (as revoking an API key does not).
+    const [added] = (await api.get("/v7/user__has__public_key?$select=id", old)).json.d as { id: number }[];
+    expect((await api.del(`/v7/user__has__public_key(${added?.id})`, old)).status).toBe(200);
+  });
+});
+
 describe("personal API keys (POST /api-key/user/full)", () => {
   it("needs a name; the expiry is a future date, or null or left out for never", async () => {
     const { token } = await admin();
@@ -176,7 +202,7 @@ describe("login throttling", () => {
       const limited = await c.post("/login_", { username: user.email, password });
       expect([limited.status, limited.json?.message]).toEqual([
         429,
-        "Too many failed logins from your address. Try again later.",
+        "Too many failed logins from your address. Try again later. Try again in 15 minutes.",
       ]);
       expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(800);
     } finally {

@@ -226,7 +226,9 @@ describe("invoices", () => {
       const issued = new Date(invoice?.created_at ?? 0).getTime();
       expect(Math.abs(issued - (Date.now() + 40 * 86_400_000))).toBeLessThan(60_000);
       const list = await call(t, "GET", `/billing/v1/account/${org.id}/invoices`, admin.token);
-      expect(new Date((list.json as unknown as Array<{ created_at: string }>)[0]?.created_at ?? 0).getTime()).toBe(issued);
+      expect(new Date((list.json as unknown as Array<{ created_at: string }>)[0]?.created_at ?? 0).getTime()).toBe(
+        issued,
+      );
     } finally {
       await t.db.query(`UPDATE "billing_test_clock" SET advanced_by_seconds = 0`);
     }

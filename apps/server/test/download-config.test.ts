@@ -1,3 +1,6 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { type BalenaSDK, getSdk } from "balena-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "./harness.ts";
@@ -51,6 +54,11 @@ describe("os.getConfig", () => {
     expect(config.apiKey).toMatch(/^[A-Za-z0-9]{32}$/);
     // No FLOTILLA_REGISTRY_URL: no registry the device would send its credentials to.
     expect(config).not.toHaveProperty("registryEndpoint");
+    // balenaOS: the Supervisor's device API port; no VPN, delta server or private CA to name here.
+    expect(config.listenPort).toBe(48484);
+    for (const absent of ["vpnEndpoint", "vpnPort", "deltaEndpoint", "balenaRootCA", "logsEndpoint"]) {
+      expect(config).not.toHaveProperty(absent);
+    }
     const keys = await owner.models.apiKey.getProvisioningApiKeysByApplication(fleet.id);
     const key = keys.find((k) => k.name === "onboarding key");
     expect(key?.expiry_date && new Date(key.expiry_date).toISOString()).toBe(expiry);
@@ -86,6 +94,31 @@ describe("os.getConfig", () => {
       expect(await answer.json()).toMatchObject({ applicationId: ownFleet.id, registryEndpoint: "127.0.0.1:5055" });
     } finally {
       await withRegistry.close();
+    }
+  });
+
+  it("hands FLOTILLA_DEVICE_CA to balenaOS as balenaRootCA (the PEM, base64)", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-device-ca-"));
+    const file = path.join(dir, "ca.pem");
+    const pem = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUXq0=\n-----END CERTIFICATE-----\n";
+    fs.writeFileSync(file, pem);
+    const withCa = await createTestApp({ FLOTILLA_DEVICE_CA: file });
+    try {
+      const me = await withCa.factories.user();
+      const org = await withCa.factories.organization({ name: "Umbrella", admins: [me.user] });
+      const ownFleet = await withCa.factories.fleet(org, { name: "gateways" });
+      const answer = await fetch(`${withCa.url}/download-config`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${me.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ appId: ownFleet.id, version: "6.1.0" }),
+      });
+      expect(answer.status).toBe(200);
+      const config = (await answer.json()) as { balenaRootCA: string; listenPort: number };
+      expect(Buffer.from(config.balenaRootCA, "base64").toString("utf8")).toBe(pem);
+      expect(config.listenPort).toBe(48484);
+    } finally {
+      await withCa.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -159,8 +159,8 @@ describe("billing data", () => {
     });
     expect((await request(alice, "POST", "/organization_credit_notification", body(aliceOrg.id))).status).toBe(201);
     await expect(request(alice, "POST", "/organization_credit_notification", body(bobOrg.id))).rejects.toMatchObject(
-      // Bob's organization is not one Alice can see: answered as a missing one.
-      { code: "bad_request", message: expect.stringMatching(/does not refer to an existing row/) },
+      // Bob's organization is not one Alice can see: answered as a missing one (401, as balena).
+      { code: "unauthorized", message: expect.stringMatching(/does not refer to an existing row/) },
     );
   });
 });
@@ -208,7 +208,7 @@ describe("sign-in resources", () => {
         is_authorized_by__identity_provider: idp.id,
       });
     await expect(add(bob, bobOrg.id)).rejects.toMatchObject({
-      code: "bad_request",
+      code: "unauthorized",
       message: expect.stringMatching(/does not refer to an existing row/),
     });
     expect((await add(alice, aliceOther.id)).status).toBe(201);
@@ -234,7 +234,7 @@ describe("sign-in resources", () => {
         is_authorized_by__identity_provider: orphan?.id,
       }),
     ).rejects.toMatchObject({
-      code: "bad_request",
+      code: "unauthorized",
       message: expect.stringMatching(/does not refer to an existing row/),
     });
     await expect(

@@ -157,11 +157,19 @@ describe("OAuth applications", () => {
     expect(grant.json.error).toBe("unsupported_grant_type");
   });
 
-  it("does not make the application's token a fresh sign-in", async () => {
+  it("needs a fresh sign-in to grant, and never makes the application's token a fresh one", async () => {
+    // Granting is a sensitive action (security review 3): a sign-in older than 20 minutes is asked again.
     const old = await withClockOffset(-30 * MINUTE, () => t.ctx.tokens.start(alice.user));
-    const code = String((await authorize(old)).json.code);
-    const token = await exchange({ code, client_secret: app.client_secret });
-    expect(Date.now() - Number(claimsOf(String(token.json.access_token)).authTime)).toBeGreaterThan(20 * MINUTE);
+    const stale = await authorize(old);
+    expect(stale.status).toBe(403);
+    expect(stale.json.code).toBe("auth_expired");
+    // Granted right after signing in, the token is still no sign-in: it cannot mint a key.
+    const code = String((await authorize(alice.token)).json.code);
+    const token = String((await exchange({ code, client_secret: app.client_secret })).json.access_token);
+    expect(Date.now() - Number(claimsOf(token).authTime)).toBeLessThan(20 * MINUTE);
+    const key = await api.post("/api-key/user/full", { name: "from the app" }, token);
+    expect(key.status).toBe(403);
+    expect(key.json.code).toBe("delegated_token_refused");
   });
 
   it("ends the application's sessions when the user revokes the authorization", async () => {
@@ -187,4 +195,126 @@ describe("OAuth applications", () => {
     expect((await api.get("/actor/v1/whoami", accessToken)).status).toBe(401);
     expect((await api.get("/actor/v1/whoami", bob.token)).status).toBe(200);
   });
+});
+
+describe("tokens issued to an application (security review 3)", () => {
+  const REFUSAL = {
+    code: "delegated_token_refused",
+    message: "Tokens issued to an application cannot manage credentials.",
+  };
+  const PUBLIC_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGv2c0Q3J6sT0mX8yQ3cK1r9hZQb6mKQ3n9gVt7nVq1k carol@laptop";
+
+  it("are marked delegated, act for the user, and are refused on every credential route", async () => {
+    const carol = await t.factories.user({ email: "carol@oauth.test" });
+    const org = await t.factories.organization({ admins: [carol.user] });
+    const fleet = await t.factories.fleet(org);
+    const device = await t.factories.device(fleet);
+    // What carol made herself, with her own (fresh) session.
+    const ownKey = await api.post("/api-key/user/full", { name: "carol's own" }, carol.token);
+    expect(ownKey.status, ownKey.text).toBe(200);
+    const ownSsh = await api.post(
+      "/v7/user__has__public_key",
+      { title: "laptop", public_key: PUBLIC_KEY, user: carol.user.id },
+      carol.token,
+    );
+    expect(ownSsh.status, ownSsh.text).toBe(201);
+    const [apiKeyRow] = (await api.get("/v7/api_key?$select=id", carol.token)).json.d as { id: number }[];
+
+    const code = String((await authorize(carol.token)).json.code);
+    const token = String((await exchange({ code, client_secret: app.client_secret })).json.access_token);
+    expect(claimsOf(token).delegatedTo).toBe(app.id);
+    // Its refreshed token stays delegated.
+    const refreshed = await api.get("/user/v1/refresh-token", token);
+    expect(refreshed.status).toBe(200);
+    expect(claimsOf(refreshed.text).delegatedTo).toBe(app.id);
+
+    // It acts for carol on her data.
+    expect((await api.get("/actor/v1/whoami", token)).json.username).toBe(carol.user.username);
+    expect((await api.get(`/v7/application(${fleet.id})?$select=app_name`, token)).status).toBe(200);
+    expect((await api.patch("/user/profile", profileOf("Carol"), token)).status).toBe(200);
+
+    const refused: [string, string, unknown?][] = [
+      ["POST", "/api-key/user/full", { name: "stolen" }],
+      [
+        "POST",
+        "/api-key/v2/",
+        { actorType: "application", actorTypeId: fleet.id, roles: ["provisioning-api-key"], name: "stolen" },
+      ],
+      ["POST", `/api-key/device/${device.id}/device-key`, {}],
+      ["POST", "/download-config", { appId: fleet.id, version: "6.0.0" }],
+      ["PATCH", `/v7/api_key(${apiKeyRow?.id})`, { expiry_date: null }],
+      ["DELETE", `/v7/api_key(${apiKeyRow?.id})`],
+      ["POST", "/v7/user__has__public_key", { title: "backdoor", public_key: PUBLIC_KEY, user: carol.user.id }],
+      ["DELETE", `/v7/user__has__public_key(${ownSsh.json.id})`],
+      ["POST", "/user/v1/ssh-keys/import", { url: "https://github.com/carol.keys" }],
+      ["POST", "/oauth/authorize", { client_id: app.client_id, response_type: "code" }],
+      ["PATCH", "/user/password", { currentPassword: carol.password, password: "a-new-password-1" }],
+      ["PATCH", "/user/email", { email: "carol-new@oauth.test", password: carol.password }],
+      ["POST", "/user/v1/refresh-token", { password: carol.password }],
+      ["GET", "/auth/totp/setup"],
+      ["POST", "/auth/totp/verify", { code: "123456" }],
+      ["POST", "/auth/totp/disable", { password: carol.password }],
+      ["POST", "/auth/v1/2fa-recover/create"],
+      ["POST", "/auth/v1/2fa-recover/verify", { code: "abcde-fghjk" }],
+      ["POST", "/logout-others"],
+      ["GET", "/zendesk/v1/login"],
+      ["GET", "/user/v1/intercom"],
+      ["DELETE", `/v7/user(${carol.user.id})`],
+      ["POST", "/auth/saml/finalize", { code: "x", jwt: token }],
+    ];
+    for (const [method, path, body] of refused) {
+      for (const bearer of [token, refreshed.text]) {
+        const answer = await api.call(method, path, { token: bearer, body });
+        expect(answer.status, `${method} ${path}: ${answer.text}`).toBe(403);
+        // The data API answers its errors as text (as balena's does); the others as JSON.
+        expect(answer.headers.get(ERROR_CODE_HEADER), `${method} ${path}`).toBe(REFUSAL.code);
+        expect(answer.text, `${method} ${path}`).toContain(REFUSAL.message);
+      }
+    }
+    // The same writes inside a $batch are refused too.
+    const batch = await api.post(
+      "/v7/$batch",
+      {
+        requests: [
+          {
+            id: "1",
+            method: "POST",
+            url: "/v7/user__has__public_key",
+            body: { title: "backdoor", public_key: PUBLIC_KEY, user: carol.user.id },
+          },
+        ],
+      },
+      token,
+    );
+    expect(JSON.stringify(batch.json)).toContain("delegated_token_refused");
+
+    // Nothing was made or changed: carol still has exactly her own key and SSH key.
+    const keys = (await api.get("/v7/api_key?$select=id,expiry_date", carol.token)).json.d as unknown[];
+    expect(keys).toEqual([{ id: apiKeyRow?.id, expiry_date: null }]);
+    const sshKeys = (await api.get("/v7/user__has__public_key?$select=title", carol.token)).json.d;
+    expect(sshKeys).toEqual([{ title: "laptop" }]);
+    const { rows: fleetKeys } = await t.db.query(`SELECT id FROM "api_key" WHERE is_of__actor IN ($1, $2)`, [
+      fleet.actor,
+      device.actor,
+    ]);
+    expect(fleetKeys).toEqual([]);
+    expect((await api.get("/v7/oauth_application_authorization?$select=id", carol.token)).json.d).toHaveLength(1);
+
+    // Revoked: neither the token nor its refresh works; carol's session and key still do.
+    const [authorization] = (await api.get("/v7/oauth_application_authorization", carol.token)).json.d as {
+      id: number;
+    }[];
+    expect((await api.del(`/v7/oauth_application_authorization(${authorization?.id})`, carol.token)).status).toBe(200);
+    expect((await api.get("/actor/v1/whoami", token)).status).toBe(401);
+    expect((await api.get("/actor/v1/whoami", refreshed.text)).status).toBe(401);
+    expect((await api.get("/actor/v1/whoami", carol.token)).status).toBe(200);
+    expect((await api.get("/actor/v1/whoami", JSON.parse(ownKey.text) as string)).status).toBe(200);
+  });
+});
+
+const profileOf = (firstName: string) => ({
+  first_name: firstName,
+  last_name: "Example",
+  company: "Flotilla",
+  account_type: "personal",
 });

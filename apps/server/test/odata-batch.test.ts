@@ -96,12 +96,12 @@ describe("POST /v7/$batch", () => {
       expect.objectContaining({ id: "a", status: 401 }),
     ]);
     expect(await tagsOf([c.id, a3.id])).toEqual([]);
-    // Another tenant's device is not even there for the caller.
+    // Another tenant's device is not even there for the caller (401, as balena answers it).
     const elsewhere = await batch(owner.token, [
       tag("x", other.id, { atomicityGroup: "page" }),
       tag("y", a3.id, { atomicityGroup: "page" }),
     ]);
-    expect((elsewhere.json.responses as Array<{ status: number }>).map((each) => each.status)).toEqual([400, 400]);
+    expect((elsewhere.json.responses as Array<{ status: number }>).map((each) => each.status)).toEqual([401, 401]);
     expect(await tagsOf([other.id, a3.id])).toEqual([]);
   });
 
@@ -129,7 +129,7 @@ describe("POST /v7/$batch", () => {
       },
       { ...tag("x", other.id), atomicityGroup: "g" },
     ]);
-    expect((response.json.responses as Array<{ status: number }>).map((each) => each.status)).toEqual([400, 400]);
+    expect((response.json.responses as Array<{ status: number }>).map((each) => each.status)).toEqual([401, 401]);
     expect(await tagsOf([a1.id])).toEqual(before);
   });
 

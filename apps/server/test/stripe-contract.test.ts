@@ -100,6 +100,18 @@ function stripeApi(request: http.IncomingMessage, body: string): { status: numbe
       json: { id, object: "payment_intent", amount: Number(form.get("amount")), currency: "usd", status: nextCharge },
     };
   }
+  if (path === "POST /v1/refunds") {
+    return {
+      status: 200,
+      json: {
+        id: `re_${sent.length}`,
+        object: "refund",
+        amount: Number(form.get("amount")),
+        payment_intent: form.get("payment_intent"),
+        status: "succeeded",
+      },
+    };
+  }
   return {
     status: 404,
     json: { error: { type: "invalid_request_error", message: `Unrecognized request URL (${path})` } },
@@ -228,6 +240,27 @@ describe("the Stripe adapter", () => {
     expect(annual.status).toBe(200);
     expect(sent.filter((s) => s.path === "/v1/payment_intents")).toEqual([]);
     expect((await invoices()).map((i) => i.state)).toEqual(["paid"]);
+
+    // To the free plan: the unused part of what was paid goes back as a Refund of that payment.
+    sent = [];
+    const free = await call(t, "PATCH", `/billing/v1/account/${org}/plan`, admin.token, {
+      tier: "free",
+      annual: false,
+    });
+    expect(free.status).toBe(200);
+    const refund = Object.fromEntries(sent.find((s) => s.path === "/v1/refunds")?.form ?? []);
+    const paid = await t.db.query<{ payment_reference: string }>(
+      `SELECT payment_reference FROM "invoice" WHERE organization = $1 AND state = 'paid'`,
+      [org],
+    );
+    expect(refund.payment_intent).toBe(paid.rows[0]?.payment_reference);
+    expect(Number(refund.amount)).toBeGreaterThan(0);
+    expect(Number(refund.amount)).toBeLessThanOrEqual(29900);
+    const { rows } = await t.db.query<{ amount_in_cents: number; reference: string }>(
+      `SELECT amount_in_cents, reference FROM "billing_refund" WHERE organization = $1`,
+      [org],
+    );
+    expect(rows).toEqual([{ amount_in_cents: Number(refund.amount), reference: expect.stringMatching(/^re_/) }]);
 
     const declining = await organizationWithCard("Declined Org");
     nextCharge = "declined";

@@ -129,6 +129,8 @@ export const errorCatalogue = {
   oauth_application_unknown: { status: 404, text: "Unknown OAuth application: {clientId}" },
   oauth_unsupported_response_type: { status: 400, text: "Unsupported response_type: only code is supported" },
   oauth_redirect_uri_invalid: { status: 400, text: "redirect_uri: must be an https URL, or http on localhost" },
+  // A token an OAuth application holds acts for the user, but never on credentials (security review 3).
+  delegated_token_refused: { status: 403, text: "Tokens issued to an application cannot manage credentials." },
   // Support portal and chat handoffs (spec 1 §7, §8 missing-configuration texts).
   support_portal_not_configured: { status: 501, text: "The support portal is not configured on this server." },
   chat_missing_user_id: { status: 400, text: "Missing user_id" },

@@ -1,6 +1,7 @@
 export * from "./accounts.ts";
 export * from "./architectures.ts";
 export * from "./billing.ts";
+export * from "./cli-login.ts";
 export * from "./cloudlink.ts";
 export * from "./command-runs.ts";
 export * from "./constants.ts";

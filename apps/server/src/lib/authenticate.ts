@@ -6,7 +6,7 @@ import { FlotillaError } from "../errors.ts";
 import { hashApiKey } from "../features/api-keys/service.ts";
 import type { SessionClaims } from "../features/auth/sessions.ts";
 import { globalRolesOf } from "../features/users/service.ts";
-import { freshnessError } from "./freshness.ts";
+import { delegatedRefusal, isDelegated, isRefusedToDelegated, sensitiveActionError } from "./delegation.ts";
 
 /** Who is calling: an actor (user, fleet or device), through a session token or an API key. */
 export type Caller = {
@@ -163,6 +163,10 @@ export function registerAuthentication(app: FastifyInstance, ctx: AppContext) {
         TWO_FACTOR_PENDING_ROUTES.has(route) && !(route === "/user/v1/refresh-token" && request.method !== "GET");
       if (!allowed) throw new FlotillaError("two_factor_required");
     }
+    // An OAuth application's token never manages credentials (lib/delegation.ts).
+    if (isDelegated(caller) && isRefusedToDelegated(request.method, request.routeOptions.url ?? "")) {
+      throw delegatedRefusal();
+    }
     request.auth = caller;
   };
   // Added per route, after the rate limiter's own hook, so floods are refused before any token check.
@@ -193,10 +197,13 @@ export function requireSession(request: FastifyRequest): SessionClaims {
   return caller.session;
 }
 
-/** The session of a sensitive action: 403 `auth_expired` unless authenticated in the last 20 minutes. */
+/**
+ * The session of a sensitive action: 403 `auth_expired` unless authenticated in the last 20
+ * minutes; 403 `delegated_token_refused` for an OAuth application's token, whatever its age.
+ */
 export function requireFreshAuth(request: FastifyRequest): SessionClaims {
   const caller = requireAuth(request);
-  const error = freshnessError(caller.session?.authTime);
+  const error = sensitiveActionError({ authTime: caller.session?.authTime, delegated: isDelegated(caller) });
   if (error || !caller.session) throw error ?? new FlotillaError("auth_expired");
   return caller.session;
 }

@@ -20,15 +20,24 @@ export function createThrottle({
   const events = new Map<string, number[]>();
   const normal = (key: string) => key.trim().toLowerCase();
   const recent = (key: string, now: number) => (events.get(key) ?? []).filter((at) => now - at < windowMs);
+  /** Seconds until this key may go on (its oldest event leaves the window), or undefined when it may now. */
+  const retryAfter = (rawKey: string, now = Date.now()): number | undefined => {
+    const times = recent(normal(rawKey), now);
+    if (times.length < max) return undefined;
+    return Math.max(1, Math.ceil(((times[0] ?? now) + windowMs - now) / 1000));
+  };
 
   return {
     /** Throws 429 when this key reached the limit within the window. */
     check(rawKey: string, now = Date.now()) {
-      const key = normal(rawKey);
-      const times = recent(key, now);
-      if (times.length < max) return;
-      const retryAfter = Math.max(1, Math.ceil(((times[0] ?? now) + windowMs - now) / 1000));
-      throw new FlotillaError("too_many_requests", message, { headers: { "retry-after": String(retryAfter) } });
+      const seconds = retryAfter(rawKey, now);
+      if (seconds === undefined) return;
+      throw new FlotillaError("too_many_requests", message, { headers: { "retry-after": String(seconds) } });
+    },
+    retryAfter,
+    /** Forgets every key that starts with `prefix` (already normalised: lower case, trimmed). */
+    resetPrefix(prefix: string) {
+      for (const key of events.keys()) if (key.startsWith(prefix)) events.delete(key);
     },
     /** Has this key reached the limit within the window? */
     reached(rawKey: string, now = Date.now()) {

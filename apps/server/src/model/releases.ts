@@ -1,9 +1,13 @@
 import { computed, createdAt, editable, field, id, many, pairResource, ref, resource, synonym } from "./dsl.ts";
 
 const semverSql = (r: string) => `(${r}."semver_major" || '.' || ${r}."semver_minor" || '.' || ${r}."semver_patch")`;
-/** `1.2.3`, `1.2.3-pre`, `1.2.3+rev4` as balena writes it. */
+/**
+ * `1.2.3`, `1.2.3-pre`, `1.2.3+rev4` as balena writes it; a draft is `1.2.3-<created_at in ms>`,
+ * unique per draft, until it is finalized (then its revision among the version's repeats).
+ */
 const rawVersionSql = (r: string) =>
-  `(${semverSql(r)} || CASE WHEN ${r}."semver_prerelease" <> '' THEN '-' || ${r}."semver_prerelease" ELSE '' END || CASE WHEN ${r}."revision" IS NOT NULL AND ${r}."revision" > 0 THEN '+rev' || ${r}."revision" ELSE '' END)`;
+  `(CASE WHEN NOT ${r}."is_final" THEN ${semverSql(r)} || '-' || floor(extract(epoch FROM ${r}."created_at") * 1000)::bigint::text
+         ELSE ${semverSql(r)} || CASE WHEN ${r}."semver_prerelease" <> '' THEN '-' || ${r}."semver_prerelease" ELSE '' END || CASE WHEN ${r}."revision" IS NOT NULL AND ${r}."revision" > 0 THEN '+rev' || ${r}."revision" ELSE '' END END)`;
 
 const releaseImageImage = ref("image", "image", { writable: true, required: true });
 const releaseImageRelease = ref("is_part_of__release", "release", { writable: true, required: true });
@@ -47,6 +51,13 @@ export const releaseResources = [
       editable("note", "Text"),
       ref("is_created_by__user", "user", { writable: true }),
       computed("semver", "Text", semverSql),
+      // Seconds the build took (balena's release.duration); none while it runs.
+      computed(
+        "duration",
+        "Integer",
+        (r) =>
+          `CASE WHEN ${r}."end_timestamp" IS NOT NULL THEN floor(extract(epoch FROM ${r}."end_timestamp" - ${r}."start_timestamp"))::int END`,
+      ),
       computed("raw_version", "Text", rawVersionSql),
       computed(
         "version",
@@ -106,7 +117,8 @@ export const releaseResources = [
       editable("is_stored_at__image_location", "Text", true),
       editable("project_type", "Text"),
       editable("error_message", "Text"),
-      editable("build_log", "Text"),
+      // Long: balena answers it only when it is selected.
+      { ...editable("build_log", "Text"), selectByDefault: false },
       editable("status", "Text", true),
       editable("content_hash", "Text"),
       editable("contract", "JSON"),

@@ -29,6 +29,8 @@ export type ODataContext = {
   actorType?: string | undefined;
   /** When the caller's session was authenticated (ms); undefined for API keys. Hooks of sensitive writes read it. */
   authTime?: number | undefined;
+  /** The caller's token was issued to an OAuth application; hooks of credential writes refuse it. */
+  delegated?: boolean | undefined;
   /** Who writes, for the audit log written by hooks. */
   auditActor?: AuditActorRef | undefined;
   /**
@@ -66,7 +68,7 @@ export async function executeCreate(context: ODataContext, url: ODataUrl, body: 
   return inTransaction(context, async (tx, afterCommit) => {
     const hookContext = hookContextOf(context, tx, resource, afterCommit);
     const hooks = context.hooks?.[resource.name];
-    await expectReadableReferences(context, tx, resource, values);
+    await expectReadableReferences(context, tx, resource, "create", values);
     await hooks?.beforeCreate?.({ ...hookContext, body: values });
     dropParameters(resource, values);
     checkRequired(resource, values);
@@ -103,7 +105,7 @@ export async function executeCreateMany(
   return inTransaction(context, async (tx, afterCommit) => {
     const hookContext = hookContextOf(context, tx, resource, afterCommit);
     const hooks = context.hooks?.[resource.name];
-    await expectReadableReferences(context, tx, resource, ...rows);
+    await expectReadableReferences(context, tx, resource, "create", ...rows);
     const ids: number[] = [];
     const insertOne = async (values: Record<string, unknown>) => {
       const insert = insertStatement(resource, values);
@@ -224,7 +226,7 @@ export async function executeUpdate(context: ODataContext, url: ODataUrl, body: 
       await expectNothingReadable(context, tx, url, "update");
       return { status: 200, headers: {} };
     }
-    await expectReadableReferences(context, tx, resource, values);
+    await expectReadableReferences(context, tx, resource, "update", values);
     const hookContext = hookContextOf(context, tx, resource, afterCommit);
     const hooks = context.hooks?.[resource.name];
     await hooks?.beforeUpdate?.({ ...hookContext, ids, body: values });
@@ -320,7 +322,9 @@ function hookContextOf(
     tx,
     afterCommit,
     actorId: context.actorId,
+    actorType: context.actorType,
     authTime: context.authTime,
+    delegated: context.delegated,
     auditActor: context.auditActor,
     permissions: context.permissions,
     model: context.model,
@@ -338,11 +342,14 @@ const REFERENCES_UNCHECKED = new Set(["user"]);
  * Every row a client's write points at must be one the caller can read, so that nobody links
  * their rows to another tenant's (pins a device on its release, moves a fleet into its
  * organization). An unreadable row is answered as a missing one: its existence is not told.
+ * A POST naming such a parent is answered 401, as balena's API does (balena-sdk turns it into
+ * "<Resource> not found"); a PATCH 400.
  */
 async function expectReadableReferences(
   context: ODataContext,
   tx: Querier,
   resource: ResourceDefinition,
+  write: "create" | "update",
   ...rows: Record<string, unknown>[]
 ) {
   const byTarget = new Map<string, { names: string[]; ids: Set<number> }>();
@@ -361,7 +368,7 @@ async function expectReadableReferences(
     const { rows } = await tx.query<{ n: number }>(check.text, check.values);
     if (Number(rows[0]?.n) !== ids.size) {
       throw new FlotillaError(
-        "bad_request",
+        write === "create" ? "unauthorized" : "bad_request",
         `${names.map((name) => `"${name}"`).join(" and ")} does not refer to an existing row.`,
       );
     }

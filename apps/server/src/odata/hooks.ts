@@ -18,8 +18,12 @@ export type HookContext = {
   /** Work to do once the write has committed (e.g. send a mail); skipped when it rolls back. */
   afterCommit(task: () => Promise<void> | void): void;
   actorId: number | undefined;
+  /** What kind of actor writes (`user`, `application`, `device`, `guest`); undefined for the server's own work. */
+  actorType?: string | undefined;
   /** When the caller's session was authenticated (ms); undefined for API keys. */
   authTime: number | undefined;
+  /** The caller's token was issued to an OAuth application (lib/delegation.ts): no credential writes. */
+  delegated: boolean | undefined;
   /** Who writes, for the audit log: the user, the API key used, the client address. */
   auditActor: AuditActorRef | undefined;
   permissions: Permissions;

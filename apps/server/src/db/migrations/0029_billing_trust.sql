@@ -34,3 +34,24 @@ CREATE TABLE "invoice_number_counter" (
 );--> statement-breakpoint
 INSERT INTO "invoice_number_counter" ("series", "last_number")
 SELECT 'INV', COALESCE(max(substring(invoice_number FROM '^INV-(\d+)$')::int), 0) FROM "invoice";
+--> statement-breakpoint
+-- Billing mails (receipt, failed payment, past due, the warning before freezing, frozen, unfrozen),
+-- each once: a notice row is claimed in the billing job's transaction, the mail sent after it commits.
+CREATE TABLE "billing_notice" (
+	"organization" integer NOT NULL,
+	"kind" text NOT NULL,
+	"key" text NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "billing_notice_pkey" PRIMARY KEY ("organization", "kind", "key")
+);--> statement-breakpoint
+ALTER TABLE "billing_notice" ADD CONSTRAINT "billing_notice_organization_organization_id_fk" FOREIGN KEY ("organization") REFERENCES "public"."organization"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "invoice" ADD COLUMN "payment_error" text;--> statement-breakpoint
+-- What happened before these mails existed is not mailed now.
+INSERT INTO "billing_notice" ("organization", "kind", "key")
+SELECT organization, 'receipt', id::text FROM "invoice" WHERE state = 'paid'
+UNION ALL
+SELECT organization, 'payment_failed', COALESCE(payment_reference, id::text) FROM "invoice" WHERE state IN ('past_due', 'failed')
+UNION ALL
+SELECT id, k.kind, to_char(has_past_due_invoice_since__date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+  FROM "organization", (VALUES ('past_due'), ('freeze_warning'), ('frozen')) AS k(kind)
+ WHERE has_past_due_invoice_since__date IS NOT NULL;

@@ -6,6 +6,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   real,
   text,
   timestamp,
@@ -329,6 +330,8 @@ export const invoice = pgTable(
     paid_with: text(),
     /** The tax sentence it prints (reverse charge, outside the scope). */
     tax_note: text(),
+    /** The provider's reason when its last charge failed. */
+    payment_error: text(),
   },
   (t) => [
     index("invoice_organization_idx").on(t.organization, t.created_at),
@@ -402,6 +405,18 @@ export const billing_refund = pgTable(
     reference: text().notNull(),
   },
   (t) => [check("billing_refund_amount_check", sql`${t.amount_in_cents} > 0`)],
+);
+
+/** A billing mail sent (docs/billing.md "Mails"): one per organization, kind and key, ever. */
+export const billing_notice = pgTable(
+  "billing_notice",
+  {
+    organization: ownedBy(() => organization.id),
+    kind: text().notNull(),
+    key: text().notNull(),
+    created_at: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.organization, t.kind, t.key] })],
 );
 
 /** The last invoice number given per series: invoices are numbered without gaps. */

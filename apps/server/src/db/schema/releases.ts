@@ -4,6 +4,7 @@ import {
   bigint,
   boolean,
   check,
+  index,
   integer,
   jsonb,
   pgTable,
@@ -53,7 +54,9 @@ export const release = pgTable(
     is_created_by__user: integer().references(() => user.id, { onDelete: "set null" }),
   },
   (t) => [
-    uniqueIndex("release_app_commit_key").on(t.belongs_to__application, t.commit),
+    // Unique among successful releases only (migration 0030), as on balena.
+    uniqueIndex("release_app_commit_key").on(t.belongs_to__application, t.commit).where(sql`${t.status} = 'success'`),
+    index("release_app_commit_idx").on(t.belongs_to__application, t.commit),
     check(
       "release_status_check",
       sql`${t.status} IN ('cancelled', 'error', 'failed', 'interrupted', 'local', 'running', 'success', 'timeout')`,

@@ -1,18 +1,19 @@
 import type { Tx } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
-import { freshnessError } from "../../lib/freshness.ts";
+import { sensitiveActionError } from "../../lib/delegation.ts";
 import type { ResourceHooks } from "../../odata/index.ts";
 
 /**
- * Account deletion through the data API (`DELETE /v7/user({id})`, spec 1 §4): a recent sign-in;
+ * Account deletion through the data API (`DELETE /v7/user({id})`, spec 1 §4): a recent sign-in
+ * (never an OAuth application's token);
  * refused while an organization the user administers has a custom (not self-serve) plan; the
  * subscriptions of the organizations the user alone administers go back to the free plan (monthly)
  * and those organizations are deleted; then the user row goes, and with it (by cascade) sessions,
  * memberships, SSH keys, recovery codes, and (afterDelete) the actor with its API keys.
  */
 export const userHooks: ResourceHooks = {
-  async beforeDelete({ tx, ids, actorId, authTime }) {
-    const error = freshnessError(authTime);
+  async beforeDelete({ tx, ids, actorId, authTime, delegated }) {
+    const error = sensitiveActionError({ authTime, delegated });
     if (error) throw error;
     for (const id of ids) await prepareDeletion(tx, id, actorId);
   },

@@ -31,7 +31,7 @@ import {
   verifyEmail,
 } from "./service.ts";
 import { importSshKeys } from "./ssh-import.ts";
-import { checkTotpForReset, createTotpGuard } from "./two-factor.ts";
+import { checkTotpForReset } from "./two-factor.ts";
 import { twoFactorRoutes } from "./two-factor-routes.ts";
 
 const verifyEmailBody = z.object({
@@ -61,7 +61,7 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
   });
   // Wrong passwords on re-authentication and sensitive actions count like failed logins.
   const passwordThrottle = createLoginThrottle();
-  const totp = createTotpGuard();
+  const totp = ctx.totpGuard;
 
   /** The caller's user row, and the password check of sensitive actions (401 invalid_password). */
   async function currentUser(userId: number): Promise<User> {
@@ -190,15 +190,19 @@ export async function accountRoutes(app: FastifyInstance, ctx: AppContext) {
         if (proved) await dropUnvouchedSamlLinks(tx, owner.id, proved);
       });
       await tokens.revokeAll(owner.id);
+      // The owner read the reset mail: failed logins no longer lock the account anywhere.
+      ctx.loginThrottle.clearAccount(`user:${owner.id}`);
       return { success: true };
     },
   );
 
   // ---- SSH keys ---------------------------------------------------------------------------
 
+  // Adding SSH keys is a sensitive action, as adding one through the data API (ssh-keys/hooks.ts).
   app.post("/user/v1/ssh-keys/import", async (request) => {
     const { id } = requireUser(request);
     const { url } = parseInput(sshKeyImportSchema, request.body);
+    requireFreshAuth(request);
     return importSshKeys(db.orm, id, url, { allow: fetchAllow, log: request.log });
   });
 

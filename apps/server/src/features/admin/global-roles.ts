@@ -41,7 +41,7 @@ const USER_COLUMNS = `u.id, u.username, u.email, u.is_verified, u.created_at,
   (SELECT array_agg(r.name ORDER BY r.name) FROM "user__has__role" h JOIN "role" r ON r.id = h.role
     WHERE h."user" = u.id AND r.name IN ('balena_admin', 'support_agent')) AS global_roles`;
 
-/** The expression the trigram index of migration 0030 is built on: a search matches either. */
+/** The expression the trigram index of migration 0031 is built on: a search matches either. */
 const SEARCHED = `(lower(u.username) || ' ' || lower(coalesce(u.email, '')))`;
 
 const iso = (value: Date | string) => new Date(value).toISOString();

@@ -16,6 +16,12 @@ export type SessionClaims = {
   authTime: number;
   actualUser?: number;
   twoFactorRequired?: boolean;
+  /**
+   * Set on the tokens of a session an OAuth application holds (POST /oauth/token): the id of the
+   * `oauth_application`. Such a token acts for the user on their data but never manages
+   * credentials (lib/delegation.ts); every token of the session carries it on.
+   */
+  delegatedTo?: number;
   permissions: string[];
   session: string;
 };
@@ -36,13 +42,16 @@ function carriedTwoFactor(u: User, claims: SessionClaims): TwoFactorState {
   return claims.twoFactorRequired ?? false;
 }
 
+/** What every new token of a session keeps from the one it replaces: who acts, for whom. */
+const carried = (claims: SessionClaims) => ({ actualUser: claims.actualUser, delegatedTo: claims.delegatedTo });
+
 export function createSessionTokens(orm: Orm, secret: Uint8Array) {
   async function sign(
     u: User,
     session: string,
     authTime: number,
     twoFactor: TwoFactorState,
-    actualUser?: number,
+    { actualUser, delegatedTo }: Pick<SessionClaims, "actualUser" | "delegatedTo"> = {},
   ): Promise<string> {
     const roles = await globalRolesOf(orm, u.id);
     const claims: SessionClaims = {
@@ -53,6 +62,7 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
       authTime,
       ...(actualUser === undefined ? {} : { actualUser }),
       ...(twoFactor === undefined ? {} : { twoFactorRequired: twoFactor }),
+      ...(delegatedTo === undefined ? {} : { delegatedTo }),
       permissions: permissionsOf(roles),
       session,
     };
@@ -66,16 +76,17 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
   return {
     /**
      * Starts a session (login): a new revocable session row and its first token. A user with
-     * two-factor gets a token that may only complete the second factor.
+     * two-factor gets a token that may only complete the second factor, unless the login checked
+     * it already (`secondFactorPassed`: a locked login let through by a right code).
      */
-    async start(u: User): Promise<string> {
+    async start(u: User, { secondFactorPassed = false } = {}): Promise<string> {
       const session = crypto.randomUUID();
       await orm.insert(user_session).values({
         id: session,
         user: u.id,
         expires_at: new Date(Date.now() + SESSION_TOKEN_LIFETIME_MS),
       });
-      return sign(u, session, Date.now(), u.totp_secret ? true : undefined);
+      return sign(u, session, Date.now(), u.totp_secret ? !secondFactorPassed : undefined);
     },
 
     /**
@@ -89,22 +100,24 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
         user: u.id,
         expires_at: new Date(Date.now() + SESSION_TOKEN_LIFETIME_MS),
       });
-      return sign(u, session, Date.now(), u.totp_secret ? false : undefined, actualUser);
+      return sign(u, session, Date.now(), u.totp_secret ? false : undefined, { actualUser });
     },
 
     /**
      * A session for an OAuth application (POST /oauth/token): `authTime` is the granting session's,
-     * so the application's token is no fresher a sign-in than the one that granted it, and the
-     * second factor counts as passed (only a session past it can grant). Returns the session id too.
+     * and the second factor counts as passed (only a session past it can grant). Its tokens are
+     * delegated (`delegatedTo`: the application): they never count as a fresh sign-in and are
+     * refused wherever credentials are managed (lib/delegation.ts). Returns the session id too.
      */
-    async startDelegated(u: User, authTime: number): Promise<{ token: string; session: string }> {
+    async startDelegated(u: User, authTime: number, application: number): Promise<{ token: string; session: string }> {
       const session = crypto.randomUUID();
       await orm.insert(user_session).values({
         id: session,
         user: u.id,
         expires_at: new Date(Date.now() + SESSION_TOKEN_LIFETIME_MS),
       });
-      return { token: await sign(u, session, authTime, u.totp_secret ? false : undefined), session };
+      const token = await sign(u, session, authTime, u.totp_secret ? false : undefined, { delegatedTo: application });
+      return { token, session };
     },
 
     /** A fresh token for the same session, keeping its authTime (the SDK's hourly refresh). */
@@ -113,22 +126,22 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
         .update(user_session)
         .set({ expires_at: new Date(Date.now() + SESSION_TOKEN_LIFETIME_MS) })
         .where(eq(user_session.id, claims.session));
-      return sign(u, claims.session, claims.authTime, carriedTwoFactor(u, claims), claims.actualUser);
+      return sign(u, claims.session, claims.authTime, carriedTwoFactor(u, claims), carried(claims));
     },
 
     /** Re-authentication (password entered again): the same session, authTime now. */
     async reauthenticate(u: User, claims: SessionClaims): Promise<string> {
-      return sign(u, claims.session, Date.now(), carriedTwoFactor(u, claims), claims.actualUser);
+      return sign(u, claims.session, Date.now(), carriedTwoFactor(u, claims), carried(claims));
     },
 
     /** The second factor passed (or two-factor just enabled): the same session, flag false. */
     async passTwoFactor(u: User, claims: SessionClaims): Promise<string> {
-      return sign(u, claims.session, claims.authTime, false, claims.actualUser);
+      return sign(u, claims.session, claims.authTime, false, carried(claims));
     },
 
     /** Two-factor disabled: the same session, without the flag. */
     async withoutTwoFactor(u: User, claims: SessionClaims): Promise<string> {
-      return sign(u, claims.session, claims.authTime, undefined, claims.actualUser);
+      return sign(u, claims.session, claims.authTime, undefined, carried(claims));
     },
 
     /** Ends every session of the user but `keep` (password change, logout of other sessions). */

@@ -263,6 +263,7 @@ export async function createInvoice(
     paidWith: string | null;
     taxNote: string | undefined;
     paymentReference?: string | undefined;
+    paymentError?: string | undefined;
   },
 ): Promise<InvoiceRow | undefined> {
   const { rows: counter } = await db.query<{ last_number: number }>(
@@ -274,11 +275,11 @@ export async function createInvoice(
   const { rows } = await db.query<InvoiceRow>(
     `INSERT INTO "invoice" (uuid, organization, invoice_number, state, subtotal_in_cents, total_in_cents, lines,
                             period_start, period_end, due_on, closed_at, payment_reference, created_at,
-                            billed_to, seller, paid_with, tax_note)
+                            billed_to, seller, paid_with, tax_note, payment_error)
      SELECT gen_random_uuid()::text, o.id, $2, $3, $4, $4, $5::jsonb, $6, $7, $8, CASE WHEN $3 = 'paid' THEN $10::timestamptz END, $9, $10,
             jsonb_build_object('name', COALESCE(NULLIF(b.company_name, ''), o.name), 'email', b.email,
                                'address', COALESCE(b.address, '{}'::jsonb), 'tax_id', b.tax_id),
-            $11::jsonb, $12, $13
+            $11::jsonb, $12, $13, $14
        FROM "organization" o LEFT JOIN "billing_account" b ON b.organization = o.id
       WHERE o.id = $1
      RETURNING ${INVOICE_COLUMNS}`,
@@ -296,6 +297,7 @@ export async function createInvoice(
       JSON.stringify({ ...values.seller, logo: undefined }),
       values.paidWith,
       values.taxNote ?? null,
+      values.paymentError ?? null,
     ],
   );
   await db.query(
@@ -315,11 +317,21 @@ export async function unpaidInvoices(db: Db, organization: number): Promise<Invo
   return rows;
 }
 
-export async function markInvoicePaid(db: Db, organization: number, number: string) {
+export async function markInvoicePaid(db: Db, organization: number, number: string, reference: string, at: Date) {
   await db.query(
-    `UPDATE "invoice" SET state = 'paid', closed_at = now() WHERE organization = $1 AND invoice_number = $2`,
-    [organization, number],
+    `UPDATE "invoice" SET state = 'paid', closed_at = $4, payment_reference = $3, payment_error = NULL
+      WHERE organization = $1 AND invoice_number = $2`,
+    [organization, number, reference, at],
   );
+}
+
+/** A charge of an unpaid invoice failed again: its payment and the provider's reason. */
+export async function recordFailedCharge(db: Db, invoice: number, reference: string, error: string) {
+  await db.query(`UPDATE "invoice" SET payment_reference = $2, payment_error = $3 WHERE id = $1`, [
+    invoice,
+    reference || null,
+    error,
+  ]);
 }
 
 /**

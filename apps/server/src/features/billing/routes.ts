@@ -112,6 +112,11 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
   }, BILLING_JOB_INTERVAL_MS);
   job.unref();
   app.addHook("onClose", () => clearInterval(job));
+  /** The billing job now (its mails: receipts, unfrozen); when another instance runs it, that one sends them. */
+  const sendBillingMails = (now: Date) =>
+    runBillingJob(ctx.db, provider, now, mail, ctx.config.billingIssuer).catch((error) =>
+      app.log.warn({ err: error }, "the billing job failed"),
+    );
 
   /** The organization of the route, for a user who may see its billing: 404 when not a member, 403 otherwise. */
   async function billingOrganization(request: FastifyRequest): Promise<{ id: number; name: string; user: number }> {
@@ -161,6 +166,12 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
     };
     await saveAccount(ctx.db, id, account);
     return { ...account, account_state: "active" };
+  });
+
+  // Billing time for the dashboard's past-due banner (days until freezing count by it).
+  app.get("/billing/v1/clock", async (request) => {
+    requireUser(request);
+    return { now: (await billingNow(ctx.db, provider)).toISOString() };
   });
 
   // Billing time (the test clock's, with the built-in provider) dates the plan, its changes and usage.
@@ -228,13 +239,52 @@ export async function billingRoutes(app: FastifyInstance, ctx: AppContext) {
   app.patch("/billing/v1/account/:org/info", async (request) => {
     const { id } = await billingOrganization(request);
     const body = parseInput(infoBody, request.body);
+    const now = await billingNow(ctx.db, provider);
     await ctx.db.transaction(async (tx) => {
       const method = await provider.takeSetupIntent(tx, id, body.token_id);
       await savePaymentMethod(tx, id, provider.name, method);
       await recordAudit(tx, auditActorOf(request), paymentMethodEntry(id, "billing.payment_method_changed"));
-      await retryUnpaidInvoices(tx, provider, id);
+      await retryUnpaidInvoices(tx, provider, id, now);
     });
+    await sendBillingMails(now);
     return { ok: true };
+  });
+
+  // "Pay now" on the past-due and frozen pages: the unpaid invoices are charged again with the
+  // current payment method; paid up, the organization is unfrozen at once.
+  app.post("/billing/v1/account/:org/pay", async (request) => {
+    const { id } = await billingOrganization(request);
+    if (!(await paymentMethodOf(ctx.db, id))) {
+      throw new FlotillaError("bad_request", "Add a payment method before paying.");
+    }
+    const now = await billingNow(ctx.db, provider);
+    const outcome = await ctx.db.transaction(async (tx) => {
+      const result = await retryUnpaidInvoices(tx, provider, id, now);
+      await recordAudit(tx, auditActorOf(request), {
+        action: "billing.unpaid_invoices_paid",
+        organization: id,
+        targetType: "organization",
+        targetId: id,
+        details: { paid: result.paid, failed: result.failed.length },
+      });
+      return result;
+    });
+    await sendBillingMails(now);
+    if (outcome.failed.length > 0) {
+      throw new FlotillaError(
+        "bad_request",
+        `The payment failed: ${outcome.failed[0]?.error ?? "The payment was declined."} Update the payment method and try again.`,
+      );
+    }
+    const { rows } = await ctx.db.query<{ is_frozen: boolean; since: Date | null }>(
+      `SELECT is_frozen, has_past_due_invoice_since__date AS since FROM "organization" WHERE id = $1`,
+      [id],
+    );
+    return {
+      paid: outcome.paid,
+      is_frozen: rows[0]?.is_frozen ?? false,
+      has_past_due_invoice_since__date: rows[0]?.since ?? null,
+    };
   });
 
   app.delete("/billing/v1/account/:org/info", async (request) => {

@@ -16,7 +16,9 @@ import type { Database, Queryable } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import type { Mailer } from "../mail/mailer.ts";
 import { creditLowMail } from "../mail/templates.ts";
+import { invoicePdf } from "./invoice-pdf.ts";
 import { type BillingIssuer, DEFAULT_ISSUER } from "./issuer.ts";
+import { type BillingNotice, billingRecipients, claimDueNotices, noticeMail } from "./notices.ts";
 import type { PaymentProvider } from "./provider.ts";
 import {
   type Adjustment,
@@ -29,6 +31,7 @@ import {
   currentSubscription,
   type InvoiceLine,
   type InvoiceRow,
+  invoiceByNumber,
   invoicedPeriodAt,
   isInvoiced,
   latestCreditConsumption,
@@ -41,6 +44,7 @@ import {
   planAddonPrices,
   planByCode,
   planIncludes,
+  recordFailedCharge,
   recordRefund,
   refundableInvoices,
   type Subscription,
@@ -140,15 +144,24 @@ async function supportOf(db: Db, plan: number): Promise<SupportTier> {
  */
 export async function usageReport(db: Db, organization: number) {
   const { plan } = await currentSubscription(db, organization);
-  const [usage, lines, creditConsumption] = await Promise.all([
+  const [usage, lines, creditConsumption, includes, prices] = await Promise.all([
     usageOf(db, organization),
     usageLines(db, organization, plan.id, 1),
     latestCreditConsumption(db, organization),
+    planIncludes(db, plan.id),
+    planAddonPrices(db, plan.id),
   ]);
   // What is billed beyond the plan: the items of the usage lines, by quantity and by amount.
   const overage = Object.fromEntries(lines.map((line) => [line.code ?? "", line.quantity]));
   const charges = Object.fromEntries(lines.map((line) => [line.code ?? "", line.amount_in_cents]));
-  return { currentUsage: usage, peakUsage: usage, overage, charges, creditConsumption };
+  // The plan's add-ons (devices beyond the plan, seats per paid role): price, included, used, billed.
+  const addons = [...prices].map(([item, price]) => {
+    const included = includes.get(item) ?? 0;
+    const used = usage[item] ?? 0;
+    const billed = Math.max(0, used - included);
+    return { item, unit_price_cents: price, included, used, billed, amount_cents: billed * price };
+  });
+  return { currentUsage: usage, peakUsage: usage, overage, charges, creditConsumption, addons };
 }
 
 /** `GET /billing/v1/account/{org}/can-access-support`: the plan's support tier includes private support. */
@@ -457,6 +470,7 @@ async function issueInvoice(
     seller: issuer,
     paidWith: total > 0 ? paidWith(method, provider.isTest) : null,
     taxNote: tax.note,
+    paymentError: charge.status === "failed" ? (charge.error ?? "The payment was declined.") : undefined,
   });
   if (!invoice) return undefined;
   await consumeCredits(db, invoice.id, bill.credits);
@@ -500,10 +514,16 @@ export async function usageLines(db: Db, organization: number, plan: number, mon
   return lines;
 }
 
-/** After a new payment method: charges the unpaid invoices again, and unfreezes what is paid up. */
+/**
+ * After a new payment method, or "Pay now": charges the unpaid invoices again, and unfreezes what
+ * is paid up. A charge that fails again keeps the invoice past due with the provider's reason
+ * (and its own failed-payment mail).
+ */
 export async function retryUnpaidInvoices(db: Db, provider: PaymentProvider, organization: number, now = new Date()) {
   const method = await paymentMethodOf(db, organization);
-  if (!method) return;
+  const failed: Array<{ invoice: string; error: string }> = [];
+  let paid = 0;
+  if (!method) return { paid, failed };
   for (const invoice of await unpaidInvoices(db, organization)) {
     const charge = await provider.charge(
       db,
@@ -512,9 +532,17 @@ export async function retryUnpaidInvoices(db: Db, provider: PaymentProvider, org
       invoice.total_in_cents,
       `Invoice ${invoice.invoice_number}`,
     );
-    if (charge.status === "paid") await markInvoicePaid(db, organization, invoice.invoice_number);
+    if (charge.status === "paid") {
+      await markInvoicePaid(db, organization, invoice.invoice_number, charge.reference, now);
+      paid += 1;
+    } else if (charge.status === "failed") {
+      const error = charge.error ?? "The payment was declined.";
+      await recordFailedCharge(db, invoice.id, charge.reference, error);
+      failed.push({ invoice: invoice.invoice_number, error });
+    }
   }
   await updatePastDue(db, now, FREEZE_DAYS, organization);
+  return { paid, failed };
 }
 
 /**
@@ -576,7 +604,7 @@ export async function runBillingJob(
     const { rows } = await tx.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS locked", [
       BILLING_JOB_LOCK,
     ]);
-    if (!rows[0]?.locked) return { ran: false, invoiced: 0 };
+    if (!rows[0]?.locked) return { ran: false, invoiced: 0, notices: [] as BillingNotice[] };
     let invoiced = 0;
     for (const subscription of await paidSubscriptions(tx)) {
       const method = await paymentMethodOf(tx, subscription.organization);
@@ -605,11 +633,31 @@ export async function runBillingJob(
     }
     await updatePastDue(tx, now, FREEZE_DAYS);
     if (mail) outgoing.push(...(await lowCreditMails(tx, mail.publicUrl, now)));
-    return { ran: true, invoiced };
+    const notices = mail ? await claimDueNotices(tx, now) : [];
+    return { ran: true, invoiced, notices };
   });
   // Sent once the state that says so is committed: a job that fails sends nothing.
-  if (mail) for (const { to, content } of outgoing) await mail.mailer.send(to, content);
-  return result;
+  if (mail) {
+    for (const { to, content } of outgoing) await mail.mailer.send(to, content);
+    await sendNotices(db, mail, result.notices, issuer);
+  }
+  return { ran: result.ran, invoiced: result.invoiced };
+}
+
+/** The billing mails claimed by a job, to each recipient; a receipt carries its invoice's PDF. */
+async function sendNotices(db: Db, mail: BillingMail, notices: BillingNotice[], issuer: BillingIssuer) {
+  for (const notice of notices) {
+    const content = noticeMail(mail.publicUrl, notice);
+    if (notice.kind === "receipt") {
+      const invoice = await invoiceByNumber(db, notice.organization, notice.invoice);
+      const { logo, ...seller } = issuer;
+      if (invoice?.billed_to) {
+        const pdf = await invoicePdf(invoice, { billedTo: invoice.billed_to, seller }, logo);
+        content.attachments = [{ filename: `${notice.invoice}.pdf`, content: pdf, contentType: "application/pdf" }];
+      }
+    }
+    for (const to of await billingRecipients(db, notice.organization)) await mail.mailer.send(to, content);
+  }
 }
 
 /**

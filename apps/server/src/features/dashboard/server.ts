@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import fastifyHelmet from "@fastify/helmet";
 import fastifyStatic from "@fastify/static";
-import { APP_VERSION } from "@flotilla/domain";
+import { APP_VERSION, CLI_CALLBACK_POST_HOSTS } from "@flotilla/domain";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { type Config, mapTilesSource } from "../../config.ts";
 
@@ -32,10 +32,12 @@ export function runtimeConfig(config: Config) {
 /** Google's reCAPTCHA widget: its script and its frame, only when the deployment uses it. */
 const RECAPTCHA_SOURCES = ["https://www.google.com/recaptcha/", "https://www.gstatic.com/recaptcha/"];
 /**
- * The command-line login posts the token to the CLI's own server on this machine (spec 1 §5).
- * CSP host sources cannot name IPv6 literals, so a callback on [::1] is not reachable.
+ * The command-line login posts the token to the CLI's own server on this machine (spec 1 §5),
+ * in a form POST only (security review 3): form-action names the loopback ports the page posts
+ * to and nothing else. CSP host sources cannot name IPv6 literals (Chromium ignores
+ * `http://[::1]:*` as an invalid source), so the page tells a CLI on [::1] it cannot reach it.
  */
-const LOCAL_CALLBACKS = ["http://localhost:*", "http://127.0.0.1:*"];
+const LOCAL_CALLBACKS = CLI_CALLBACK_POST_HOSTS.map((host) => `http://${host}:*`);
 /** Stripe.js and its Payment Element (frames, API calls), only when Stripe takes the payments. */
 const STRIPE_SCRIPTS = ["https://js.stripe.com"];
 const STRIPE_FRAMES = ["https://js.stripe.com", "https://hooks.stripe.com"];

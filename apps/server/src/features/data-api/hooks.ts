@@ -1,10 +1,13 @@
 import type { AppContext } from "../../context.ts";
+import { FlotillaError } from "../../errors.ts";
+import { CREDENTIAL_RESOURCES, credentialWriteHooks } from "../../lib/delegation.ts";
 import { model } from "../../model/index.ts";
 import type { Hooks, ResourceHooks } from "../../odata/index.ts";
 import { userHooks } from "../account/deletion.ts";
 import { AUDITED_RESOURCES, auditHooks } from "../audit/hooks.ts";
 import { creditBundleHooks } from "../billing/credits.ts";
 import { paymentProviderFor } from "../billing/provider.ts";
+import { deviceKeyWriteHooks } from "../devices/device-key-hooks.ts";
 import { withTargetStateInvalidation } from "../devices/invalidation.ts";
 import { deviceReportedFieldHooks } from "../devices/reported-fields.ts";
 import { deviceConfigVariableHooks, deviceSettingsHooks, frozenDeviceChildHooks } from "../devices/settings-hooks.ts";
@@ -40,9 +43,13 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
   if (organizationHooks.afterDelete) throw new Error("hooks: organization afterDelete is defined twice");
   const hooks: Record<string, ResourceHooks | undefined> = {
     application: chainHooks(applicationHooks, fleetReleaseHooks(ctx.devices)),
+    // A device key's own writes are narrowed to its fields first (device-key-hooks.ts).
     device: chainHooks(
       chainHooks(
-        chainHooks(merge(deviceHooks, deviceSettingsHooks), devicePinHooks(ctx.devices)),
+        chainHooks(
+          chainHooks(deviceKeyWriteHooks, merge(deviceHooks, deviceSettingsHooks)),
+          devicePinHooks(ctx.devices),
+        ),
         supervisorReleaseHooks(ctx.devices),
       ),
       deviceReportedFieldHooks,
@@ -63,6 +70,7 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
       },
     },
     user__is_member_of__organization: organizationMembershipHooks,
+    organization_membership_tag: tagKeyHooks("organization_membership_tag"),
     team: teamHooks,
     user__is_member_of__team: teamMembershipHooks,
     user__is_member_of__application: userApplicationMembershipHooks,
@@ -82,6 +90,11 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     oauth_application: oauthApplicationHooks,
     oauth_application_authorization: oauthApplicationAuthorizationHooks,
   };
+  // Credentials are never written with an OAuth application's token; refused before anything else.
+  for (const name of CREDENTIAL_RESOURCES) {
+    const own = hooks[name];
+    hooks[name] = own ? chainHooks(credentialWriteHooks, own) : credentialWriteHooks;
+  }
   // Variables' name and value rules (spec 2 §5), after the resource's own checks (a frozen device).
   for (const name of Object.keys(VARIABLE_RESOURCES)) {
     hooks[name] = chainHooks(
@@ -93,7 +106,21 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
   // or a deleted device, makes every instance forget them.
   const forgetKeys = ({ afterCommit }: { afterCommit(task: () => void): void }) =>
     afterCommit(() => ctx.devices.dropDeviceKeys());
-  hooks.api_key = chainHooks(hooks.api_key, { afterUpdate: forgetKeys, beforeDelete: forgetKeys });
+  hooks.api_key = chainHooks(hooks.api_key, {
+    afterUpdate: forgetKeys,
+    beforeDelete(args) {
+      // A key never revokes itself (balena's named-user key cannot either): the caller would be
+      // left with nothing to sign in with. `balena api-key revoke` shows this text.
+      const inUse = args.auditActor?.apiKey;
+      if (inUse !== undefined && args.ids.includes(inUse)) {
+        throw new FlotillaError(
+          "forbidden",
+          "This API key is the one in use and cannot revoke itself: sign in with your password (or another key) to revoke it.",
+        );
+      }
+      forgetKeys(args);
+    },
+  });
   hooks.device = chainHooks(hooks.device, { beforeDelete: forgetKeys });
   // Releases that end through the data API (balena deploy's PATCH of status) tell webhooks.
   hooks.release = chainHooks(hooks.release, {

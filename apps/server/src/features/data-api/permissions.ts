@@ -246,13 +246,61 @@ function supportAccessPermissions(): string[] {
   return strings;
 }
 
+/** The device whose key calls. */
+const OWN_DEVICE = "actor eq @__ACTOR_ID";
+/** From a fleet (`at` ends with `/` or is empty) to the calling device among its devices. */
+const OWNS_CALLER = (at: string) => `${at}owns__device/any(od:od/${OWN_DEVICE})`;
+/** A row hanging off the calling device through its `device` navigation. */
+const OF_OWN_DEVICE = `device/any(d:d/${OWN_DEVICE})`;
+
 /**
- * What a fleet's or a device's own key may read under /v7 (docs/device-protocol.md
- * "Registration"): a device its own row, a provisioning key its fleet and the fleet's devices,
- * so a device whose uuid is taken can find its id for the key exchange. Nothing else.
+ * What a device key may do under /v7, as balena gives it to its Supervisor (open-balena-api's
+ * device key role), scoped to the device itself and its fleet:
+ * - its own row: read, and update (the device hooks keep the fields a device may write to the
+ *   name, a preload pin and what it reports: features/devices/device-key-hooks.ts);
+ * - its config and environment variables: read, create, update (environment variables also
+ *   delete); its service variables likewise, created only on a service install of its own;
+ * - its tags: read, create, update (`PATCH /device/v3/tags` writes through these);
+ * - its service and image installs: read;
+ * - its fleet, the fleet's services, releases, release images and images: read;
+ * - the public catalogues anyone may read without a token.
+ * Nothing of another device, fleet or organization: every filter goes through `@__ACTOR_ID`.
+ * Frozen devices are refused by the write hooks (settings-hooks.ts), as for users.
+ */
+function deviceKeyPermissions(): string[] {
+  const ofFleet = (resource: string) => throughPath(FLEET_PATHS[resource] ?? [], OWNS_CALLER);
+  const ownServiceInstall = `service_install/any(si:si/device/any(sd:sd/${OWN_DEVICE}))`;
+  return [
+    ...guestPermissions(),
+    `resin.device.read?${OWN_DEVICE}`,
+    `resin.device.update?${OWN_DEVICE}`,
+    ...["read", "create", "update"].map((action) => `resin.device_config_variable.${action}?${OF_OWN_DEVICE}`),
+    ...["read", "create", "update", "delete"].map(
+      (action) => `resin.device_environment_variable.${action}?${OF_OWN_DEVICE}`,
+    ),
+    ...["read", "create", "update"].map((action) => `resin.device_tag.${action}?${OF_OWN_DEVICE}`),
+    `resin.service_install.read?${OF_OWN_DEVICE}`,
+    `resin.image_install.read?${OF_OWN_DEVICE}`,
+    // A service variable of its own, on a service of its own fleet (a service install's service
+    // is one of the device's fleet when the install was made; the fleet check keeps it so after a move).
+    ...["read", "create", "update", "delete"].map(
+      (action) =>
+        `resin.device_service_environment_variable.${action}?${ownServiceInstall} and service_install/any(sf:sf/installs__service/any(s:s/application/any(a:${OWNS_CALLER("a/")})))`,
+    ),
+    ...["application", "service", "release", "release_image", "image"].map(
+      (resource) => `resin.${resource}.read?${ofFleet(resource)}`,
+    ),
+  ];
+}
+
+/**
+ * What a fleet's or a device's own key may do under /v7 (docs/device-protocol.md
+ * "Registration", "balenaOS devices"): a device what `deviceKeyPermissions` lists, a
+ * provisioning key its fleet and the fleet's devices, so a device whose uuid is taken can find
+ * its id for the key exchange. Nothing else.
  */
 export function permissionsForKey(role: string | undefined): string[] {
-  if (role === "device-api-key") return ["resin.device.read?actor eq @__ACTOR_ID"];
+  if (role === "device-api-key") return deviceKeyPermissions();
   if (role === "provisioning-api-key") {
     return [
       "resin.application.read?actor eq @__ACTOR_ID",

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { type Caller, requireAuth } from "../../lib/authenticate.ts";
+import { isDelegated } from "../../lib/delegation.ts";
 import { loadSecret } from "../../lib/secret.ts";
 import { model } from "../../model/index.ts";
 import {
@@ -67,6 +68,11 @@ export function odataAs(
   });
 }
 
+/** A JSON `$batch` as the caller (its atomicity groups each in one transaction), as on /v7/$batch. */
+export function odataBatchAs(ctx: AppContext, caller: Caller, body: unknown) {
+  return handleODataBatch(callerContext(ctx, caller, hooksOf(ctx)), body);
+}
+
 /** What the data API runs a signed-in caller's requests with: their permissions, the hooks, the audit actor. */
 function callerContext(ctx: AppContext, caller: Caller, hooks: Hooks, clientAddress?: string): ODataContext {
   const strings = caller.user ? permissionsForUser(caller.globalRoles) : permissionsForKey(caller.apiKey?.role);
@@ -78,6 +84,7 @@ function callerContext(ctx: AppContext, caller: Caller, hooks: Hooks, clientAddr
     actorId: caller.actor,
     actorType: actorTypeOf(caller),
     authTime: caller.session?.authTime,
+    delegated: isDelegated(caller),
     auditActor: { user: caller.user?.id, apiKey: caller.apiKey?.id, clientAddress },
   };
 }

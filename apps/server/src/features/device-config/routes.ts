@@ -33,7 +33,11 @@ export async function deviceConfigRoutes(app: FastifyInstance, ctx: AppContext) 
   app.post("/download-config", async (request) => {
     const caller = requireAuth(request);
     const body = parseInput(configBody, request.body);
-    const endpoints = { apiUrl: ctx.config.apiUrl, registryHost: ctx.config.registry?.host };
+    const endpoints = {
+      apiUrl: ctx.config.apiUrl,
+      registryHost: ctx.config.registry?.host,
+      deviceCa: ctx.config.deviceCa,
+    };
     return buildDeviceConfig(ctx.db, caller, endpoints, body);
   });
 }

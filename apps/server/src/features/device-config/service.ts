@@ -4,10 +4,14 @@ import { FlotillaError } from "../../errors.ts";
 import { canCreateKeysFor, createApiKey } from "../api-keys/service.ts";
 
 /**
- * The device configuration `POST /download-config` answers: the fields of balena's config.json
- * that mean the same here (`applicationId`, `deviceType`, `apiEndpoint`, `apiKey` as the fleet's
- * provisioning key, `appUpdatePollInterval` in ms, `registryEndpoint` when there is an image registry, …), plus
- * `fleetSlug`. `flotilla-agent register --config` reads it.
+ * The device configuration `POST /download-config` answers: balena's config.json as balenaOS
+ * and its Supervisor read it (`applicationId`, `deviceType`, `apiEndpoint`, `apiKey` as the
+ * fleet's provisioning key, `appUpdatePollInterval` in ms, `listenPort` of the Supervisor's
+ * device API, `registryEndpoint` when there is an image registry, `balenaRootCA` when devices
+ * must trust a private CA, …), plus `fleetSlug`. `flotilla-agent register --config` reads it too.
+ * Left out while Flotilla has no such service (docs/device-protocol.md "balenaOS devices"):
+ * `vpnEndpoint`/`vpnPort` (no VPN server yet), `deltaEndpoint` (no delta server), `logsEndpoint`
+ * (logs go to `apiEndpoint`), `mixpanelToken`.
  */
 export type DeviceConfig = {
   applicationId: number;
@@ -17,6 +21,8 @@ export type DeviceConfig = {
   userId: number | null;
   username: string | null;
   apiEndpoint: string;
+  /** The port of the Supervisor's device API on the device (balena's 48484). */
+  listenPort: number;
   /** The image registry's `host[:port]`: the only registry the device sends its credentials to. */
   registryEndpoint?: string;
   apiKey: string;
@@ -28,7 +34,12 @@ export type DeviceConfig = {
   network: "ethernet" | "wifi";
   wifiSsid?: string;
   wifiKey?: string;
+  /** The CA certificates (PEM, base64) a device must trust to reach the API: FLOTILLA_DEVICE_CA. */
+  balenaRootCA?: string;
 };
+
+/** balena's Supervisor listens for its device API on this port (its config schema's default). */
+export const SUPERVISOR_LISTEN_PORT = 48484;
 
 export type ConfigRequest = {
   appId: number;
@@ -49,7 +60,7 @@ const DEFAULT_POLL_INTERVAL_MS = 600_000;
 export async function buildDeviceConfig(
   db: Pick<Database, "query" | "orm">,
   caller: { actor: number; user: { id: number; username: string } | undefined },
-  endpoints: { apiUrl: string; registryHost: string | undefined },
+  endpoints: { apiUrl: string; registryHost: string | undefined; deviceCa?: string | undefined },
   input: ConfigRequest,
 ): Promise<DeviceConfig> {
   const { rows } = await db.query<{
@@ -112,6 +123,7 @@ export async function buildDeviceConfig(
     userId: caller.user?.id ?? null,
     username: caller.user?.username ?? null,
     apiEndpoint: endpoints.apiUrl,
+    listenPort: SUPERVISOR_LISTEN_PORT,
     ...(endpoints.registryHost ? { registryEndpoint: endpoints.registryHost } : {}),
     apiKey,
     provisioningKeyName: input.provisioningKeyName ?? null,
@@ -123,5 +135,6 @@ export async function buildDeviceConfig(
     network: input.network,
     ...(input.network === "wifi" && input.wifiSsid ? { wifiSsid: input.wifiSsid } : {}),
     ...(input.network === "wifi" && input.wifiKey ? { wifiKey: input.wifiKey } : {}),
+    ...(endpoints.deviceCa ? { balenaRootCA: Buffer.from(endpoints.deviceCa).toString("base64") } : {}),
   };
 }

@@ -15,6 +15,8 @@ import { deviceLogRoutes } from "./log-routes.ts";
 import { logSearchRoutes } from "./log-search-routes.ts";
 import { deviceByUuid, fleetStateFacts, isDeviceOfFleet } from "./queries.ts";
 import { STATE_REPORT_BODY_LIMIT, stateReportBody } from "./state-report.ts";
+import { createTargetStatesV2 } from "./state-v2.ts";
+import { supervisorCompatRoutes } from "./supervisor-compat-routes.ts";
 import { buildFleetState } from "./target-state.ts";
 
 const fleetStateQuery = z.object({ releaseUuid: z.string().max(64).optional() });
@@ -39,27 +41,34 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
   const { db, devices } = ctx;
   const { identities } = devices;
 
-  /** Target state; users who may read the device get it too (balena-sdk getSupervisorTargetState). */
-  const targetState = async (request: FastifyRequest<{ Params: { uuid: string } }>, reply: FastifyReply) => {
-    const { uuid } = request.params;
-    const device = await identities.maybe(request);
-    if (device) {
-      if (device.uuid !== uuid) throw new FlotillaError("unauthorized");
-    } else {
-      const caller = requireAuth(request);
-      const target = caller.user ? await deviceByUuid(db, uuid) : undefined;
-      if (!target || !(await mayDo(db, caller, "device.read", { device: target.id }))) throw deviceNotFound(uuid);
-    }
-    const state = await devices.targetStates.get(uuid);
-    if (!state) throw deviceNotFound(uuid);
-    if (device) devices.heartbeat.seen(device.id, state.pollIntervalMs);
-    reply.header("etag", state.etag).header("cache-control", "no-cache");
-    const ifNoneMatch = request.headers["if-none-match"];
-    if (ifNoneMatch?.split(",").some((tag) => tag.trim() === state.etag)) return reply.code(304).send();
-    return reply.type("application/json; charset=utf-8").send(state.body);
-  };
-  app.get<{ Params: { uuid: string } }>("/device/v3/:uuid/state", targetState);
-  app.get<{ Params: { uuid: string } }>("/device/v2/:uuid/state", targetState);
+  const v2Of = createTargetStatesV2();
+  /**
+   * Target state, v3 or (for Supervisors up to v12, and balena-sdk's getSupervisorTargetState
+   * default) v2; users who may read the device get it too.
+   */
+  const targetState =
+    (version: 2 | 3) => async (request: FastifyRequest<{ Params: { uuid: string } }>, reply: FastifyReply) => {
+      const { uuid } = request.params;
+      const device = await identities.maybe(request);
+      if (device) {
+        if (device.uuid !== uuid) throw new FlotillaError("unauthorized");
+      } else {
+        const caller = requireAuth(request);
+        const target = caller.user ? await deviceByUuid(db, uuid) : undefined;
+        if (!target || !(await mayDo(db, caller, "device.read", { device: target.id }))) throw deviceNotFound(uuid);
+      }
+      const state = await devices.targetStates.get(uuid);
+      if (!state) throw deviceNotFound(uuid);
+      if (device) devices.heartbeat.seen(device.id, state.pollIntervalMs);
+      const { body, etag } = version === 3 ? state : v2Of(state);
+      reply.header("etag", etag).header("cache-control", "no-cache");
+      const ifNoneMatch = request.headers["if-none-match"];
+      if (ifNoneMatch?.split(",").some((tag) => tag.trim() === etag)) return reply.code(304).send();
+      return reply.type("application/json; charset=utf-8").send(body);
+    };
+  app.get<{ Params: { uuid: string } }>("/device/v3/:uuid/state", targetState(3));
+  app.get<{ Params: { uuid: string } }>("/device/v2/:uuid/state", targetState(2));
+  await supervisorCompatRoutes(app, ctx);
 
   /**
    * A fleet's default state (balena's route, for preloading images and for tools): for users who

@@ -152,6 +152,18 @@ export async function buildFleetState(db: Db, fleet: FleetStateFacts) {
 
 type Composition = { services?: Record<string, unknown>; volumes?: unknown; networks?: unknown };
 
+/**
+ * A service's compose settings as a device gets them: without what only the builder reads
+ * (`build`) and compose extension fields (`x-…`), which balena's Supervisor would log as
+ * unknown on every apply. Everything else is the compose file's, as balena forwards it.
+ */
+export function forTheDevice(service: unknown): Record<string, unknown> {
+  if (service === null || typeof service !== "object" || Array.isArray(service)) return {};
+  return Object.fromEntries(
+    Object.entries(service as Record<string, unknown>).filter(([key]) => key !== "build" && !key.startsWith("x-")),
+  );
+}
+
 async function releasesOf(db: Db, facts: Pick<TargetStateFacts, "fleet" | "id" | "release">) {
   const release = facts.release === null ? undefined : await releaseFacts(db, facts.release);
   if (!release) return {};
@@ -177,7 +189,7 @@ async function releasesOf(db: Db, facts: Pick<TargetStateFacts, "fleet" | "id" |
       },
       labels: service.labels ?? {},
       running: true,
-      composition: composition.services?.[service.service_name] ?? {},
+      composition: forTheDevice(composition.services?.[service.service_name]),
     };
   }
   return {

@@ -5,7 +5,7 @@ import { z } from "zod";
 import type { AppContext } from "../../context.ts";
 import type { Tx } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
-import { requireSession, requireUser } from "../../lib/authenticate.ts";
+import { requireFreshAuth, requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
 import type { WriteValues } from "../../odata/compile-write.ts";
 import type { ResourceHooks } from "../../odata/index.ts";
@@ -16,8 +16,10 @@ import { findUserById } from "../users/service.ts";
  * platform administrator registers an application through the data API and gets its client
  * secret once from POST /oauth/applications/{id}/secret; a signed-in user grants it access on
  * the dashboard's consent screen, which yields a one-time code; the application exchanges the
- * code (with its secret) at POST /oauth/token for a session token of the user. Deleting the
- * user's `oauth_application_authorization` revokes the sessions the application holds.
+ * code (with its secret) at POST /oauth/token for a delegated session token of the user: it acts
+ * for the user but manages no credentials (lib/delegation.ts), so deleting the user's
+ * `oauth_application_authorization` (which revokes the sessions the application holds) leaves
+ * nothing of the application's working.
  */
 
 /** From the grant until the application exchanges the code (RFC 6749 §4.1.2 recommends at most 10 minutes). */
@@ -145,11 +147,13 @@ export async function oauthRoutes(app: FastifyInstance, { db, tokens }: AppConte
     return application;
   });
 
-  // Granting (spec 1 §7): records the user's authorization and returns a one-time code.
+  // Granting (spec 1 §7): records the user's authorization and returns a one-time code. A
+  // sensitive action: a sign-in of the last 20 minutes (else 403 auth_expired, and the consent
+  // page asks for the password), never an API key or another application's token.
   app.post("/oauth/authorize", async (request) => {
     const user = requireUser(request);
-    const session = requireSession(request);
     const body = parseInput(authorizeBody, request.body);
+    const session = requireFreshAuth(request);
     if (body.response_type !== "code") throw new FlotillaError("oauth_unsupported_response_type");
     const application = await findApplication(body.client_id);
     if (!application) {
@@ -242,7 +246,7 @@ export async function oauthRoutes(app: FastifyInstance, { db, tokens }: AppConte
       }
       const user = await findUserById(db.orm, grant.user);
       if (!user) return tokenError(reply, 400, "invalid_grant", "The user of this code no longer exists.");
-      const { token, session } = await tokens.startDelegated(user, new Date(grant.auth_time).getTime());
+      const { token, session } = await tokens.startDelegated(user, new Date(grant.auth_time).getTime(), application.id);
       await db.query(`INSERT INTO "oauth_session" (session, is_for__oauth_application_authorization) VALUES ($1, $2)`, [
         session,
         grant.authorization,

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
+import { delegatedRefusal } from "../../lib/delegation.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { recordAudit, signInEntry } from "../audit/record.ts";
 import { ORPHAN_SWEEP_INTERVAL_MS, sweepOrphanProviders } from "./hooks.ts";
@@ -95,7 +96,10 @@ export async function samlRoutes(app: FastifyInstance, ctx: AppContext) {
 
   app.post("/auth/saml/finalize", publicRoute, async (request, reply) => {
     const { code, jwt } = parseInput(finalizeBody, request.body);
-    const signedIn = jwt ? (await tokens.verify(jwt)).id : undefined;
+    const claims = jwt ? await tokens.verify(jwt) : undefined;
+    // Linking an identity to the account is a credential change: never by an application's token.
+    if (claims?.delegatedTo !== undefined) throw delegatedRefusal();
+    const signedIn = claims?.id;
     const user = await db.transaction(async (tx) => {
       const found = await finalizeSamlSignIn(tx, code, signedIn);
       await recordAudit(tx, { user: found.id, clientAddress: request.ip }, signInEntry(found.id, { method: "saml" }));

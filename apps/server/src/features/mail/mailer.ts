@@ -37,7 +37,14 @@ export function createMailer(config: Pick<Config, "smtpUrl" | "mailFrom">, orm: 
       log.info({ to, subject: mail.subject, link: mail.link }, `mail kept in the outbox (no SMTP_URL): ${mail.link}`);
       return;
     }
-    await transport.sendMail({ from, to, subject: mail.subject, text: mail.text, html: mail.html });
+    await transport.sendMail({
+      from,
+      to,
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
+      ...(mail.attachments ? { attachments: mail.attachments } : {}),
+    });
   }
 }
 

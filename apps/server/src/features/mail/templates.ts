@@ -2,12 +2,19 @@
  * The mails Flotilla sends, each as plain text and simple HTML. Links point at the dashboard
  * (FLOTILLA_PUBLIC_URL). Invitation templates are used by the invitations feature.
  */
-export type MailContent = { subject: string; text: string; html: string; link: string };
+export type MailContent = {
+  subject: string;
+  text: string;
+  html: string;
+  link: string;
+  /** Files sent with it (an invoice's PDF); not kept in the outbox. */
+  attachments?: Array<{ filename: string; content: Buffer; contentType: string }>;
+};
 
 const escapeHtml = (value: string) =>
   value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
 
-function compose(subject: string, paragraphs: string[], action: { label: string; link: string }): MailContent {
+export function compose(subject: string, paragraphs: string[], action: { label: string; link: string }): MailContent {
   const text = [...paragraphs, `${action.label}: ${action.link}`, "", "— Flotilla"].join("\n\n");
   const html = [
     '<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">',

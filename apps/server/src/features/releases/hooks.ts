@@ -59,6 +59,8 @@ async function checkReleaseUpdate(tx: Tx, ids: number[], body: WriteValues) {
 export function releaseHooks(devices: Devices, dataDir: string): ResourceHooks {
   return {
     async beforeCreate(args) {
+      // A release created without saying is final, as on balena; drafts say `is_final: false`.
+      if (args.body.is_final === undefined || args.body.is_final === null) args.body.is_final = true;
       splitSemver(args.body);
       parseContract(args.body);
       checkVersion(args.body);

@@ -15,7 +15,7 @@ export function tagKeyProblem(key: string, maxLength = 100): string | undefined 
   return reserved ? `Tag keys beginning with ${reserved} are reserved.` : undefined;
 }
 
-/** Checks `tag_key` on every write of a tag resource (device, fleet, release tags). */
+/** Checks `tag_key` on every write of a tag resource (device, fleet, release and organization-membership tags). */
 export function tagKeyHooks(resource: string): ResourceHooks {
   const check = ({ body }: { body: Record<string, unknown> }) => {
     if (body.tag_key === undefined) return;

@@ -1,3 +1,4 @@
+import { canPostToCliCallback, isLoopbackCallback } from "@flotilla/domain";
 import TerminalOutlined from "@mui/icons-material/TerminalOutlined";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
@@ -10,7 +11,6 @@ import { useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { FocusCard } from "../../components/auth-frame.tsx";
-import { isAllowedCliCallback } from "./navigation.ts";
 import { sessionQuery } from "./session.ts";
 
 const cliRoute = getRouteApi("/signed-in/login/cli/$");
@@ -28,9 +28,11 @@ export function cliCallbackOf(splat: string | undefined, search: { callback?: st
 
 /**
  * Command-line login (spec 1 §2.3, §5): after the user agrees, the session token is posted (form
- * field `token`, as balena's CLI expects) to the CLI's local callback, but only when its host is
- * localhost or an IP literal; any other host gets an error and nothing is sent. When the page's
- * CSP does not allow posting there, the token travels as `?token=` of a navigation instead.
+ * field `token`, as balena's CLI expects) to the CLI's local callback, but only when the callback
+ * is on this computer: localhost, 127.0.0.0/8 or [::1] (`isLoopbackCallback`); any other address
+ * gets a refusal and nothing is sent. The token travels only in the POST body, never in a URL.
+ * The page's CSP lets forms post to localhost and 127.0.0.1 ports only (`canPostToCliCallback`):
+ * a CLI on [::1] or another 127.0.0.0/8 address is told so before anything is sent.
  */
 export function CliLoginPage() {
   const { t } = useTranslation();
@@ -40,7 +42,8 @@ export function CliLoginPage() {
   const session = useQuery(sessionQuery(sdk));
   const username = session.data?.kind === "signed-in" ? session.data.user.username : "";
   const callback = cliCallbackOf(params._splat, search);
-  const allowed = callback !== undefined && isAllowedCliCallback(callback);
+  const local = callback !== undefined && isLoopbackCallback(callback);
+  const allowed = local && canPostToCliCallback(callback);
   const [state, setState] = useState<"asking" | "sent" | "cancelled" | "failed">("asking");
   const form = useRef<HTMLFormElement>(null);
   const tokenInput = useRef<HTMLInputElement>(null);
@@ -54,18 +57,10 @@ export function CliLoginPage() {
       setState("failed");
       return;
     }
-    // A Content-Security-Policy without the callback in form-action blocks the POST: then the
-    // token goes as a query parameter of a plain navigation to the same local address.
-    const onViolation = (event: SecurityPolicyViolationEvent) => {
-      if (!event.violatedDirective.startsWith("form-action")) return;
-      const target = new URL(callback);
-      target.searchParams.set("token", token);
-      window.location.assign(target.toString());
-    };
-    document.addEventListener("securitypolicyviolation", onViolation, { once: true });
-    setTimeout(() => document.removeEventListener("securitypolicyviolation", onViolation), 2000);
     tokenInput.current.value = token;
     form.current.submit();
+    // The form's data was taken at submit: the token does not stay in the page.
+    tokenInput.current.value = "";
     setState("sent");
   };
 
@@ -73,9 +68,14 @@ export function CliLoginPage() {
     <FocusCard pageTitle={t("cli_login.page_title")} title={t("cli_login.title")} icon={<TerminalOutlined />}>
       <Stack spacing={2.5}>
         {!callback ? <Alert severity="error">{t("cli_login.missing")}</Alert> : null}
-        {callback && !allowed ? (
+        {callback && !local ? (
           <Alert severity="error" role="alert">
             {t("cli_login.not_local")}
+          </Alert>
+        ) : null}
+        {callback && local && !allowed ? (
+          <Alert severity="error" role="alert">
+            {t("cli_login.unreachable", { callback })}
           </Alert>
         ) : null}
         {allowed && state === "asking" ? (

@@ -16,6 +16,7 @@ import { ButtonLink } from "../../components/links.tsx";
 import { apiErrorCode, errorText, getStatusCode } from "../../lib/errors.ts";
 import { accountRequest } from "./api.ts";
 import { deniedRedirect, type OAuthApplication, redirectHost } from "./oauth.ts";
+import { useReauth } from "./reauth.tsx";
 import { sessionQuery } from "./session.ts";
 
 const oauthRoute = getRouteApi("/signed-in/login/oauth/$clientId");
@@ -24,8 +25,9 @@ const zendeskRoute = getRouteApi("/signed-in/zendesk-login");
 /**
  * `/login/oauth/{clientId}?state=` (spec 1 §2.1, §2.3, §7): an application asks to act for the
  * signed-in user. The page shows the application (name, description, where it sends the
- * browser); Authorize calls `POST /oauth/authorize` and follows the redirect URI it answers (it
- * carries the code and the state); Deny goes back to the application with `access_denied`.
+ * browser); Authorize calls `POST /oauth/authorize` (asking for the password again when the login
+ * is older than 20 minutes) and follows the redirect URI it answers (it carries the code and the
+ * state); Deny goes back to the application with `access_denied`.
  */
 export function OAuthAuthorizePage() {
   const { t } = useTranslation();
@@ -45,13 +47,17 @@ export function OAuthAuthorizePage() {
     retry: false,
     throwOnError: false,
   });
+  // Granting is a sensitive action: a login older than 20 minutes asks for the password first.
+  const withReauth = useReauth();
   const authorize = useMutation({
     mutationFn: () =>
-      accountRequest<{ code: string; redirect_uri: string }>(sdk, config.apiUrl, {
-        method: "POST",
-        path: "/oauth/authorize",
-        body: { client_id: clientId, response_type: "code", ...(state !== undefined ? { state } : {}) },
-      }),
+      withReauth(() =>
+        accountRequest<{ code: string; redirect_uri: string }>(sdk, config.apiUrl, {
+          method: "POST",
+          path: "/oauth/authorize",
+          body: { client_id: clientId, response_type: "code", ...(state !== undefined ? { state } : {}) },
+        }),
+      ),
     meta: { reportErrors: false },
     onSuccess: (answer) => {
       setLeaving(answer.redirect_uri);

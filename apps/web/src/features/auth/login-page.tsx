@@ -1,9 +1,11 @@
+import { TWO_FACTOR_CODE_LENGTH } from "@flotilla/domain";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
 import Divider from "@mui/material/Divider";
 import Stack from "@mui/material/Stack";
 import TextField from "@mui/material/TextField";
+import Typography from "@mui/material/Typography";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { getRouteApi, useRouter } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
@@ -12,10 +14,11 @@ import { useServices } from "../../app-services.tsx";
 import { AuthFrame } from "../../components/auth-frame.tsx";
 import { PasswordField } from "../../components/form-fields.tsx";
 import { ButtonLink, TextLink } from "../../components/links.tsx";
-import { errorText } from "../../lib/errors.ts";
 import { preloadSdk } from "../../lib/sdk.ts";
 import { type FieldErrors, hasErrors } from "../../lib/validation.ts";
 import { samlErrorText } from "../identity/saml-errors.ts";
+import { accountRequest } from "./api.ts";
+import { isLoginLocked, loginErrorText } from "./login-lock.ts";
 import { notePasswordLength } from "./password-too-long.ts";
 import { afterLoginTarget, storedClaims } from "./session.ts";
 import { socialErrorText, socialProvidersQuery } from "./social.ts";
@@ -27,6 +30,9 @@ const loginRoute = getRouteApi("/login");
 /**
  * Sign-in (spec 1 §2.3): username (or email) and password; the header says the first 10
  * devices are free. A token that still needs its second factor continues at /login/two-factor.
+ * A login locked by failed logins (429) shows the server's whole text (how long the lock lasts)
+ * and offers its two ways through: a two-factor code sent along with the password, or a
+ * password reset (security review 3).
  */
 /** The form's rules and the SDK are fetched once the person types or clicks on the form (the field is focused at once). */
 const loadLoginRules = () => import("./login-rules.ts");
@@ -46,17 +52,31 @@ export function LoginPage() {
   const socialProviderName = providers.data?.find((p) => p.slug === socialProvider)?.name ?? socialProvider;
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
+  const [twoFactorCode, setTwoFactorCode] = useState("");
   const [errors, setErrors] = useState<FieldErrors>({});
+  // Failed logins locked this login (429): the page offers a second factor or a password reset.
+  const [locked, setLocked] = useState(false);
 
   const login = useMutation({
-    mutationFn: async (credentials: { username: string; password: string }) => {
-      await sdk.auth.login({ email: credentials.username, password: credentials.password });
+    mutationFn: async (credentials: { username: string; password: string; twoFactorCode?: string }) => {
+      // What balena-sdk's auth.login posts, plus the code that gets through a lock; called
+      // directly because the SDK turns a 429 into a bare "Too Many Requests" without its text.
+      const token = await accountRequest<string>(sdk, config.apiUrl, {
+        method: "POST",
+        path: "/login_",
+        body: credentials,
+        auth: false,
+      });
+      await sdk.auth.loginWithToken(token);
       notePasswordLength(credentials.password);
       // The new token's issue time is the server's clock (token checks compare with it).
-      noteFreshToken(await sdk.auth.getToken().catch(() => undefined));
+      noteFreshToken(token);
       return storedClaims(sdk);
     },
     meta: { reportErrors: false },
+    onError: (error) => {
+      if (isLoginLocked(error)) setLocked(true);
+    },
     onSuccess: async (claims) => {
       queryClient.clear();
       if (claims?.twoFactorRequired) {
@@ -76,7 +96,8 @@ export function LoginPage() {
     const found = loginErrors({ username, password });
     setErrors(found);
     if (hasErrors(found)) return;
-    login.mutate({ username: username.trim(), password });
+    const code = locked ? twoFactorCode.trim() : "";
+    login.mutate({ username: username.trim(), password, ...(code ? { twoFactorCode: code } : {}) });
   };
 
   return (
@@ -107,7 +128,7 @@ export function LoginPage() {
           ) : null}
           {login.isError ? (
             <Alert severity="error" role="alert">
-              {errorText(login.error)}
+              {loginErrorText(login.error)}
             </Alert>
           ) : null}
           <TextField
@@ -132,6 +153,25 @@ export function LoginPage() {
             error={Boolean(errors.password)}
             helperText={errors.password}
           />
+          {locked ? (
+            <Stack spacing={1}>
+              <Typography variant="body2" color="text.secondary">
+                {t("login.locked_text")}{" "}
+                <TextLink to="/password-reset" variant="body2">
+                  {t("login.locked_reset")}
+                </TextLink>
+              </Typography>
+              <TextField
+                label={t("login.locked_code")}
+                name="twoFactorCode"
+                autoComplete="one-time-code"
+                value={twoFactorCode}
+                onChange={(event) => setTwoFactorCode(event.target.value.replace(/\s/g, ""))}
+                helperText={t("login.locked_code_help")}
+                slotProps={{ htmlInput: { inputMode: "numeric", maxLength: TWO_FACTOR_CODE_LENGTH } }}
+              />
+            </Stack>
+          ) : null}
           <Box sx={{ display: "flex", justifyContent: "flex-end", mt: "4px !important" }}>
             <TextLink to="/password-reset" variant="body2">
               {t("login.forgot_password")}

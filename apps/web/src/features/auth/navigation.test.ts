@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
   invitationFromRedirect,
-  isAllowedCliCallback,
   lastPathOf,
   looksLikeEmail,
   rememberLastPath,
@@ -23,25 +22,6 @@ function memoryStorage(): Storage {
     setItem: (key, value) => void map.set(key, value),
   };
 }
-
-describe("isAllowedCliCallback", () => {
-  it("allows localhost and IP literals", () => {
-    expect(isAllowedCliCallback("http://localhost:8989/callback")).toBe(true);
-    expect(isAllowedCliCallback("http://127.0.0.1:5000/")).toBe(true);
-    expect(isAllowedCliCallback("http://192.168.1.20/x")).toBe(true);
-    expect(isAllowedCliCallback("http://[::1]:8000/")).toBe(false);
-  });
-
-  it("refuses other hosts, schemes and odd values", () => {
-    expect(isAllowedCliCallback("http://evil.example/callback")).toBe(false);
-    expect(isAllowedCliCallback("http://localhost.evil.example/")).toBe(false);
-    expect(isAllowedCliCallback("http://127.0.0.1.evil.example/")).toBe(false);
-    expect(isAllowedCliCallback("http://user@localhost/")).toBe(false);
-    expect(isAllowedCliCallback("javascript:alert(1)")).toBe(false);
-    expect(isAllowedCliCallback("file:///etc/passwd")).toBe(false);
-    expect(isAllowedCliCallback("not a url")).toBe(false);
-  });
-});
 
 describe("resetCodeFrom", () => {
   it("uses the path value, or the hash when the value is 'code'", () => {

@@ -53,27 +53,6 @@ export function takeReturnUrl(key?: string, storage: Storage | undefined = globa
   }
 }
 
-const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-
-/**
- * Command-line login hands the token only to a local callback (spec 1 §5, decision 15): the
- * host must be `localhost` or an IPv4 literal, over http(s). (The page's CSP `form-action` cannot
- * name IPv6 literals, so a callback there could not be posted to.)
- */
-export function isAllowedCliCallback(value: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return false;
-  if (url.username || url.password) return false;
-  const host = url.hostname.toLowerCase();
-  if (host === "localhost") return true;
-  return IPV4.test(host);
-}
-
 /**
  * The reset code of `/user/reset-password/{loginCode}`: the literal value "code" means it is in
  * the URL hash (`#abc` or `#code=abc`), so it never reaches server logs (spec 1 §2.1).

@@ -78,6 +78,17 @@ export interface Invoice {
 export interface Usage {
   currentUsage?: Record<string, number>;
   peakUsage?: Record<string, number>;
+  /** The plan's add-ons: devices beyond the plan and seats of paid roles, with prices (this server's addition). */
+  addons?: Addon[];
+}
+
+export interface Addon {
+  item: string;
+  unit_price_cents: number;
+  included: number;
+  used: number;
+  billed: number;
+  amount_cents: number;
 }
 
 export interface SetupIntent {
@@ -130,6 +141,15 @@ export function billingApi(sdk: Sdk, apiUrl: string) {
       send<BillingInfo>("PATCH", `${account(orgId)}/info`, { token_id: setupIntentId, token_type: "setup_intent" }),
     removeInfo: (orgId: number) => send<unknown>("DELETE", `${account(orgId)}/info`),
     getInvoices: (orgId: number) => send<Invoice[]>("GET", `${account(orgId)}/invoices`),
+    /** "Pay now": the unpaid invoices charged again with the current payment method. */
+    payNow: (orgId: number) =>
+      send<{ paid: number; is_frozen: boolean; has_past_due_invoice_since__date: string | null }>(
+        "POST",
+        `${account(orgId)}/pay`,
+        {},
+      ),
+    /** Billing time (the test clock's with the built-in provider): what past-due days count by. */
+    getClock: () => send<{ now: string }>("GET", "/billing/v1/clock"),
     downloadInvoice: async (orgId: number, invoiceNumber: string): Promise<Blob> =>
       (
         await sdk.request.send({

@@ -5,6 +5,8 @@ import {
   type BillingPlan as DomainPlan,
   FREE_PLAN_CODE,
   FREE_PLAN_DEVICE_ALLOWANCE,
+  formatDollars,
+  formatDollarsPerMonth,
   freePlanBlocked,
   INVOICES_SHOWN,
   invoiceStateTone,
@@ -201,7 +203,8 @@ export function BillingPage() {
       const then = paymentOpen?.thenPropose;
       setPaymentOpen(undefined);
       showToast("success", t("billing.payment_method_saved"));
-      await invalidate();
+      // A new method pays what was unpaid: the banner and the guards read the organization again.
+      await Promise.all([invalidate(), queryClient.invalidateQueries({ queryKey: ["orgs", orgId] })]);
       if (then) setProposal(then);
     },
   };
@@ -291,6 +294,23 @@ export function BillingPage() {
           alignItems: "start",
         }}
       >
+        {active && invoices.data?.some((invoice) => UNPAID.has(invoice.state)) ? (
+          <PastDueCard
+            invoices={invoices.data.filter((invoice) => UNPAID.has(invoice.state))}
+            hasPaymentMethod={hasPaymentMethod}
+            onPay={async () => {
+              try {
+                await api.payNow(orgId);
+                showToast("success", t("billing.past_due.paid"));
+              } catch (error) {
+                showToast("error", billingErrorText(error));
+              }
+              // The banner and the guards read the organization: it is unfrozen without a reload.
+              await Promise.all([invalidate(), queryClient.invalidateQueries({ queryKey: ["orgs", orgId] })]);
+            }}
+            onUpdate={() => setPaymentOpen({})}
+          />
+        ) : null}
         <CurrentPlanCard
           plan={plan}
           catalogue={currentCatalogue}
@@ -318,6 +338,7 @@ export function BillingPage() {
         />
         {active ? <CompanyCard account={account.data} onEdit={() => setCompanyOpen(true)} /> : null}
         <UsageCard usage={usage} />
+        <AddonsCard usage={usage} />
         {active ? <InvoicesCard invoices={invoices} onDownload={download} /> : null}
       </Box>
 
@@ -453,9 +474,9 @@ function CurrentPlanCard(props: {
                   <TableRow key={`${charge.itemType}-${charge.code}`}>
                     <TableCell>
                       {charge.name}
-                      {charge.itemType && charge.itemType !== "plan" ? (
+                      {charge.itemType === "addon" || charge.itemType === "credit" ? (
                         <Typography component="span" variant="caption" color="text.secondary" sx={{ ml: 1 }}>
-                          {charge.itemType}
+                          {t(charge.itemType === "addon" ? "billing.item_type_addon" : "billing.item_type_credit")}
                         </Typography>
                       ) : null}
                     </TableCell>
@@ -820,6 +841,157 @@ function UsageCard({ usage }: { usage: UseQueryResult<Usage> }) {
           {section("device")}
           {section("member")}
         </>
+      )}
+    </Card>
+  );
+}
+
+const UNPAID = new Set(["past_due", "failed"]);
+
+/**
+ * What a past-due or frozen organization owes (spec 3 §4 "Past due and frozen"): the unpaid
+ * invoices and their sum, "Pay now" with the current payment method, and "Update payment method".
+ */
+function PastDueCard(props: {
+  invoices: Invoice[];
+  hasPaymentMethod: boolean;
+  onPay: () => Promise<void>;
+  onUpdate: () => void;
+}) {
+  const { t } = useTranslation();
+  const [paying, setPaying] = useState(false);
+  const owed = props.invoices.reduce((sum, invoice) => sum + Number(invoice.total_in_cents), 0);
+  const currency = props.invoices[0]?.currency ?? "USD";
+  return (
+    <Card title={t("billing.past_due.title")} sx={{ gridColumn: "1 / -1", borderColor: "error.main" }}>
+      <Box sx={{ display: "flex", gap: 2, alignItems: "center", flexWrap: "wrap", mb: 1.5 }}>
+        <Box sx={{ flex: 1, minWidth: 220 }}>
+          <Typography variant="overline" color="text.secondary" sx={{ lineHeight: 1.5 }}>
+            {t("billing.past_due.owed")}
+          </Typography>
+          <Typography
+            variant="h5"
+            component="p"
+            sx={{ fontWeight: 600, ...numeric }}
+            aria-label={t("billing.past_due.owed")}
+          >
+            {formatCents(owed, currency)}
+          </Typography>
+        </Box>
+        <Button
+          variant="contained"
+          color="error"
+          loading={paying}
+          disabled={!props.hasPaymentMethod}
+          onClick={async () => {
+            setPaying(true);
+            await props.onPay();
+            setPaying(false);
+          }}
+        >
+          {t("billing.past_due.pay_now")}
+        </Button>
+        <Button variant="outlined" onClick={props.onUpdate}>
+          {t("billing.past_due.update_payment_method")}
+        </Button>
+      </Box>
+      <Table size="small" aria-label={t("billing.past_due.unpaid_invoices")}>
+        <TableHead>
+          <TableRow>
+            <TableCell>{t("billing.invoice_number")}</TableCell>
+            <TableCell>{t("billing.past_due.due")}</TableCell>
+            <TableCell align="right">{t("billing.total")}</TableCell>
+          </TableRow>
+        </TableHead>
+        <TableBody>
+          {props.invoices.map((invoice) => (
+            <TableRow key={invoice.invoice_number}>
+              <TableCell sx={{ fontFamily: "monospace" }}>{invoice.invoice_number}</TableCell>
+              <TableCell>{day(invoice.due_on)}</TableCell>
+              <TableCell align="right" sx={numeric}>
+                {formatCents(invoice.total_in_cents, currency)}
+              </TableCell>
+            </TableRow>
+          ))}
+        </TableBody>
+      </Table>
+    </Card>
+  );
+}
+
+/** The plan's add-ons (spec 3 §2 "add-ons"): what each costs, what the plan includes, what is billed now. */
+function AddonsCard({ usage }: { usage: UseQueryResult<Usage> }) {
+  const { t } = useTranslation();
+  const addons = usage.data?.addons ?? [];
+  const [kindOf, rest] = [(item: string) => item.split(":")[0], (item: string) => item.slice(item.indexOf(":") + 1)];
+  const name = (item: string) =>
+    item === "device:microservices"
+      ? t("billing.addon_devices")
+      : kindOf(item) === "device"
+        ? t("billing.addon_device_kind", {
+            kind: t(`billing.device_kinds.${rest(item)}` as "billing.device_kinds.microservices", {
+              defaultValue: rest(item),
+            }),
+          })
+        : t("billing.addon_seats", {
+            role: t(`billing.member_roles.${rest(item)}` as "billing.member_roles.member", {
+              defaultValue: rest(item),
+            }),
+          });
+  const total = addons.reduce((sum, addon) => sum + addon.amount_cents, 0);
+  return (
+    <Card title={t("billing.addons")}>
+      {usage.isPending ? (
+        <Loading />
+      ) : usage.isError ? (
+        <Failed text={t("billing.errors.failed_retrieving_usage")} onRetry={() => void usage.refetch()} />
+      ) : addons.length === 0 ? (
+        <Typography variant="body2" color="text.secondary">
+          {t("billing.no_addons")}
+        </Typography>
+      ) : (
+        <Table size="small" aria-label={t("billing.addons")}>
+          <TableHead>
+            <TableRow>
+              <TableCell>{t("billing.item")}</TableCell>
+              <TableCell align="right">{t("billing.addon_price")}</TableCell>
+              <TableCell align="right">{t("billing.addon_included")}</TableCell>
+              <TableCell align="right">{t("billing.addon_used")}</TableCell>
+              <TableCell align="right">{t("billing.addon_billed")}</TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {addons.map((addon) => (
+              <TableRow key={addon.item}>
+                <TableCell>{name(addon.item)}</TableCell>
+                <TableCell align="right" sx={numeric}>
+                  {addon.unit_price_cents === 0
+                    ? t("billing.addon_free")
+                    : formatDollarsPerMonth(addon.unit_price_cents)}
+                </TableCell>
+                <TableCell align="right" sx={numeric}>
+                  {addon.included}
+                </TableCell>
+                <TableCell align="right" sx={numeric}>
+                  {addon.used}
+                </TableCell>
+                <TableCell align="right" sx={numeric}>
+                  {addon.billed > 0 ? `${addon.billed} × ${formatDollars(addon.unit_price_cents)}` : "–"}
+                </TableCell>
+              </TableRow>
+            ))}
+          </TableBody>
+          <TableFooter>
+            <TableRow>
+              <TableCell colSpan={4} sx={{ fontWeight: 600, color: "text.primary", borderBottom: 0 }}>
+                {t("billing.addons_total")}
+              </TableCell>
+              <TableCell align="right" sx={{ ...numeric, fontWeight: 600, color: "text.primary", borderBottom: 0 }}>
+                {formatDollarsPerMonth(total)}
+              </TableCell>
+            </TableRow>
+          </TableFooter>
+        </Table>
       )}
     </Card>
   );

@@ -3,12 +3,13 @@ import Alert from "@mui/material/Alert";
 import { useQuery } from "@tanstack/react-query";
 import { Outlet, useParams, useRouterState } from "@tanstack/react-router";
 import { useTranslation } from "react-i18next";
-import { useSdk } from "../../app-services.tsx";
+import { useSdk, useServices } from "../../app-services.tsx";
 import { ButtonLink } from "../../components/links.tsx";
 import { deviceQuery } from "../devices/data.ts";
 import { useFleet } from "../fleet-access/data.ts";
 import { organizationCan } from "../orgs/access.ts";
 import { useMyRoleIn, useOrganization } from "../orgs/data.ts";
+import { billingApi } from "./api.ts";
 
 /**
  * The past-due banner of an organization (spec 3 §4 "Past due and frozen"), from its
@@ -22,11 +23,22 @@ export function PastDueBanner({ orgId }: { orgId: number | undefined }) {
   const org = useOrganization(orgId ?? 0, orgId !== undefined, true);
   const role = useMyRoleIn(orgId);
   const pathname = useRouterState({ select: (state) => state.location.pathname });
+  const { sdk, config } = useServices();
+  const pastDue = Boolean(org.data?.has_past_due_invoice_since__date);
+  // Days count by billing time, which the test clock may have moved ahead of this one.
+  const clock = useQuery({
+    queryKey: ["billing", "clock"],
+    queryFn: () => billingApi(sdk, config.apiUrl).getClock(),
+    enabled: pastDue,
+    staleTime: 60_000,
+    throwOnError: false,
+    meta: { handlesErrors: true },
+  });
   if (orgId === undefined || !org.data) return null;
-  // The server's is_frozen is the word on freezing (its billing clock may run ahead of this one).
+  // The server's is_frozen is the word on freezing.
   const state = org.data.is_frozen
     ? ({ state: "frozen", daysPastDue: 60 } as const)
-    : pastDueState(org.data.has_past_due_invoice_since__date, new Date());
+    : pastDueState(org.data.has_past_due_invoice_since__date, clock.data ? new Date(clock.data.now) : new Date());
   if (state.state === "none") return null;
   const canBill = organizationCan(role.data ?? undefined, "organization", "access_billing");
   const onBilling = pathname.startsWith(`/orgs/${orgId}/billing`);

@@ -29,7 +29,7 @@ import { useLookup } from "../../lib/lookup.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { DEFAULT_FLEET_ROLE, FREE_PLAN_ACCESS, isValidEmail, type PlanAccess } from "../orgs/access.ts";
 import { pineOf, useAllMemberships, usePaidPlan, useTeams } from "../orgs/data.ts";
-import { FleetRolePicker } from "../orgs/role-picker.tsx";
+import { FleetRolePicker, SeatTotal } from "../orgs/role-picker.tsx";
 import { oneAtATime } from "../orgs/teams-pages.tsx";
 import { Card, Notice, useNumericParam, useSubmission } from "../orgs/ui.tsx";
 import { type Fleet, fleetAbilities, useFleet } from "./data.ts";
@@ -392,6 +392,7 @@ function AddFleetMemberDialog(props: {
             applicationClass={props.fleet.is_of__class}
             orgId={props.orgId}
           />
+          <SeatTotal role={role} />
           {isEmail ? (
             <TextField
               fullWidth

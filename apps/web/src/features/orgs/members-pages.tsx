@@ -1,4 +1,11 @@
-import { DATE_FORMAT, ORGANIZATION_ROLES, type OrganizationRole } from "@flotilla/domain";
+import {
+  DATE_FORMAT,
+  formatDollarsPerMonth,
+  MEMBER_PRICES_PER_MONTH_CENTS,
+  ORGANIZATION_ROLES,
+  type OrganizationRole,
+  seatPrice,
+} from "@flotilla/domain";
 import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
 import LoginOutlined from "@mui/icons-material/LoginOutlined";
 import PersonAddOutlined from "@mui/icons-material/PersonAddOutlined";
@@ -307,6 +314,13 @@ export function inviteeProblem(value: string): "invitee_required" | "invalid_ema
   return undefined;
 }
 
+/**
+ * What an organization role's seat costs per month (spec 3 §6): administrators take a paid seat;
+ * members pay through the fleet roles they are given, so joining costs nothing.
+ */
+const organizationSeatCents = (role: OrganizationRole) =>
+  role === "administrator" ? seatPrice(MEMBER_PRICES_PER_MONTH_CENTS.administrator) : 0;
+
 function InviteDialog(props: { open: boolean; orgId: number; onClose: () => void; onDone: () => void }) {
   const { t } = useTranslation();
   const sdk = useSdk();
@@ -371,10 +385,24 @@ function InviteDialog(props: { open: boolean; orgId: number; onClose: () => void
           >
             {ORGANIZATION_ROLES.map((option) => (
               <MenuItem key={option} value={option}>
-                {t(`orgs.roles.${option}`)}
+                <Box sx={{ display: "flex", width: "100%", gap: 2, alignItems: "baseline" }}>
+                  <Box component="span" sx={{ flex: 1 }}>
+                    {t(`orgs.roles.${option}`)}
+                  </Box>
+                  <Typography component="span" variant="caption" color="text.secondary">
+                    {organizationSeatCents(option) === 0
+                      ? t("orgs.price_free")
+                      : t("orgs.price_per_member", { price: organizationSeatCents(option) / 100 })}
+                  </Typography>
+                </Box>
               </MenuItem>
             ))}
           </TextField>
+          <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }} aria-live="polite">
+            {organizationSeatCents(role) === 0
+              ? t("orgs.invite_cost_free")
+              : t("orgs.invite_cost", { total: formatDollarsPerMonth(organizationSeatCents(role)) })}
+          </Typography>
           <TextField
             fullWidth
             multiline

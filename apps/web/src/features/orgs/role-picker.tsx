@@ -1,4 +1,4 @@
-import type { FleetRole } from "@flotilla/domain";
+import { type FleetRole, formatDollarsPerMonth } from "@flotilla/domain";
 import Box from "@mui/material/Box";
 import MenuItem from "@mui/material/MenuItem";
 import TextField from "@mui/material/TextField";
@@ -6,7 +6,7 @@ import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useTranslation } from "react-i18next";
 import { TextLink } from "../../components/links.tsx";
-import { type ApplicationClass, fleetRoleOptions, type PlanAccess } from "./access.ts";
+import { type ApplicationClass, fleetRoleOptions, type PlanAccess, ROLE_PRICES } from "./access.ts";
 
 /**
  * The fleet role picker (spec 2 §6): each role with its price per member and month; paid-only
@@ -90,5 +90,20 @@ export function FleetRolePicker(props: {
         );
       })}
     </TextField>
+  );
+}
+
+/**
+ * What adding a member with this fleet role costs (spec 3 §9): the seat's price as the month's
+ * total, "$49.00/month", with 2 decimals; observers are free.
+ */
+export function SeatTotal(props: { role: FleetRole | "" }) {
+  const { t } = useTranslation();
+  if (!props.role) return null;
+  const cents = ROLE_PRICES[props.role] * 100;
+  return (
+    <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }} aria-live="polite">
+      {cents === 0 ? t("orgs.seat_total_free") : t("orgs.seat_total", { total: formatDollarsPerMonth(cents) })}
+    </Typography>
   );
 }

@@ -30,6 +30,7 @@ import { errorText } from "../../lib/errors.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { useAccountApi } from "../../lib/use-account-api.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
+import { useReauth } from "../auth/reauth.tsx";
 import { sshFingerprint } from "./fingerprint.ts";
 import { Section } from "./section.tsx";
 
@@ -67,8 +68,10 @@ function AddKeyDialog({ open, onClose }: { open: boolean; onClose: () => void })
   const [title, setTitle] = useState("");
   const [key, setKey] = useState("");
   const [errors, setErrors] = useState<{ title?: string; key?: string }>({});
+  // Adding a key is a sensitive action: a login older than 20 minutes asks for the password first.
+  const withReauth = useReauth();
   const add = useMutation({
-    mutationFn: () => sdk.models.key.create(title.trim(), key.trim()),
+    mutationFn: () => withReauth(() => sdk.models.key.create(title.trim(), key.trim())),
     meta: { reportErrors: false },
     onSuccess: async () => {
       showToast("success", t("preferences.sshkeys.added"));
@@ -139,9 +142,10 @@ function ImportDialog({ open, onClose }: { open: boolean; onClose: () => void })
   const { t } = useTranslation();
   const api = useAccountApi();
   const queryClient = useQueryClient();
+  const withReauth = useReauth();
   const [url, setUrl] = useState("");
   const importKeys = useMutation({
-    mutationFn: () => api.importSshKeys(url.trim()),
+    mutationFn: () => withReauth(() => api.importSshKeys(url.trim())),
     meta: { reportErrors: false },
     onSuccess: async (result) => {
       if (result.added === 0 && result.skipped > 0) showToast("info", t("errors.all_keys_already_saved"));

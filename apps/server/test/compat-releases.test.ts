@@ -1,0 +1,104 @@
+import { type BalenaSDK, getSdk } from "balena-sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestApp, type TestApp } from "./harness.ts";
+
+/**
+ * balena's release and image rules (issue compat-3), through the real balena-sdk: a release
+ * created without `is_final` is final; a draft's raw version is unique until it is finalized,
+ * then `<semver>`, `<semver>+rev1`, …; a commit is unique among successful releases only; an
+ * image's build log comes only when selected; a release says how long it took.
+ */
+let t: TestApp;
+let sdk: BalenaSDK;
+let fleet: { id: number; slug: string };
+
+beforeAll(async () => {
+  t = await createTestApp();
+  const me = await t.factories.user({ email: "releaser@example.com", password: "releaser-password" });
+  const org = await t.factories.organization({ name: "Releases", admins: [me.user] });
+  fleet = await t.factories.fleet(org, { name: "rel-fleet" });
+  sdk = getSdk({ apiUrl: t.url, dataDirectory: false });
+  await sdk.auth.login({ email: "releaser@example.com", password: "releaser-password" });
+});
+afterAll(() => t.close());
+
+type Release = { id: number; is_final: boolean; is_finalized_at__date: string | null; raw_version: string };
+const create = (body: Record<string, unknown>) =>
+  sdk.pine.post({
+    resource: "release",
+    body: { belongs_to__application: fleet.id, status: "success", composition: {}, source: "cloud", ...body },
+  }) as Promise<{ id: number }>;
+const read = async (id: number) =>
+  (await sdk.models.release.get(id, {
+    $select: ["id", "is_final", "is_finalized_at__date", "raw_version"],
+  })) as unknown as Release;
+
+describe("releases as balena makes them", () => {
+  it("pine.post(release) without is_final makes a final release, finalized now", async () => {
+    const { id } = await create({ commit: "a".repeat(32), semver: "1.0.0", start_timestamp: new Date() });
+    const release = await read(id);
+    expect(release.is_final).toBe(true);
+    expect(release.is_finalized_at__date).not.toBeNull();
+    expect(release.raw_version).toBe("1.0.0");
+  });
+
+  it("a draft's raw_version is <semver>-<created_at in ms>; finalize() makes it <semver>, then <semver>+rev1", async () => {
+    const first = await create({ commit: "b".repeat(32), semver: "2.0.0", is_final: false });
+    const second = await create({ commit: "c".repeat(32), semver: "2.0.0", is_final: false });
+    const { rows } = await t.db.query<{ id: number; ms: string }>(
+      `SELECT id, floor(extract(epoch FROM created_at) * 1000)::bigint::text AS ms FROM "release" WHERE id = ANY($1::int[]) ORDER BY id`,
+      [[first.id, second.id]],
+    );
+    expect((await read(first.id)).raw_version).toBe(`2.0.0-${rows[0]?.ms}`);
+    expect((await read(second.id)).raw_version).toBe(`2.0.0-${rows[1]?.ms}`);
+    await sdk.models.release.finalize(first.id);
+    await sdk.models.release.finalize(second.id);
+    expect((await read(first.id)).raw_version).toBe("2.0.0");
+    expect((await read(second.id)).raw_version).toBe("2.0.0+rev1");
+    expect((await read(second.id)).is_finalized_at__date).not.toBeNull();
+  });
+
+  it("a failed release and a later successful one may share a commit; two successful ones may not", async () => {
+    const commit = "d".repeat(32);
+    await create({ commit, status: "failed" });
+    const { id } = await create({ commit, status: "success" });
+    expect((await read(id)).is_final).toBe(true);
+    await expect(create({ commit, status: "success" })).rejects.toMatchObject({ statusCode: 409 });
+  });
+
+  it("image.get() leaves the build log out unless it is selected; release.duration is the build's seconds", async () => {
+    const started = new Date(Date.now() - 95_000);
+    const { id: release } = await create({
+      commit: "e".repeat(32),
+      start_timestamp: started,
+      end_timestamp: new Date(started.getTime() + 95_000),
+    });
+    const service = (await sdk.pine.post({
+      resource: "service",
+      body: { application: fleet.id, service_name: "main" },
+    })) as { id: number };
+    const image = (await sdk.pine.post({
+      resource: "image",
+      body: {
+        is_a_build_of__service: service.id,
+        is_stored_at__image_location: "registry.example.com/acme/main:1",
+        status: "success",
+        build_log: "Step 1/3 : FROM alpine",
+        project_type: "Dockerfile",
+      },
+    })) as { id: number };
+    await sdk.pine.post({
+      resource: "image__is_part_of__release",
+      body: { image: image.id, is_part_of__release: release },
+    });
+    const plain = (await sdk.models.image.get(image.id)) as unknown as Record<string, unknown>;
+    expect(plain).not.toHaveProperty("build_log");
+    expect(plain.status).toBe("success");
+    const selected = await sdk.models.image.get(image.id, { $select: ["id", "build_log"] });
+    expect(selected.build_log).toBe("Step 1/3 : FROM alpine");
+    const timed = (await sdk.models.release.get(release, { $select: ["id", "duration"] as never })) as unknown as {
+      duration: number;
+    };
+    expect(timed.duration).toBe(95);
+  });
+});
