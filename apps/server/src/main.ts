@@ -31,7 +31,10 @@ async function main() {
     try {
       hold = await holdDataDir(config.dataDir, `the Flotilla server (process ${process.pid})`);
     } catch (error) {
-      if (!(error instanceof DataDirInUse)) throw error;
+      if (!(error instanceof DataDirInUse)) {
+        process.stderr.write(`flotilla: cannot open the database (FLOTILLA_DATA_DIR): ${(error as Error).message}\n`);
+        process.exit(1);
+      }
       process.stderr.write(
         `flotilla: ${error.holder} is using the embedded database in FLOTILLA_DATA_DIR=${config.dataDir}; it admits one process at a time: stop it first, or give this server another FLOTILLA_DATA_DIR\n`,
       );

@@ -84,7 +84,10 @@ export async function adminCommand(args: string[], io: CommandIo): Promise<numbe
     try {
       hold = await holdDataDir(config.dataDir, `flotilla-server admin (process ${process.pid})`);
     } catch (error) {
-      if (!(error instanceof DataDirInUse)) throw error;
+      if (!(error instanceof DataDirInUse)) {
+        io.err(`flotilla-server admin: cannot open the database (FLOTILLA_DATA_DIR): ${(error as Error).message}`);
+        return 1;
+      }
       io.err(
         `flotilla-server admin: ${error.holder} is using the embedded database in FLOTILLA_DATA_DIR=${config.dataDir}, ` +
           "and it admits one process at a time. Use Admin → Users in the dashboard (as a platform administrator), " +
