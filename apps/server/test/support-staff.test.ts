@@ -142,6 +142,8 @@ describe("Admin → Users: the list", () => {
       ["?limit=abc", "limit: must be a number"],
       ["?role=root", "role: must be support_agent, balena_admin or any"],
       ["?offset=-1", "offset: must be a whole number from 0 to 1000000"],
+      // PostgreSQL cannot store a NUL: the client is told, it is no server failure.
+      ["?search=a%00b", "Text cannot contain NUL characters (\\u0000)."],
     ]) {
       const answer = await usersPage(root.token, query);
       expect([answer.status, answer.json], query).toEqual([400, { code: "bad_request", message }]);
@@ -316,6 +318,26 @@ describe("staff mails and the staff view of a ticket", () => {
       [ticketId],
     );
     expect(rows[0]?.staff_notified_at).not.toBeNull();
+  });
+
+  it("refuses a NUL character in what the requester sends with a 400, not a server failure", async () => {
+    for (const body of [
+      { subject: "a\u0000b", comment: { body: "x" }, custom_fields: [{ id: 200, value: "devices" }] },
+      {
+        subject: "ab",
+        comment: { body: "x" },
+        custom_fields: [
+          { id: 200, value: "devices" },
+          { id: 203, value: "\u0000" },
+        ],
+      },
+    ]) {
+      const answer = await api.post(`/zendesk/v1/${org.id}/submit-ticket`, body, customer.token);
+      expect([answer.status, answer.json]).toEqual([
+        400,
+        { code: "bad_request", message: "Text cannot contain NUL characters (\\u0000)." },
+      ]);
+    }
   });
 
   it("shows staff every field of the form, required ones included, with the requester's values", async () => {
