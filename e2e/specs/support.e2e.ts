@@ -1,14 +1,14 @@
-import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_PASSWORD, launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { startMailServer } from "../support/mail.ts";
 import { payForPlan } from "./billing-helpers.ts";
 import { api, consent } from "./fleets-helpers.ts";
+import { grantSupportAgent } from "./support-helpers.ts";
 import { DEMO, screenshot } from "./web-helpers.ts";
 
 const AGENT = { email: "agent@example.com", password: "agent-password-123" };
+const ROOT = { email: "root@example.com", password: "root-password-123" };
 const MEMBER = { username: "demo-member", password: DEMO_PASSWORD, newEmail: "member.new@example.com" };
 const MB = 1024 * 1024;
 
@@ -29,26 +29,15 @@ describe("support drawer, tickets and the staff inbox", () => {
 
   beforeAll(async () => {
     mail = await startMailServer();
-    const env = { SMTP_URL: mail.url, FLOTILLA_EMAIL_VERIFICATION: "optional" };
-    // The support agent: created as platform administrator at the first start, then given the
-    // support_agent role instead (no API grants global roles), and the server started again.
-    const first = await startFlotilla({
-      ...env,
-      FLOTILLA_ADMIN_EMAIL: AGENT.email,
-      FLOTILLA_ADMIN_PASSWORD: AGENT.password,
+    flotilla = await startFlotilla({
+      SMTP_URL: mail.url,
+      FLOTILLA_EMAIL_VERIFICATION: "optional",
+      FLOTILLA_ADMIN_EMAIL: ROOT.email,
+      FLOTILLA_ADMIN_PASSWORD: ROOT.password,
     });
-    await first.stop();
-    const db = new PGlite(path.join(first.dataDir, "pglite"));
-    await db.query(`DELETE FROM "user__has__role" WHERE "user" = (SELECT id FROM "user" WHERE email = $1)`, [
-      AGENT.email,
-    ]);
-    await db.query(
-      `INSERT INTO "user__has__role" ("user", role)
-       SELECT u.id, r.id FROM "user" u, "role" r WHERE u.email = $1 AND r.name = 'support_agent'`,
-      [AGENT.email],
-    );
-    await db.close();
-    flotilla = await startFlotilla(env, { dataDir: first.dataDir, env: first.env });
+    // The support agent signs up, and the platform administrator grants the role (Admin → Users'
+    // API; support-staff.e2e.ts goes through the page).
+    await grantSupportAgent(flotilla.apiUrl, AGENT, ROOT);
     browser = await launchBrowser();
   }, 120_000);
 

@@ -1,4 +1,5 @@
 import { APP_VERSION } from "@flotilla/domain";
+import { admin } from "./commands/admin.ts";
 import { deploy } from "./commands/deploy.ts";
 import { exec } from "./commands/exec.ts";
 import { login } from "./commands/login.ts";
@@ -11,7 +12,7 @@ import { currentLogin } from "./config.ts";
 import { CliError, describeError, UsageError } from "./errors.ts";
 import type { Command, Io } from "./io.ts";
 
-export const COMMANDS: Command[] = [login, whoami, logout, push, deploy, releases, rollout, exec];
+export const COMMANDS: Command[] = [login, whoami, logout, push, deploy, releases, rollout, exec, admin];
 
 export const USAGE = `Usage: flotilla <command> [options]
 

@@ -12,6 +12,7 @@ import type { Database } from "./db/index.ts";
 import { FlotillaError } from "./errors.ts";
 import { accountRoutes } from "./features/account/routes.ts";
 import { createTotpGuard } from "./features/account/two-factor.ts";
+import { adminRoutes } from "./features/admin/routes.ts";
 import { agentDownloadRoutes } from "./features/agent-download/routes.ts";
 import { apiKeyRoutes } from "./features/api-keys/routes.ts";
 import { auditRoutes } from "./features/audit/routes.ts";
@@ -185,6 +186,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(oauthRoutes, ctx);
   await app.register(handoffRoutes, ctx);
   await app.register(supportRoutes, ctx);
+  await app.register(adminRoutes, ctx);
   return app;
 }
 

@@ -1,6 +1,7 @@
 import pino from "pino";
 import { buildApi, buildContext, buildDashboard } from "./app.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { type DataDirHold, DataDirInUse, holdDataDir } from "./db/data-dir-lock.ts";
 import { openDatabase } from "./db/index.ts";
 import { ensureAdmin, seedDemo } from "./features/demo/seed.ts";
 import { startDemoDevices } from "./features/demo/simulated-devices.ts";
@@ -23,6 +24,25 @@ function configOrExit(): Config {
 async function main() {
   const config = configOrExit();
   const logger = pino({ level: config.logLevel });
+
+  // The embedded database admits one process (db/data-dir-lock.ts).
+  let hold: DataDirHold | undefined;
+  if (!config.databaseUrl) {
+    try {
+      hold = await holdDataDir(config.dataDir, `the Flotilla server (process ${process.pid})`);
+    } catch (error) {
+      if (!(error instanceof DataDirInUse)) {
+        process.stderr.write(`flotilla: cannot open the database (FLOTILLA_DATA_DIR): ${(error as Error).message}\n`);
+        process.exit(1);
+      }
+      process.stderr.write(
+        `flotilla: ${error.holder} is using the embedded database in FLOTILLA_DATA_DIR=${config.dataDir}; it admits one process at a time: stop it first, or give this server another FLOTILLA_DATA_DIR\n`,
+      );
+      process.exit(1);
+    }
+    if (!hold)
+      logger.warn("FLOTILLA_DATA_DIR's path is too long to hold it with a socket: start one process on it at a time");
+  }
 
   let opened: Awaited<ReturnType<typeof openDatabase>>;
   try {
@@ -79,6 +99,7 @@ async function main() {
     await sshGateway?.close();
     await Promise.all([dashboard.close(), api.close()]);
     await db.close();
+    await hold?.release();
     logger.info("stopped");
     process.exit(0);
   };

@@ -70,7 +70,9 @@ export type CrumbKey =
   | "nav.rollout"
   | "nav.commands"
   | "nav.command_run"
-  | "nav.diagnostics";
+  | "nav.diagnostics"
+  | "nav.admin"
+  | "nav.users";
 
 /** A breadcrumb named after the object a route shows (organization, member, team, fleet). */
 export type CrumbObject = "org" | "member" | "team" | "fleet" | "device" | "release";
@@ -760,6 +762,11 @@ const supportPages = () => import("./features/support/inbox-page.tsx");
 const supportInboxRoute = createRoute({
   getParentRoute: () => verifiedRoute,
   path: "/support",
+  // `?ticket={id}` opens that ticket (the staff mails link there).
+  validateSearch: (search: Record<string, unknown>): { ticket?: number } => {
+    const ticket = typeof search.ticket === "number" ? String(search.ticket) : search.ticket;
+    return typeof ticket === "string" && isNumericId(ticket) ? { ticket: Number(ticket) } : {};
+  },
   beforeLoad: async ({ context }) => {
     const session = await getSessionState(context.queryClient, context.sdk);
     if (session.kind !== "signed-in" || !isSupportStaff(session.claims)) throw notFound();
@@ -775,6 +782,32 @@ const platformAuditRoute = createRoute({
     if (session.kind !== "signed-in" || !isAdmin(session.claims)) throw notFound();
   },
   component: page(() => import("./features/audit/audit-page.tsx"), "PlatformAuditLogPage"),
+});
+/**
+ * `/admin`: platform administration (docs/support.md "Platform staff"), for platform administrators
+ * (`balena_admin`); anybody else gets the not-found page. `/admin` itself shows Admin → Users.
+ */
+const adminRoute = createRoute({
+  getParentRoute: () => verifiedRoute,
+  path: "/admin",
+  staticData: { crumb: "nav.admin" },
+  beforeLoad: async ({ context }) => {
+    const session = await getSessionState(context.queryClient, context.sdk);
+    if (session.kind !== "signed-in" || !isAdmin(session.claims)) throw notFound();
+  },
+});
+const adminIndexRoute = createRoute({
+  getParentRoute: () => adminRoute,
+  path: "/",
+  beforeLoad: () => {
+    throw redirect({ to: "/admin/users", replace: true });
+  },
+});
+const adminUsersRoute = createRoute({
+  getParentRoute: () => adminRoute,
+  path: "users",
+  staticData: { crumb: "nav.users" },
+  component: page(() => import("./features/admin/users-page.tsx"), "AdminUsersPage"),
 });
 /** `/support/tickets/{id}`: a ticket, where the reply e-mails link to (signed-out: log in, then back). */
 const supportTicketRoute = createRoute({
@@ -1230,6 +1263,7 @@ export const routeTree = rootRoute.addChildren([
       fleetInvitationRoute,
       supportInboxRoute,
       platformAuditRoute,
+      adminRoute.addChildren([adminIndexRoute, adminUsersRoute]) as unknown as AnyRoute,
       supportTicketRoute,
       deployRoute,
       deviceRoute.addChildren(deviceChildren),

@@ -155,6 +155,11 @@ export const errorCatalogue = {
     status: 409,
     text: "Support tickets are handled in Zendesk on this server: reply to the ticket's emails or in the support portal.",
   },
+  // Platform staff's global roles (spec 1 §3, §6.1; docs/support.md "Platform staff").
+  last_platform_admin: {
+    status: 409,
+    text: "{username} is the last platform administrator (balena_admin): make another user a platform administrator first, then remove this role.",
+  },
   // Fleets, apps and blocks (spec 2 §5 "Creating a fleet", "Fleet changes", §8).
   missing_required_attributes: { status: 400, text: "missing required attributes" },
   invalid_device_type: { status: 400, text: "Invalid device type: {type}" },

@@ -36,6 +36,20 @@ export const ROLE_RANKING = [
 ] as const;
 export type AnyRole = (typeof ROLE_RANKING)[number];
 
+/**
+ * The global roles (spec 1 §3: "global roles platform administrator and support_agent, added from
+ * the user's global flags"): `balena_admin` is the platform administrator. A session token carries
+ * them as the permissions `admin.home` and `support.home`.
+ */
+export const GLOBAL_ROLES = ["support_agent", "balena_admin"] as const;
+export type GlobalRole = (typeof GLOBAL_ROLES)[number];
+export const GLOBAL_ROLE_PERMISSION: Readonly<Record<GlobalRole, string>> = {
+  balena_admin: "admin.home",
+  support_agent: "support.home",
+};
+export const isGlobalRole = (value: unknown): value is GlobalRole =>
+  typeof value === "string" && (GLOBAL_ROLES as readonly string[]).includes(value);
+
 /** Seat roles of an organization's members, strongest first (spec 3 §3). */
 export const SEAT_ROLES = ROLE_RANKING.filter(
   (role): role is Exclude<AnyRole, "balena_admin" | "support_agent"> =>

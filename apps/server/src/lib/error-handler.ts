@@ -4,8 +4,18 @@ import { FlotillaError } from "../errors.ts";
 /** balena clients (pinejs-client's upsert, the supervisor) read these routes' errors as plain text. */
 const TEXT_ERROR_PREFIXES = ["/v7/", "/v7?", "/device/"];
 
+/**
+ * PostgreSQL's refusals of a text it cannot store: a NUL character (`\u0000`) in a text or jsonb
+ * value (22021 character_not_in_repertoire, 22P05 untranslatable_character). What a client sent,
+ * so a 400, not a server failure.
+ */
+const UNSTORABLE_TEXT = new Set(["22021", "22P05"]);
+
 function toFlotillaError(error: FastifyError | Error): FlotillaError {
   if (error instanceof FlotillaError) return error;
+  if (UNSTORABLE_TEXT.has(String((error as { code?: unknown }).code))) {
+    return new FlotillaError("bad_request", "Text cannot contain NUL characters (\\u0000).");
+  }
   const fastifyError = error as FastifyError;
   const status = fastifyError.statusCode ?? 500;
   if (fastifyError.validation) return new FlotillaError("bad_request", fastifyError.message);

@@ -212,7 +212,12 @@ export function UserMenu({ admin = false }: { admin?: boolean }) {
           </MenuItem>
         ) : null}
         {admin ? (
-          <MenuItem component="a" href="/admin" onClick={close}>
+          <MenuItem
+            onClick={() => {
+              close();
+              void navigate({ to: "/admin/users" });
+            }}
+          >
             <ListItemIcon>
               <AdminPanelSettingsOutlined fontSize="small" />
             </ListItemIcon>

@@ -134,5 +134,7 @@ export const audit_event = pgTable(
   (t) => [
     index("audit_event_organization_time_idx").on(t.organization, t.created_at),
     index("audit_event_time_idx").on(t.created_at),
+    // Each user's last sign-in (Admin → Users, migration 0031).
+    index("audit_event_sign_in_idx").on(t.target_user, t.created_at).where(sql`${t.action} = 'sign_in.succeeded'`),
   ],
 );

@@ -27,6 +27,13 @@ export const support_ticket = pgTable(
     /** Addresses copied on the conversation (lowercase). */
     email_ccs: text().array().notNull().default(sql`'{}'::text[]`),
     external_id: text(),
+    /**
+     * The ticket form as the requester filled it: every field of the form at the time (system and
+     * custom, required or not) with its title, type and value (null when left blank), for staff.
+     */
+    form: jsonb(),
+    /** When platform staff were mailed about the new ticket (claimed once: never mailed twice). */
+    staff_notified_at: timestamp({ withTimezone: true }),
     created_at: createdAt(),
     updated_at: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
@@ -48,6 +55,8 @@ export const support_ticket_comment = pgTable(
     author: integer().references(() => user.id, { onDelete: "set null" }),
     body: shortText(),
     is_staff: boolean().notNull().default(false),
+    /** When platform staff were mailed about this reply of the requester's side (claimed once). */
+    staff_notified_at: timestamp({ withTimezone: true }),
     created_at: createdAt(),
   },
   (t) => [index("support_ticket_comment_ticket_idx").on(t.ticket, t.created_at)],

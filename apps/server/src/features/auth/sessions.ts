@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
-import { SESSION_TOKEN_LIFETIME_MS } from "@flotilla/domain";
-import { and, eq, gt, isNull, ne } from "drizzle-orm";
+import { GLOBAL_ROLE_PERMISSION, isGlobalRole, SESSION_TOKEN_LIFETIME_MS } from "@flotilla/domain";
+import { and, eq, gt, isNull, ne, sql } from "drizzle-orm";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import type { Orm } from "../../db/index.ts";
 import { user_session } from "../../db/schema/index.ts";
@@ -26,10 +26,8 @@ export type SessionClaims = {
   session: string;
 };
 
-const GLOBAL_ROLE_PERMISSIONS: Record<string, string> = {
-  balena_admin: "admin.home",
-  support_agent: "support.home",
-};
+/** The permissions that stand for global roles (spec 1 §3: admin.home, support.home). */
+const permissionsOf = (roles: string[]) => roles.flatMap((r) => (isGlobalRole(r) ? [GLOBAL_ROLE_PERMISSION[r]] : []));
 
 /**
  * The two-factor flag of a token (spec 1 §4): absent when the user has no two-factor, `true`
@@ -65,7 +63,7 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
       ...(actualUser === undefined ? {} : { actualUser }),
       ...(twoFactor === undefined ? {} : { twoFactorRequired: twoFactor }),
       ...(delegatedTo === undefined ? {} : { delegatedTo }),
-      permissions: roles.flatMap((r) => GLOBAL_ROLE_PERMISSIONS[r] ?? []),
+      permissions: permissionsOf(roles),
       session,
     };
     return new SignJWT(claims)
@@ -176,8 +174,14 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
       if (typeof claims.session !== "string" || typeof claims.id !== "number") {
         throw new FlotillaError("malformed_token");
       }
+      // The session's user's global roles as they are now, not as the token was signed: a role
+      // granted or removed (Admin → Users, `flotilla-server admin`) counts from the next request.
       const [live] = await orm
-        .select({ id: user_session.id })
+        .select({
+          id: user_session.id,
+          roles: sql<string[] | null>`(SELECT array_agg(r.name) FROM "user__has__role" h
+             JOIN "role" r ON r.id = h.role WHERE h."user" = "user_session"."user")`,
+        })
         .from(user_session)
         .where(
           and(
@@ -187,7 +191,7 @@ export function createSessionTokens(orm: Orm, secret: Uint8Array) {
           ),
         );
       if (!live) throw new FlotillaError("session_expired");
-      return claims;
+      return { ...claims, permissions: permissionsOf(live.roles ?? []) };
     },
 
     async revoke(session: string) {

@@ -18,7 +18,7 @@ export function compose(subject: string, paragraphs: string[], action: { label: 
   const text = [...paragraphs, `${action.label}: ${action.link}`, "", "— Flotilla"].join("\n\n");
   const html = [
     '<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">',
-    ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`),
+    ...paragraphs.map((p) => `<p style="white-space:pre-wrap">${escapeHtml(p)}</p>`),
     `<p><a href="${escapeHtml(action.link)}">${escapeHtml(action.label)}</a></p>`,
     `<p style="color:#666;font-size:12px">${escapeHtml(action.link)}</p>`,
     "</body></html>",
@@ -113,6 +113,56 @@ export function supportReplyMail(
         : "Reply on the ticket to answer.",
     ],
     { label: "View the ticket", link: `${publicUrl}/support/tickets/${ticket.id}` },
+  );
+}
+
+/** Where platform staff open a ticket: the support inbox with the ticket selected. */
+export const staffTicketLink = (publicUrl: string, id: number) => `${publicUrl}/support?ticket=${id}`;
+
+/** A field of the ticket form as the requester filled it (features/support/fields.ts `FilledField`). */
+type MailedField = { title: string; type: string; display: string | null };
+
+/**
+ * A new support ticket, to every platform staff member (docs/support.md "Staff mails"): who opened
+ * it for which organization, every field of the form with its value, and the inbox link.
+ */
+export function supportNewTicketStaffMail(
+  publicUrl: string,
+  ticket: { id: number; subject: string; organization: string; requester: string; requesterEmail: string },
+  form: MailedField[],
+  attachments: string[],
+): MailContent {
+  const fields = form
+    .filter((field) => field.type !== "subject" && field.type !== "description")
+    .map((field) => `${field.title}: ${field.display ?? "(not filled in)"}`);
+  const description = form.find((field) => field.type === "description")?.display ?? "";
+  return compose(
+    `[Ticket #${ticket.id}] New ticket from ${ticket.organization}: ${ticket.subject}`,
+    [
+      `${ticket.requester} (${ticket.requesterEmail}) opened the ticket #${ticket.id} "${ticket.subject}" for the organization ${ticket.organization}.`,
+      ...(fields.length > 0 ? [fields.join("\n")] : []),
+      description,
+      ...(attachments.length > 0 ? [`Attachments: ${attachments.join(", ")}`] : []),
+    ],
+    { label: "Open the ticket in the support inbox", link: staffTicketLink(publicUrl, ticket.id) },
+  );
+}
+
+/** The requester's side answered a ticket, to every platform staff member (docs/support.md "Staff mails"). */
+export function supportRequesterReplyStaffMail(
+  publicUrl: string,
+  ticket: { id: number; subject: string; organization: string },
+  reply: { author: string; body: string; attachments: string[] },
+): MailContent {
+  return compose(
+    `[Ticket #${ticket.id}] ${ticket.subject}`,
+    [
+      `${reply.author} replied to the ticket #${ticket.id} "${ticket.subject}" of the organization ${ticket.organization}:`,
+      reply.body,
+      ...(reply.attachments.length > 0 ? [`Attachments: ${reply.attachments.join(", ")}`] : []),
+      "The ticket is open again, waiting for support.",
+    ],
+    { label: "Open the ticket in the support inbox", link: staffTicketLink(publicUrl, ticket.id) },
   );
 }
 

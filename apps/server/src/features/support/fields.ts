@@ -109,3 +109,60 @@ function fieldValue(field: TicketField, value: unknown): string | number | boole
       return String(value).trim();
   }
 }
+
+/**
+ * A field of the form as the requester filled it (the ticket's `form`, shown to staff): its
+ * title, type and whether it was required, the value sent (null when left blank) and the value
+ * as a person reads it (an option's name, Yes/No for a checkbox).
+ */
+export type FilledField = {
+  id: number;
+  type: string;
+  title: string;
+  required: boolean;
+  value: string | number | boolean | null;
+  display: string | null;
+};
+
+/** The value of a field as a person reads it; null when blank. */
+function displayOf(field: TicketField, value: string | number | boolean | null | undefined): string | null {
+  if (value === undefined || value === null || value === "") return null;
+  if (typeof value === "boolean") return value ? "Yes" : "No";
+  const option = field.options?.find((candidate) => candidate.value === value);
+  return option ? option.name : String(value);
+}
+
+/**
+ * Every field of the form, in its order, with what the requester filled in: the system fields
+ * from the ticket's own columns (`priority` undefined: not chosen), the custom ones from the
+ * checked `custom_fields` (checkCustomFields).
+ */
+export function filledForm(
+  fields: TicketField[],
+  filled: {
+    subject: string;
+    description: string;
+    priority: string | undefined;
+    type?: string | undefined;
+    custom: { id: number; value: string | number | boolean | null }[];
+  },
+): FilledField[] {
+  const custom = new Map(filled.custom.map((entry) => [entry.id, entry.value]));
+  return fields.map((field) => {
+    let value: string | number | boolean | null | undefined;
+    if (field.type === "subject") value = filled.subject;
+    else if (field.type === "description") value = filled.description;
+    else if (field.type === "priority") value = filled.priority;
+    else if (field.type === "tickettype") value = filled.type;
+    else if (SYSTEM_TYPES.has(field.type)) value = undefined;
+    else value = custom.get(field.id);
+    return {
+      id: field.id,
+      type: field.type,
+      title: field.title_in_portal,
+      required: field.required_in_portal,
+      value: value === undefined || value === "" ? null : value,
+      display: displayOf(field, value),
+    };
+  });
+}

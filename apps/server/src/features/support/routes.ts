@@ -18,9 +18,9 @@ import { FlotillaError } from "../../errors.ts";
 import { requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { supportTierOf } from "../billing/service.ts";
-import { supportReplyMail } from "../mail/templates.ts";
+import { supportNewTicketStaffMail, supportReplyMail, supportRequesterReplyStaffMail } from "../mail/templates.ts";
 import { findUserById, type User } from "../users/service.ts";
-import { checkCustomFields, localTicketFields, type TicketField } from "./fields.ts";
+import { checkCustomFields, type FilledField, filledForm, localTicketFields, type TicketField } from "./fields.ts";
 import { attachmentType, cleanFileName, storedPathOf } from "./files.ts";
 import { type ZendeskClient, zendeskClient } from "./zendesk.ts";
 
@@ -124,6 +124,7 @@ type TicketRow = {
   status: string;
   priority: string;
   custom_fields: unknown;
+  form: FilledField[] | null;
   email_ccs: string[];
   external_id: string | null;
   created_at: Date;
@@ -132,7 +133,7 @@ type TicketRow = {
 };
 
 const TICKET_COLUMNS = `t.id, t.organization, o.name AS organization_name, t.requester, u.username AS requester_username,
-  t.requester_email, t.subject, t.description, t.status, t.priority, t.custom_fields, t.email_ccs, t.external_id,
+  t.requester_email, t.subject, t.description, t.status, t.priority, t.custom_fields, t.form, t.email_ccs, t.external_id,
   t.created_at, t.updated_at,
   (SELECT count(*)::int FROM "support_ticket_comment" c WHERE c.ticket = t.id) AS comment_count`;
 const TICKET_FROM = `"support_ticket" t JOIN "organization" o ON o.id = t.organization LEFT JOIN "user" u ON u.id = t.requester`;
@@ -242,6 +243,19 @@ export async function supportRoutes(app: FastifyInstance, ctx: AppContext) {
     return row;
   }
 
+  /**
+   * Every field of the ticket's form with the requester's values: as kept at submit time, or, for
+   * a ticket from before forms were kept, today's form over the ticket's columns.
+   */
+  async function formOf(row: TicketRow): Promise<FilledField[]> {
+    if (Array.isArray(row.form)) return row.form;
+    const custom = Array.isArray(row.custom_fields)
+      ? (row.custom_fields as { id: number; value: string | number | boolean | null }[])
+      : [];
+    const fields = await ticketFields().catch(() => localTicketFields(config.supportTicketFields));
+    return filledForm(fields, { subject: row.subject, description: row.description, priority: row.priority, custom });
+  }
+
   async function thread(row: TicketRow, forStaff: boolean) {
     const [{ rows: comments }, { rows: attachments }] = await Promise.all([
       db.query<{
@@ -266,6 +280,7 @@ export async function supportRoutes(app: FastifyInstance, ctx: AppContext) {
       ...ticketSummary(row, forStaff),
       description: row.description,
       custom_fields: row.custom_fields,
+      ...(forStaff ? { form: await formOf(row) } : {}),
       email_ccs: row.email_ccs,
       attachments: attachments.filter((a) => a.comment === null).map(attachmentInfo),
       comments: comments.map((comment) => ({
@@ -326,6 +341,74 @@ export async function supportRoutes(app: FastifyInstance, ctx: AppContext) {
     const mail = supportReplyMail(config.publicUrl, { id: Number(ticket.id), subject: ticket.subject, status }, reply);
     const to = [...new Set([ticket.requester_email, ...ticket.email_ccs].map((a) => a.toLowerCase()))];
     void Promise.all(to.map((address) => ctx.mail.send(address, mail)));
+  }
+
+  /**
+   * Mails every platform staff member (`balena_admin`, `support_agent`) with an address they may
+   * be mailed at (verified, or verification not required of them), the author of the event left
+   * out, once the event is committed. The event's `staff_notified_at` is claimed first, so
+   * whichever instance or call gets here, staff are mailed about one event at most once. With
+   * Zendesk, Zendesk tells its agents: no mail from here.
+   */
+  async function mailStaffOnce(
+    event: { table: "support_ticket" | "support_ticket_comment"; id: number; author: number },
+    mail: () => Promise<ReturnType<typeof supportNewTicketStaffMail>>,
+  ) {
+    if (zendesk) return;
+    const { rows: claimed } = await db.query(
+      `UPDATE "${event.table}" SET staff_notified_at = now() WHERE id = $1 AND staff_notified_at IS NULL RETURNING id`,
+      [event.id],
+    );
+    if (claimed.length === 0) return;
+    const { rows: staff } = await db.query<{ email: string }>(
+      `SELECT DISTINCT lower(u.email) AS email FROM "user" u
+         JOIN "user__has__role" h ON h."user" = u.id JOIN "role" r ON r.id = h.role
+        WHERE r.name = ANY($1::text[]) AND u.id <> $2 AND coalesce(u.email, '') <> ''
+          AND (u.is_verified OR NOT u.must_be_verified)`,
+      [STAFF_ROLES, event.author],
+    );
+    if (staff.length === 0) return;
+    const content = await mail();
+    await Promise.all(staff.map((row) => ctx.mail.send(row.email, content)));
+  }
+
+  const attachmentNames = async (ticket: number, comment: number | null) =>
+    (
+      await db.query<{ file_name: string }>(
+        `SELECT file_name FROM "support_attachment" WHERE ticket = $1 AND comment IS NOT DISTINCT FROM $2 ORDER BY id`,
+        [ticket, comment],
+      )
+    ).rows.map((row) => row.file_name);
+
+  /** A new ticket, to staff (after commit; a failure is logged, the ticket stands). */
+  function mailStaffNewTicket(ticket: TicketRow, form: FilledField[]) {
+    const id = Number(ticket.id);
+    mailStaffOnce({ table: "support_ticket", id, author: Number(ticket.requester) }, async () =>
+      supportNewTicketStaffMail(
+        config.publicUrl,
+        {
+          id,
+          subject: ticket.subject,
+          organization: ticket.organization_name,
+          requester: ticket.requester_username ?? ticket.requester_email,
+          requesterEmail: ticket.requester_email,
+        },
+        form,
+        await attachmentNames(id, null),
+      ),
+    ).catch((error) => app.log.error({ err: error, ticket: id }, "support: mailing staff about a new ticket failed"));
+  }
+
+  /** A reply of the requester's side, to staff (after commit). */
+  function mailStaffReply(ticket: TicketRow, comment: number, author: { id: number; username: string }, body: string) {
+    const id = Number(ticket.id);
+    mailStaffOnce({ table: "support_ticket_comment", id: comment, author: author.id }, async () =>
+      supportRequesterReplyStaffMail(
+        config.publicUrl,
+        { id, subject: ticket.subject, organization: ticket.organization_name },
+        { author: author.username, body, attachments: await attachmentNames(id, comment) },
+      ),
+    ).catch((error) => app.log.error({ err: error, ticket: id }, "support: mailing staff about a reply failed"));
   }
 
   const refuseInZendesk = () => {
@@ -432,10 +515,17 @@ export async function supportRoutes(app: FastifyInstance, ctx: AppContext) {
     const customFields = checkCustomFields(fields, body.custom_fields ?? []);
     const emailCcs = ccAddresses(body, account.email);
     const priority = body.priority ?? "normal";
+    const form = filledForm(fields, {
+      subject: body.subject,
+      description,
+      priority: body.priority,
+      type: body.type,
+      custom: customFields,
+    });
     const ticket = await db.transaction(async (tx) => {
       const { rows } = await tx.query<{ id: number }>(
-        `INSERT INTO "support_ticket" (organization, requester, requester_email, subject, description, priority, custom_fields, email_ccs)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text[]) RETURNING id`,
+        `INSERT INTO "support_ticket" (organization, requester, requester_email, subject, description, priority, custom_fields, email_ccs, form)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text[], $9::jsonb) RETURNING id`,
         [
           organization.id,
           account.id,
@@ -445,6 +535,7 @@ export async function supportRoutes(app: FastifyInstance, ctx: AppContext) {
           priority,
           JSON.stringify(customFields),
           emailCcs,
+          JSON.stringify(form),
         ],
       );
       const id = Number(rows[0]?.id);
@@ -475,6 +566,7 @@ export async function supportRoutes(app: FastifyInstance, ctx: AppContext) {
       }
       return readableTicket(tx, account.id, id, true);
     });
+    mailStaffNewTicket(ticket, form);
     return reply.code(201).send({ ticket: ticketSummary(ticket, false) });
   });
 
@@ -519,8 +611,9 @@ export async function supportRoutes(app: FastifyInstance, ctx: AppContext) {
       });
       // The customer answered: the ticket waits for support again (a solved one is reopened).
       await tx.query(`UPDATE "support_ticket" SET status = 'open', updated_at = now() WHERE id = $1`, [id]);
-      return { id: commentId, created_at: rows[0]?.created_at };
+      return { id: commentId, created_at: rows[0]?.created_at, ticket };
     });
+    mailStaffReply(comment.ticket, comment.id, { id: user.id, username: user.username }, body.body);
     return reply.code(201).send({
       id: comment.id,
       author: { id: user.id, username: user.username },

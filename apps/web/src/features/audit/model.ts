@@ -49,6 +49,7 @@ export const AUDIT_ACTIONS: Readonly<Record<string, readonly string[]>> = {
   terminal_session: [],
   device_tunnel: [],
   login_as_user: [],
+  global_role: ["granted", "revoked"],
 };
 
 export const AUDIT_TARGET_TYPES = [

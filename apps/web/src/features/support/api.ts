@@ -58,8 +58,21 @@ export interface TicketComment {
   attachments?: AttachmentLink[];
 }
 
+/** A field of the form as the requester filled it (staff view; docs/support.md). */
+export interface FilledField {
+  id: number;
+  type: string;
+  title: string;
+  required: boolean;
+  value: string | number | boolean | null;
+  /** The value as a person reads it (an option's name, Yes/No); null when left blank. */
+  display: string | null;
+}
+
 export interface TicketThread extends TicketSummary {
   description: string;
+  /** Every field of the ticket form with the requester's values: in the staff view only. */
+  form?: FilledField[];
   email_ccs: string[];
   attachments: AttachmentLink[];
   comments: TicketComment[];

@@ -14,6 +14,7 @@ import Paper from "@mui/material/Paper";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useNavigate, useSearch } from "@tanstack/react-router";
 import { useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { PageHeader } from "../../components/page.tsx";
@@ -35,14 +36,18 @@ export function ticketOrganizations(tickets: TicketSummary[]): { id: number; nam
 
 /**
  * `/support`: platform staff's inbox (balena_admin, support_agent; the route lets nobody else in).
- * Tickets by status and organization; the selected one's thread, a reply with the status it
- * leaves the ticket in, and its status and priority.
+ * Tickets by status and organization; the selected one (`?ticket={id}`, where the staff mails
+ * link) with every field of the form as the requester filled it, its thread, a reply with the
+ * status it leaves the ticket in, and its status and priority.
  */
 export function SupportInboxPage() {
   const { t } = useTranslation();
   const api = useSupportApi();
   const [filters, setFilters] = useState<Filters>({});
-  const [selected, setSelected] = useState<number | undefined>();
+  // The selected ticket is in the address (`/support?ticket={id}`): the staff mails link there.
+  const selected = useSearch({ from: "/signed-in/verified/support" }).ticket;
+  const navigate = useNavigate();
+  const setSelected = (ticket: number) => void navigate({ to: "/support", search: { ticket } });
   const tickets = useQuery({
     queryKey: supportKeys.staffTickets(filters),
     queryFn: () => api.staffTickets(filters),

@@ -5,15 +5,19 @@ import Button from "@mui/material/Button";
 import Chip from "@mui/material/Chip";
 import CircularProgress from "@mui/material/CircularProgress";
 import Link from "@mui/material/Link";
+import Table from "@mui/material/Table";
+import TableBody from "@mui/material/TableBody";
+import TableCell from "@mui/material/TableCell";
+import TableRow from "@mui/material/TableRow";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, type ReactNode, useState } from "react";
+import { type FormEvent, type ReactNode, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { formatDate } from "../../lib/format.ts";
 import { saveBlob } from "../../lib/save-blob.ts";
 import { showToast } from "../../lib/toasts.ts";
-import { type AttachmentLink, supportKeys, type TicketThread } from "./api.ts";
+import { type AttachmentLink, type FilledField, supportKeys, type TicketThread } from "./api.ts";
 import { useSupportApi } from "./hooks.ts";
 import { fileSize, supportErrorText } from "./model.ts";
 import { TicketStatusChip } from "./private-support.tsx";
@@ -64,7 +68,8 @@ function Message({
   author: string;
   staff: boolean;
   date: string;
-  body: string;
+  /** The message's text, or what stands for it (the filled-in form of the opening message). */
+  body: ReactNode;
   attachments: AttachmentLink[];
 }) {
   const { t } = useTranslation();
@@ -92,13 +97,70 @@ function Message({
           {formatDate(date)}
         </Typography>
       </Box>
-      <Typography sx={{ fontSize: 14, whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}>{body}</Typography>
+      {typeof body === "string" ? (
+        <Typography sx={{ fontSize: 14, whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}>{body}</Typography>
+      ) : (
+        body
+      )}
       <AttachmentLinks attachments={attachments} />
     </Box>
   );
 }
 
-/** A ticket's thread (spec 3 §2): the description and the replies, staff replies marked, with attachments. */
+/**
+ * The ticket form as the requester filled it (staff view): every field in the form's order, the
+ * required ones marked, a field left blank said to be so.
+ */
+function FilledFormFields({ form }: { form: FilledField[] }) {
+  const { t } = useTranslation();
+  return (
+    <Table
+      size="small"
+      aria-label={t("support.thread.form")}
+      sx={{
+        tableLayout: "fixed",
+        "& th, & td": { border: 0, px: 0, py: 0.5, verticalAlign: "top", fontSize: 14, lineHeight: 1.5 },
+      }}
+    >
+      <TableBody>
+        {form.map((field) => (
+          <TableRow key={field.id}>
+            <TableCell
+              component="th"
+              scope="row"
+              sx={{
+                width: { xs: 130, sm: 190 },
+                pr: 2,
+                color: "text.secondary",
+                fontWeight: 500,
+                overflowWrap: "anywhere",
+              }}
+            >
+              {field.title}
+              {field.required ? (
+                <Box component="span" sx={{ display: "block", fontSize: 11, fontWeight: 400, color: "text.disabled" }}>
+                  {t("support.thread.required")}
+                </Box>
+              ) : null}
+            </TableCell>
+            <TableCell sx={{ whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}>
+              {field.display ?? (
+                <Box component="span" sx={{ color: "text.disabled", fontStyle: "italic" }}>
+                  {t("support.thread.not_filled")}
+                </Box>
+              )}
+            </TableCell>
+          </TableRow>
+        ))}
+      </TableBody>
+    </Table>
+  );
+}
+
+/**
+ * A ticket's thread (spec 3 §2): the description and the replies, staff replies marked, with
+ * attachments. In the staff view the opening message is the whole form as the requester filled it.
+ */
 export function ThreadMessages({ ticket, header }: { ticket: TicketThread; header?: ReactNode }) {
   const { t } = useTranslation();
   const requester = ticket.requester?.username ?? ticket.requester_email ?? "";
@@ -123,7 +185,7 @@ export function ThreadMessages({ ticket, header }: { ticket: TicketThread; heade
         author={requester}
         staff={false}
         date={ticket.created_at}
-        body={ticket.description}
+        body={ticket.form ? <FilledFormFields form={ticket.form} /> : ticket.description}
         attachments={ticket.attachments}
       />
       {ticket.comments.map((comment) => (
@@ -183,8 +245,11 @@ export function ReplyBox({ onSend, extra }: { onSend: (body: string) => Promise<
   );
 }
 
-/** The requester's ticket: its thread and a reply box (the drawer and /support/tickets/{id}). */
-export function RequesterTicket({ id }: { id: number }) {
+/**
+ * The requester's ticket: its thread and a reply box (the drawer and /support/tickets/{id}).
+ * `onUnreadable`: what to do instead of saying it could not be loaded (staff go to the inbox).
+ */
+export function RequesterTicket({ id, onUnreadable }: { id: number; onUnreadable?: () => void }) {
   const { t } = useTranslation();
   const api = useSupportApi();
   const queryClient = useQueryClient();
@@ -194,6 +259,11 @@ export function RequesterTicket({ id }: { id: number }) {
     retry: false,
     meta: { handlesErrors: true },
   });
+  const unreadable = ticket.isError && onUnreadable !== undefined;
+  useEffect(() => {
+    if (unreadable) onUnreadable?.();
+  }, [unreadable, onUnreadable]);
+  if (unreadable) return <CircularProgress size={24} aria-label={t("app.loading")} />;
   if (ticket.isError) return <Alert severity="error">{t("support.thread.load_failed")}</Alert>;
   if (!ticket.data) return <CircularProgress size={24} aria-label={t("app.loading")} />;
   return (
