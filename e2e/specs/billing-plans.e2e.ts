@@ -87,7 +87,10 @@ describe("paid plans: roles, annual billing, the free plan's allowance", () => {
     // Within the paid month nothing is charged now: the next bill credits the month's unused
     // days and charges the annual plan for the same days.
     const charges = page.getByRole("table", { name: "Charges" });
-    await charges.getByRole("row").filter({ hasText: /^Unused time on Pilot \(monthly\), .*-\$/ }).waitFor();
+    await charges
+      .getByRole("row")
+      .filter({ hasText: /^Unused time on Pilot \(monthly\), .*-\$/ })
+      .waitFor();
     await charges.getByRole("row").filter({ hasText: "Remaining time on Pilot (annual)" }).waitFor();
     const invoices = page.getByRole("table", { name: "Invoices" });
     await invoices.getByRole("row").filter({ hasText: "$299.00" }).getByText("Paid").waitFor();
