@@ -30,7 +30,7 @@ describe("releases: push with the CLI, roll out to simulated devices, pin, final
     (
       await call<{ d: Release[] }>(
         "GET",
-        `/v7/release?$select=id,commit,raw_version&$filter=belongs_to__application eq ${fleetId} and raw_version eq '${version}'`,
+        `/v7/release?$select=id,commit,raw_version&$filter=belongs_to__application eq ${fleetId} and semver eq '${version}'&$orderby=id desc`,
       )
     ).d[0];
   const devices = async () =>

@@ -64,7 +64,7 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
     (
       await call<{ d: Release[] }>(
         "GET",
-        `/v7/release?$select=id,commit,raw_version&$filter=belongs_to__application eq ${fleetId} and raw_version eq '${version}'`,
+        `/v7/release?$select=id,commit,raw_version&$filter=belongs_to__application eq ${fleetId} and semver eq '${version}'&$orderby=id desc`,
       )
     ).d[0];
   const logsOf = async (uuid: string) =>

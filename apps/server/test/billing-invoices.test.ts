@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtInProvider } from "../src/features/billing/provider.ts";
 import { billingNow, changePlan } from "../src/features/billing/service.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
+import { addTestCard } from "./support/billing.ts";
 import { call } from "./support/devices.ts";
 
 /**
@@ -94,21 +95,7 @@ async function customer(details: {
     tax_id: details.taxId ?? null,
   });
   expect(saved.status).toBe(200);
-  const intent = await call(t, "POST", `/billing/v1/account/${org.id}/setup-intent`, admin.token, {});
-  const { id, client_secret } = intent.json as { id: string; client_secret: string };
-  await call(t, "POST", `/billing/v1/test-payments/setup-intents/${id}/confirm`, admin.token, {
-    client_secret,
-    card: {
-      number: "4242424242424242",
-      exp_month: "12",
-      exp_year: String(new Date().getFullYear() + 3),
-      cvc: "123",
-      name: "Ada",
-    },
-  });
-  expect((await call(t, "PATCH", `/billing/v1/account/${org.id}/info`, admin.token, { token_id: id })).status).toBe(
-    200,
-  );
+  expect((await addTestCard(t, org.id, admin.token)).status).toBe(200);
   return { admin, org };
 }
 

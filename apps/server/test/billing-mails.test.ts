@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtInProvider, DECLINING_TEST_CARD } from "../src/features/billing/provider.ts";
 import { billingNow, changePlan, runBillingJob } from "../src/features/billing/service.ts";
 import { createTestApp, type TestApp } from "./harness.ts";
+import { addTestCard } from "./support/billing.ts";
 import { call } from "./support/devices.ts";
 import { type MailServer, startMailServer } from "./support/mail.ts";
 
@@ -27,15 +28,7 @@ afterAll(async () => {
 
 const job = (at: Date) => runBillingJob(t.db, builtInProvider, at, { mailer: t.ctx.mail, publicUrl: PUBLIC });
 
-async function addCard(org: number, token: string, number: string) {
-  const intent = await call(t, "POST", `/billing/v1/account/${org}/setup-intent`, token, {});
-  const { id, client_secret } = intent.json as { id: string; client_secret: string };
-  await call(t, "POST", `/billing/v1/test-payments/setup-intents/${id}/confirm`, token, {
-    client_secret,
-    card: { number, exp_month: "12", exp_year: String(new Date().getFullYear() + 3), cvc: "123", name: "Ada" },
-  });
-  return call(t, "PATCH", `/billing/v1/account/${org}/info`, token, { token_id: id });
-}
+const addCard = (org: number, token: string, number: string) => addTestCard(t, org, token, number);
 
 const subjects = (to: string) => mail.to(to).map((received) => received.subject);
 

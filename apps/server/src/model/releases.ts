@@ -2,12 +2,11 @@ import { computed, createdAt, editable, field, id, many, pairResource, ref, reso
 
 const semverSql = (r: string) => `(${r}."semver_major" || '.' || ${r}."semver_minor" || '.' || ${r}."semver_patch")`;
 /**
- * `1.2.3`, `1.2.3-pre`, `1.2.3+rev4` as balena writes it; a draft is `1.2.3-<created_at in ms>`,
- * unique per draft, until it is finalized (then its revision among the version's repeats).
+ * `1.2.3`, `1.2.3-pre`, `1.2.3+rev4` as balena writes it. (balena names a draft
+ * `1.2.3-<created_at in ms>`; not yet: the dashboard shows drafts by this text, see compat-3.)
  */
 const rawVersionSql = (r: string) =>
-  `(CASE WHEN NOT ${r}."is_final" THEN ${semverSql(r)} || '-' || floor(extract(epoch FROM ${r}."created_at") * 1000)::bigint::text
-         ELSE ${semverSql(r)} || CASE WHEN ${r}."semver_prerelease" <> '' THEN '-' || ${r}."semver_prerelease" ELSE '' END || CASE WHEN ${r}."revision" IS NOT NULL AND ${r}."revision" > 0 THEN '+rev' || ${r}."revision" ELSE '' END END)`;
+  `(${semverSql(r)} || CASE WHEN ${r}."semver_prerelease" <> '' THEN '-' || ${r}."semver_prerelease" ELSE '' END || CASE WHEN ${r}."revision" IS NOT NULL AND ${r}."revision" > 0 THEN '+rev' || ${r}."revision" ELSE '' END)`;
 
 const releaseImageImage = ref("image", "image", { writable: true, required: true });
 const releaseImageRelease = ref("is_part_of__release", "release", { writable: true, required: true });
