@@ -59,11 +59,14 @@ describe("release pages", () => {
     ids.target = built.d.find((r) => r.raw_version.startsWith("1.1.0"))?.id ?? 0;
     const now = Date.now();
     const iso = (ms: number) => new Date(ms).toISOString();
+    // Not final unless said (the API's default is final, as balena's): none of these moves the
+    // fleet off 1.1.0.
     const post = (body: Record<string, unknown>) =>
       call<Row>("POST", "/v7/release", {
         belongs_to__application: ids.fleet,
         source: "cloud",
         composition: {},
+        is_final: false,
         ...body,
       });
     ids.draft = (
