@@ -89,6 +89,8 @@ describe("fleet-wide actions", () => {
       const raw = await call(t, "POST", "/supervisor/v1/purge", tokens.owner, { appId: fleet.id });
       expect(raw.status).toBe(423);
       expect(raw.json).toEqual({
+        // `message` is what balena's clients print.
+        message: "1 of 2 devices did not purge: an update lock is set",
         error: "1 of 2 devices did not purge: an update lock is set",
         devices: [devices[1]?.uuid],
       });

@@ -167,6 +167,10 @@ describe("GET /device/v3/fleet/{uuid}/state", () => {
       expect((await call(t, "GET", path, token)).status).toBe(200);
     }
     expect((await call(t, "GET", `${path}?releaseUuid=${commit}`, tokens.owner)).status).toBe(200);
+    // As balena-cli asks: a trailing slash, and an empty releaseUuid (the fleet's target).
+    const slashed = await call(t, "GET", `${path}/?releaseUuid=`, tokens.owner);
+    expect(slashed.status).toBe(200);
+    expect(slashed.json).toEqual(owner.json);
     expect((await call(t, "GET", `${path}?releaseUuid=${"0".repeat(32)}`, tokens.owner)).status).toBe(401);
     expect((await call(t, "GET", path, tokens.stranger)).status).toBe(401);
     expect((await call(t, "GET", `/device/v3/fleet/${"f".repeat(32)}/state`, tokens.owner)).status).toBe(401);

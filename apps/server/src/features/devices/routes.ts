@@ -19,7 +19,14 @@ import { createTargetStatesV2 } from "./state-v2.ts";
 import { supervisorCompatRoutes } from "./supervisor-compat-routes.ts";
 import { buildFleetState } from "./target-state.ts";
 
-const fleetStateQuery = z.object({ releaseUuid: z.string().max(64).optional() });
+/** `?releaseUuid=` empty is no release asked (balena answers the fleet's target then). */
+const fleetStateQuery = z.object({
+  releaseUuid: z
+    .string()
+    .max(64)
+    .optional()
+    .transform((value) => value || undefined),
+});
 
 /** A log line longer than this (JSON, before the message is cut) is dropped whole. */
 const MAX_RAW_LOG_LINE = 256 * 1024;
@@ -75,9 +82,8 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
    * may read the fleet, its provisioning keys and its devices. Anyone else, and an unknown fleet
    * or commit, gets balena's 401.
    */
-  app.get<{ Params: { uuid: string }; Querystring: { releaseUuid?: string } }>(
-    "/device/v3/fleet/:uuid/state",
-    async (request, reply) => {
+  const fleetStateRoute = (url: string) =>
+    app.get<{ Params: { uuid: string }; Querystring: { releaseUuid?: string } }>(url, async (request, reply) => {
       const caller = requireAuth(request);
       const { releaseUuid } = parseInput(fleetStateQuery, request.query);
       const fleet = await fleetStateFacts(db, request.params.uuid, releaseUuid);
@@ -90,8 +96,10 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
         throw new FlotillaError("unauthorized");
       }
       return reply.type("application/json; charset=utf-8").send(JSON.stringify(await buildFleetState(db, fleet)));
-    },
-  );
+    });
+  // balena-cli asks with a trailing slash.
+  fleetStateRoute("/device/v3/fleet/:uuid/state");
+  fleetStateRoute("/device/v3/fleet/:uuid/state/");
 
   await deviceLogRoutes(app, ctx);
   await logSearchRoutes(app, ctx);

@@ -113,7 +113,7 @@ export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContex
     if (answer.status === 423) reply.header(ERROR_CODE_HEADER, "supervisor_locked");
     if (answer.status === 400 && action === "blink")
       reply.header(ERROR_CODE_HEADER, "device_does_not_support_blinking");
-    return reply.send(answer.body ?? null);
+    return reply.send(withMessage(answer.status, answer.body));
   }
 
   /**
@@ -159,10 +159,8 @@ export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContex
     const locked = failed.some((f) => f.status === 423);
     const status = locked ? 423 : (failed[0]?.status ?? 502);
     if (locked) reply.header(ERROR_CODE_HEADER, "supervisor_locked");
-    return reply.code(status).send({
-      error: `${failed.length} of ${targets.length} devices did not ${action}${locked ? ": an update lock is set" : ""}`,
-      devices: failed.map((f) => f.uuid),
-    });
+    const text = `${failed.length} of ${targets.length} devices did not ${action}${locked ? ": an update lock is set" : ""}`;
+    return reply.code(status).send({ message: text, error: text, devices: failed.map((f) => f.uuid) });
   }
 
   for (const action of V1_ACTIONS) {
@@ -178,4 +176,18 @@ export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContex
       relay(action, request.body, reply, requireAuth(request)),
     );
   }
+}
+
+/**
+ * A refusal relayed from a device carries a `message`, as balena's clients read it (balena-cli
+ * printed "Request error: [object Object]" for an object without one): the device's own words
+ * (`message`, `error` or a plain text), else the status.
+ */
+export function withMessage(status: number, body: unknown): unknown {
+  if (status < 400) return body ?? null;
+  if (typeof body === "string") return { message: body || `The device answered ${status}` };
+  const fields = body && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  if (typeof fields.message === "string" && fields.message) return fields;
+  const words = typeof fields.error === "string" && fields.error ? fields.error : `The device answered ${status}`;
+  return { ...fields, message: words };
 }
