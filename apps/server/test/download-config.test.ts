@@ -153,7 +153,10 @@ describe("os.getConfig", () => {
     const cases: [unknown, string][] = [
       [{ version: "6.1.0" }, "appId"],
       [{ appId: fleet.id }, "version"],
-      [{ appId: fleet.id, version: "6.1.0", provisioningKeyExpiryDate: "2001-01-01T00:00:00Z" }, "in the future"],
+      [{ appId: fleet.id, version: "6.1.0", provisioningKeyExpiryDate: "2001-01-01T00:00:00Z" }, "must not be in the past"],
+      // balena's refusal, word for word.
+      [{ appId: fleet.id, version: "1.2.0" }, "balenaOS versions <= 1.2.0 are no longer supported, please update"],
+      [{ appId: fleet.id, version: "v1.1.5" }, "balenaOS versions <= 1.2.0 are no longer supported, please update"],
       [{ appId: fleet.id, version: "6.1.0", provisioningKeyExpiryDate: "soon" }, "provisioningKeyExpiryDate"],
       [{ appId: fleet.id, version: "6.1.0", network: "carrier-pigeon" }, "network"],
       [{ appId: fleet.id, version: "6.1.0", deviceType: "toaster" }, "unknown device type"],
@@ -166,5 +169,9 @@ describe("os.getConfig", () => {
       expect(await answer.text()).toContain(words);
     }
     expect((await post({ appId: fleet.id, version: "6.1.0" }, false)).status).toBe(401);
+    // An expiry of "now" is accepted, as balena accepts it; 1.2.1 is a version it still serves.
+    expect(
+      (await post({ appId: fleet.id, version: "1.2.1", provisioningKeyExpiryDate: new Date().toISOString() })).status,
+    ).toBe(200);
   });
 });

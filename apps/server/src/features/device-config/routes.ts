@@ -8,7 +8,15 @@ import { buildDeviceConfig } from "./service.ts";
 /** What balena-sdk `os.getConfig` posts: its options plus the fleet's id as `appId`. */
 const configBody = z.object({
   appId: z.number({ error: "is required: the fleet's id" }).int().positive(),
-  version: z.string({ error: "is required: the OS version" }).trim().min(1, "is required: the OS version").max(100),
+  version: z
+    .string({ error: "is required: the OS version" })
+    .trim()
+    .min(1, "is required: the OS version")
+    .max(100)
+    .refine(
+      (version) => !unsupportedOsVersion(version),
+      "balenaOS versions <= 1.2.0 are no longer supported, please update",
+    ),
   network: z.enum(["ethernet", "wifi"], { error: 'must be "ethernet" or "wifi"' }).default("ethernet"),
   deviceType: z.string().trim().min(1).max(100).optional(),
   appUpdatePollInterval: z
@@ -22,11 +30,20 @@ const configBody = z.object({
   provisioningKeyExpiryDate: z
     .union([z.null(), z.coerce.date()], { error: "must be a date" })
     .refine((date) => date === null || !Number.isNaN(date.getTime()), "must be a date")
-    .refine((date) => date === null || date.getTime() > Date.now(), "must be in the future")
+    // "Now" is accepted (balena-cli passes the moment it asks): a minute's slack for the trip.
+    .refine((date) => date === null || date.getTime() > Date.now() - 60_000, "must not be in the past")
     .optional(),
   wifiSsid: z.string().max(64).optional(),
   wifiKey: z.string().max(128).optional(),
 });
+
+/** balena refuses config for balenaOS 1.2.0 and older: "2.88.5+rev1", "v1.1.0", "1.2.0.prod". */
+export function unsupportedOsVersion(version: string): boolean {
+  const match = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version);
+  if (!match) return false;
+  const [major, minor, patch] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  return major < 1 || (major === 1 && (minor < 2 || (minor === 2 && patch === 0)));
+}
 
 export async function deviceConfigRoutes(app: FastifyInstance, ctx: AppContext) {
   // balena-sdk `os.getConfig`: a device's configuration file with a new provisioning key.
