@@ -153,7 +153,10 @@ describe("os.getConfig", () => {
     const cases: [unknown, string][] = [
       [{ version: "6.1.0" }, "appId"],
       [{ appId: fleet.id }, "version"],
-      [{ appId: fleet.id, version: "6.1.0", provisioningKeyExpiryDate: "2001-01-01T00:00:00Z" }, "must not be in the past"],
+      [
+        { appId: fleet.id, version: "6.1.0", provisioningKeyExpiryDate: "2001-01-01T00:00:00Z" },
+        "must not be in the past",
+      ],
       // balena's refusal, word for word.
       [{ appId: fleet.id, version: "1.2.0" }, "balenaOS versions <= 1.2.0 are no longer supported, please update"],
       [{ appId: fleet.id, version: "v1.1.5" }, "balenaOS versions <= 1.2.0 are no longer supported, please update"],
