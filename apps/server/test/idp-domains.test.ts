@@ -7,7 +7,7 @@ import { client } from "./support/accounts.ts";
 import { startDnsServer, type TestDnsServer } from "./support/dns-server.ts";
 import { type DomainAnswer, domainsApi } from "./support/domains.ts";
 import { linkIn, type MailServer, startMailServer } from "./support/mail.ts";
-import { type AnswerOptions, startSamlIdp, type TestSamlIdp } from "./support/saml-idp.ts";
+import { type AnswerOptions, addSamlProvider, startSamlIdp, type TestSamlIdp } from "./support/saml-idp.ts";
 
 // Security review 3 (issue #33): an identity provider signs in only addresses at domains its
 // organizations verified through DNS; a mail takeover ends the links of providers that may not
@@ -48,36 +48,13 @@ beforeAll(async () => {
   mallory = await t.factories.user({ email: "mallory@rogue.test" });
   corp = await t.factories.organization({ admins: [admin.user], members: [member.user], plan: "enterprise-v2" });
   rogueOrg = await t.factories.organization({ admins: [mallory.user], plan: "enterprise-v2" });
-  await addProvider(admin.token, "corp", corpIdp, corp.id);
+  await addSamlProvider(t, admin.token, "corp", corpIdp, [corp.id]);
   await domains.verifyDomain(admin.token, corp.id, "corp.test", dns);
 });
 afterAll(async () => {
   await t.close();
   await Promise.all([dns.close(), mail.close(), corpIdp.close(), rogueIdp.close()]);
 });
-
-async function addProvider(token: string, sso: string, provider: TestSamlIdp, organization: number) {
-  const created = await api.post(
-    "/v7/identity_provider",
-    {
-      sso_identifier: sso,
-      entry_point: provider.ssoUrl,
-      issuer: provider.entityId,
-      certificate: provider.certificatePem,
-    },
-    token,
-  );
-  expect(created.status, created.text).toBe(201);
-  const id = Number(created.json.id);
-  const membership = await api.post(
-    "/v7/identity_provider_membership",
-    { organization, is_authorized_by__identity_provider: id },
-    token,
-  );
-  expect(membership.status, membership.text).toBe(201);
-  provider.trust(await (await fetch(`${t.url}/auth/saml/${sso}/metadata`)).text());
-  return id;
-}
 
 /** The browser's round trip: GET /auth/saml/{sso}, the IdP's answer posted to the ACS; where it lands. */
 async function signIn(sso: string, provider: TestSamlIdp, options: AnswerOptions): Promise<URL> {
@@ -338,7 +315,7 @@ describe("taking an address back by mail", () => {
   it("removes the link of a provider whose organization does not vouch for the address: it signs in no more", async () => {
     // Mallory's organization once showed victim.test's record (the domain changed hands since),
     // and her provider created the account of victim@victim.test.
-    const rogue = await addProvider(mallory.token, "rogue", rogueIdp, rogueOrg.id);
+    const rogue = await addSamlProvider(t, mallory.token, "rogue", rogueIdp, [rogueOrg.id]);
     const victimDomain = await domains.verifyDomain(mallory.token, rogueOrg.id, "victim.test", dns);
     await sessionThrough("rogue", rogueIdp, { email: "victim@victim.test", nameId: "rogue-victim" });
     expect(await linksOf("victim@victim.test")).toEqual([rogue]);
@@ -440,7 +417,7 @@ describe("identity providers without an organization", () => {
   it("is removed by the periodic sweep an hour after its creation, freeing its SSO identifier", async () => {
     const stale = await createBare(mallory.token, "squatted");
     const young = await createBare(mallory.token, "just-made");
-    const staleWithOrg = await addProvider(mallory.token, "rogue-two", rogueIdp, rogueOrg.id);
+    const staleWithOrg = await addSamlProvider(t, mallory.token, "rogue-two", rogueIdp, [rogueOrg.id]);
     const staleOrphanWithAccount = await createBare(mallory.token, "left-over");
     const user = await t.factories.user({ email: "left.over@rogue.test" });
     await t.db.query(

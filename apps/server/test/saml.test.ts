@@ -4,7 +4,7 @@ import { createTestApp, type TestApp } from "./harness.ts";
 import { client } from "./support/accounts.ts";
 import { startDnsServer, type TestDnsServer } from "./support/dns-server.ts";
 import { domainsApi } from "./support/domains.ts";
-import { type AnswerOptions, startSamlIdp, type TestSamlIdp } from "./support/saml-idp.ts";
+import { type AnswerOptions, addSamlProvider, startSamlIdp, type TestSamlIdp } from "./support/saml-idp.ts";
 
 // Enterprise sign-in against a real SAML identity provider running in this process (samlify as
 // the IdP, node-saml in the server): signatures, audience, times, replays, account merging and
@@ -33,7 +33,7 @@ beforeAll(async () => {
   orgA = await t.factories.organization({ admins: [alice.user], plan: "enterprise-v2" });
   orgA2 = await t.factories.organization({ admins: [alice.user], plan: "production-v2" });
   teamA = await t.factories.team(orgA, { members: [] });
-  await addProvider(alice.token, "acme", idp, [orgA.id, orgA2.id], teamA.id);
+  await addSamlProvider(t, alice.token, "acme", idp, [orgA.id, orgA2.id], teamA.id);
   await domainsApi(t).verifyDomain(alice.token, orgA.id, "acme.test", dns);
 });
 afterAll(async () => {
@@ -42,37 +42,6 @@ afterAll(async () => {
   await otherIdp.close();
   await dns.close();
 });
-
-async function addProvider(token: string, sso: string, provider: TestSamlIdp, orgs: number[], team?: number) {
-  const created = await api.post(
-    "/v7/identity_provider",
-    {
-      sso_identifier: sso,
-      entry_point: provider.ssoUrl,
-      issuer: provider.entityId,
-      certificate: provider.certificatePem,
-    },
-    token,
-  );
-  expect(created.status, created.text).toBe(201);
-  const id = Number(created.json.id);
-  for (const [i, organization] of orgs.entries()) {
-    const membership = await api.post(
-      "/v7/identity_provider_membership",
-      {
-        organization,
-        is_authorized_by__identity_provider: id,
-        ...(i === 0 && team ? { grants_access_to__team: team } : {}),
-      },
-      token,
-    );
-    expect(membership.status, membership.text).toBe(201);
-  }
-  const metadata = await fetch(`${t.url}/auth/saml/${sso}/metadata`);
-  expect(metadata.status).toBe(200);
-  provider.trust(await metadata.text());
-  return id;
-}
 
 /** The browser's way to the IdP: GET /auth/saml/{sso} answers with a redirect carrying a signed AuthnRequest. */
 async function startSignIn(sso: string): Promise<string> {
@@ -227,7 +196,7 @@ describe("SAML sign-in", () => {
     expect(attachEvil.status).toBeGreaterThanOrEqual(400);
     // Mallory's own provider asserting Dave's email is refused: her organization has not verified
     // bee.test (security review 3). Nothing is created or linked, and the refusal is audited.
-    await addProvider(mallory.token, "evil", otherIdp, [evilOrg.id]);
+    await addSamlProvider(t, mallory.token, "evil", otherIdp, [evilOrg.id]);
     const landed = await signIn("evil", otherIdp, { email: "dave@bee.test" });
     expect(landed.href).toBe(`${DASHBOARD}/login?saml_error=saml_domain_not_verified&domain=bee.test`);
     expect(await orgsOf("dave@bee.test")).toEqual([orgB.id]);

@@ -2,7 +2,10 @@ import crypto from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as samlify from "samlify";
+import { expect } from "vitest";
 import { selfSignedCertificate } from "../../src/lib/key-pair.ts";
+import type { TestApp } from "../harness.ts";
+import { client } from "./accounts.ts";
 
 // samlify validates XML against the SAML schemas only through a plug-in validator (Java or
 // WebAssembly). This IdP only reads our own AuthnRequests to answer them, so it skips that step;
@@ -169,4 +172,47 @@ export async function startSamlIdp(options: { name?: string } = {}) {
     answer,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/**
+ * An identity provider for `provider` under `sso`, authorized for the organizations (the first
+ * one granting `team`), whose metadata the IdP then trusts. Answers its id.
+ */
+export async function addSamlProvider(
+  t: TestApp,
+  token: string,
+  sso: string,
+  provider: TestSamlIdp,
+  organizations: number[],
+  team?: number,
+) {
+  const api = client(t);
+  const created = await api.post(
+    "/v7/identity_provider",
+    {
+      sso_identifier: sso,
+      entry_point: provider.ssoUrl,
+      issuer: provider.entityId,
+      certificate: provider.certificatePem,
+    },
+    token,
+  );
+  expect(created.status, created.text).toBe(201);
+  const id = Number(created.json.id);
+  for (const [i, organization] of organizations.entries()) {
+    const membership = await api.post(
+      "/v7/identity_provider_membership",
+      {
+        organization,
+        is_authorized_by__identity_provider: id,
+        ...(i === 0 && team ? { grants_access_to__team: team } : {}),
+      },
+      token,
+    );
+    expect(membership.status, membership.text).toBe(201);
+  }
+  const metadata = await fetch(`${t.url}/auth/saml/${sso}/metadata`);
+  expect(metadata.status).toBe(200);
+  provider.trust(await metadata.text());
+  return id;
 }
