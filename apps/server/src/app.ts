@@ -124,7 +124,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
     maxAge: 600,
   });
   // Request bodies are not unpacked by the plugin: the device log stream reads its own gzip
-  // bodies with a bound on the unpacked size (413 beyond it).
+  // bodies with a bound on the unpacked size (413 beyond it), and no other route takes them.
   app.addHook("onRoute", (route) => {
     route.decompress ??= false;
   });
