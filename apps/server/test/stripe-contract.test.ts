@@ -13,7 +13,13 @@ import { call } from "./support/devices.ts";
  * signed webhook (Stripe-Signature, HMAC-SHA256 over `t.payload`).
  */
 
-type Sent = { method: string; path: string; form: URLSearchParams; authorization: string | undefined };
+type Sent = {
+  method: string;
+  path: string;
+  form: URLSearchParams;
+  authorization: string | undefined;
+  idempotencyKey?: string | undefined;
+};
 
 const SECRET_KEY = "sk_test_contract";
 const WEBHOOK_SECRET = "whsec_contract";
@@ -29,7 +35,13 @@ let org: number;
 function stripeApi(request: http.IncomingMessage, body: string): { status: number; json: unknown } {
   const url = new URL(request.url ?? "", "http://stripe");
   const form = new URLSearchParams(body);
-  sent.push({ method: request.method ?? "", path: url.pathname, form, authorization: request.headers.authorization });
+  sent.push({
+    method: request.method ?? "",
+    path: url.pathname,
+    form,
+    authorization: request.headers.authorization,
+    idempotencyKey: request.headers["idempotency-key"] as string | undefined,
+  });
   const path = `${request.method} ${url.pathname}`;
   if (path === "POST /v1/customers") {
     return {
@@ -248,7 +260,10 @@ describe("the Stripe adapter", () => {
       annual: false,
     });
     expect(free.status).toBe(200);
-    const refund = Object.fromEntries(sent.find((s) => s.path === "/v1/refunds")?.form ?? []);
+    const refundRequest = sent.find((s) => s.path === "/v1/refunds");
+    // Named by what it settles, so a retried change is not refunded twice.
+    expect(refundRequest?.idempotencyKey).toMatch(/^refund-\d+-\d+-[\d.]+$/);
+    const refund = Object.fromEntries(refundRequest?.form ?? []);
     const paid = await t.db.query<{ payment_reference: string }>(
       `SELECT payment_reference FROM "invoice" WHERE organization = $1 AND state = 'paid'`,
       [org],

@@ -42,8 +42,18 @@ export interface PaymentProvider {
     amountInCents: number,
     description: string,
   ): Promise<Charge>;
-  /** Sends back part of a payment (the reference `charge` answered) to the method it came from. */
-  refund(db: Db, paymentReference: string, amountInCents: number, reason: string): Promise<Refund>;
+  /**
+   * Sends back part of a payment (the reference `charge` answered) to the method it came from.
+   * `idempotencyKey` names this refund: sent again (a retried request, another instance), the
+   * provider answers the first refund instead of making a second one.
+   */
+  refund(
+    db: Db,
+    paymentReference: string,
+    amountInCents: number,
+    reason: string,
+    idempotencyKey: string,
+  ): Promise<Refund>;
 }
 
 /** A refund's outcome; `failed` with the provider's reason. */

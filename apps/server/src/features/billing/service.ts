@@ -296,11 +296,14 @@ async function refundCredit(
   for (const invoice of await refundableInvoices(db, organization)) {
     if (left === 0) break;
     const part = Math.min(left, invoice.refundable_in_cents);
+    // Named by what it settles: a retry of this change refunds nothing twice.
+    const key = `refund-${organization}-${invoice.id}-${settles.map((adjustment) => adjustment.id).join(".")}`;
     const outcome = await provider.refund(
       db,
       invoice.payment_reference,
       part,
       "Unused time on leaving for the free plan",
+      key,
     );
     if (outcome.status !== "refunded") continue;
     refund = await recordRefund(db, organization, {

@@ -106,13 +106,12 @@ export function stripeProvider(settings: StripeSettings): PaymentProvider & { cl
       }
     },
 
-    async refund(_db, paymentReference, amountInCents, reason): Promise<Refund> {
+    async refund(_db, paymentReference, amountInCents, reason, idempotencyKey): Promise<Refund> {
       try {
-        const refund = await client.refunds.create({
-          payment_intent: paymentReference,
-          amount: amountInCents,
-          metadata: { reason },
-        });
+        const refund = await client.refunds.create(
+          { payment_intent: paymentReference, amount: amountInCents, metadata: { reason } },
+          { idempotencyKey },
+        );
         return refund.status === "failed" || refund.status === "canceled"
           ? { status: "failed", reference: refund.id, error: refund.failure_reason ?? "The refund failed." }
           : { status: "refunded", reference: refund.id };
