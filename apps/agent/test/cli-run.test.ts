@@ -127,6 +127,7 @@ describe("flotilla-agent run", () => {
         body: {
           Data: null,
           Error: "Reboot is not allowed on this device: start flotilla-agent run with --allow-reboot",
+          message: "Reboot is not allowed on this device: start flotilla-agent run with --allow-reboot",
         },
       });
       const logs = await eventually(async () => {

@@ -188,6 +188,8 @@ export function withMessage(status: number, body: unknown): unknown {
   if (typeof body === "string") return { message: body || `The device answered ${status}` };
   const fields = body && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   if (typeof fields.message === "string" && fields.message) return fields;
-  const words = typeof fields.error === "string" && fields.error ? fields.error : `The device answered ${status}`;
+  // The supervisor's v1 API says `Error`, its v2 API `message` or `error`.
+  const said = [fields.error, fields.Error].find((value) => typeof value === "string" && value);
+  const words = typeof said === "string" ? said : `The device answered ${status}`;
   return { ...fields, message: words };
 }
