@@ -6,6 +6,8 @@
 # a project-owned path; the tests point CONTAINERS_CONF at it, /etc stays untouched.
 # The server's SSH gateway test drives Debian's OpenSSH client (ssh, ssh-keygen), as balena-cli does.
 # The invoice test renders a PDF page with poppler's pdftoppm and reads its text with pdftotext.
+# The balenaOS tests run Debian's openvpn (the device VPN and a device's client) and write
+# config.json into a FAT boot partition with mtools (mkfs.fat from dosfstools builds the test image).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CONF="$ROOT/.cache/containers/containers.conf"
@@ -17,14 +19,17 @@ command -v ssh >/dev/null && command -v ssh-keygen >/dev/null || missing+=(opens
 # The images are FROM scratch: only the static build of busybox runs in them.
 dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "ok installed" || missing+=(busybox-static)
 command -v pdftoppm >/dev/null && command -v pdftotext >/dev/null || missing+=(poppler-utils)
+command -v openvpn >/dev/null || [ -x /usr/sbin/openvpn ] || missing+=(openvpn)
+command -v mcopy >/dev/null || missing+=(mtools)
+command -v mkfs.fat >/dev/null || [ -x /usr/sbin/mkfs.fat ] || [ -x /sbin/mkfs.fat ] || missing+=(dosfstools)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
     echo "Installing ${missing[*]} for the agent's container tests..."
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc docker-registry busybox-static openssh-client poppler-utils >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc docker-registry busybox-static openssh-client poppler-utils openvpn mtools dosfstools >/dev/null
   else
-    echo "The container, SSH and invoice tests need podman, runc, docker-registry, busybox-static, openssh-client and poppler-utils. Install them with:" >&2
-    echo "  sudo apt-get update && sudo apt-get install -y podman runc docker-registry busybox-static openssh-client poppler-utils" >&2
+    echo "The container, SSH, invoice and balenaOS tests need podman, runc, docker-registry, busybox-static, openssh-client, poppler-utils, openvpn, mtools and dosfstools. Install them with:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y podman runc docker-registry busybox-static openssh-client poppler-utils openvpn mtools dosfstools" >&2
     exit 1
   fi
 fi
