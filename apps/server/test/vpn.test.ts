@@ -172,14 +172,19 @@ describe("a balenaOS device on the device VPN", () => {
       data: { serviceName: "main" },
     });
     expect(restart.status).toBe(200);
-    await eventually(async () => calls.length >= 3);
+    // balena-sdk's application.restart: every device of the fleet, this one over the VPN.
+    const fleetRestart = await call(t, "POST", `/application/${fleetId}/restart`, owner.token);
+    expect(fleetRestart).toMatchObject({ status: 200, text: "OK" });
+    await eventually(async () => calls.length >= 4);
     expect(calls.map(({ call: made }) => made)).toEqual([
       "POST /v1/blink",
       "POST /v1/reboot",
       `POST /v2/applications/${fleetId}/restart-service`,
+      "POST /v1/restart",
     ]);
     expect(calls.every(({ keyOk }) => keyOk)).toBe(true);
     expect(calls[2]?.body).toMatchObject({ serviceName: "main" });
+    expect(calls[3]?.body).toMatchObject({ appId: fleetId });
   });
 
   it("tells the device to update at once when a fleet variable changes", async () => {
@@ -221,6 +226,46 @@ describe("a balenaOS device on the device VPN", () => {
     expect(events.some((event) => event.event === "ssh-login" && event.username === "flotilla")).toBe(true);
     // The key was for that login only.
     expect(await t.ctx.jitKeys.current(device.id)).toEqual([]);
+  }, 30_000);
+
+  it("runs a bulk command's frames over SSH and carries a tunnel to a device port", async () => {
+    const frames: Record<string, unknown>[] = [];
+    t.ctx.devices.relay.onFrame((deviceId, frame) => {
+      if (deviceId === device.id) frames.push(frame);
+    });
+    const relay = t.ctx.devices.relay;
+    expect(
+      relay.sendFrame(device.id, {
+        type: "exec-start",
+        session: "run-1",
+        command: "echo out; echo err >&2; exit 3",
+        target: "host",
+        timeout_s: 20,
+      }),
+    ).toBe(true);
+    await eventually(async () => frames.some((frame) => frame.type === "exec-exit"), 15_000);
+    const output = (stream: string) =>
+      frames
+        .filter((frame) => frame.type === "exec-output" && frame.stream === stream)
+        .map((frame) => frame.data)
+        .join("");
+    expect(output("stdout")).toBe("out\n");
+    expect(output("stderr")).toBe("err\n");
+    expect(frames.find((frame) => frame.type === "exec-exit")).toMatchObject({ session: "run-1", code: 3 });
+
+    // A tunnel to the device API's port: an HTTP request written through it is answered.
+    relay.sendFrame(device.id, { type: "tunnel-open", tunnel: "tun-1", port: 48484 });
+    await eventually(async () => frames.some((frame) => frame.type === "tunnel-open" && frame.tunnel === "tun-1"));
+    const request = `GET /v1/device?apikey=${API_SECRET} HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n`;
+    relay.sendFrame(device.id, { type: "tunnel-data", tunnel: "tun-1", data: Buffer.from(request).toString("base64") });
+    const received = () =>
+      frames
+        .filter((frame) => frame.type === "tunnel-data" && frame.tunnel === "tun-1")
+        .map((frame) => Buffer.from(String(frame.data), "base64").toString())
+        .join("");
+    await eventually(async () => received().includes("balenaOS 6.0.13"), 10_000);
+    expect(received()).toMatch(/^HTTP\/1\.1 200/);
+    await eventually(async () => frames.some((frame) => frame.type === "tunnel-close" && frame.tunnel === "tun-1"));
   }, 30_000);
 
   it("leaves the VPN when the device disconnects", async () => {

@@ -55,6 +55,8 @@ http
         response.writeHead(401).end("Unauthorized");
         return;
       }
+      // As the Supervisor does: an update request makes it ask for its target state now.
+      if (route === "POST /v1/update") setImmediate(() => poll().catch(() => undefined));
       const [status, answer] = answers[route] ?? (route.includes("-service") ? [200, "OK"] : [404, "Not found"]);
       if (typeof answer === "string") response.writeHead(status, { "content-type": "text/plain" }).end(answer);
       else response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(answer));
@@ -120,6 +122,21 @@ new Server({ hostKeys: [hostKey.export({ type: "sec1", format: "pem" })] }, (cli
 }).listen(22222, "0.0.0.0", () => print({ event: "ssh-listening", port: 22222 }));
 
 // --- The Supervisor's reports and polls ---
+// The device runs what its target state names at once: each release's services are "Running".
+let apps = {};
+const appsFrom = (target) => {
+  const reported = {};
+  for (const [appUuid, app] of Object.entries(target?.[uuid]?.apps ?? {})) {
+    const releases = {};
+    for (const [commit, release] of Object.entries(app.releases ?? {})) {
+      const services = {};
+      for (const name of Object.keys(release.services ?? {})) services[name] = { status: "Running" };
+      releases[commit] = { update_status: "done", services };
+    }
+    reported[appUuid] = { releases };
+  }
+  return reported;
+};
 const report = () =>
   fetch(`${apiUrl}/device/v3/state`, {
     method: "PATCH",
@@ -132,17 +149,23 @@ const report = () =>
         os_variant: "dev",
         supervisor_version: "17.0.0",
         status: "Idle",
+        apps,
       },
     }),
   }).then((response) => print({ event: "reported", status: response.status }));
-const poll = () =>
-  fetch(`${apiUrl}/device/v3/${uuid}/state`, { headers: { authorization: `Bearer ${deviceKey}` } }).then(
-    (response) => response.arrayBuffer(),
-    () => undefined,
-  );
-report().catch((error) => print({ event: "report-failed", message: error.message }));
+let etag = "";
+const poll = async () => {
+  const response = await fetch(`${apiUrl}/device/v3/${uuid}/state`, {
+    headers: { authorization: `Bearer ${deviceKey}`, ...(etag ? { "if-none-match": etag } : {}) },
+  });
+  if (response.status !== 200) return response.arrayBuffer();
+  etag = response.headers.get("etag") ?? "";
+  apps = appsFrom(await response.json());
+  await report();
+};
+poll().catch((error) => print({ event: "poll-failed", message: error.message }));
 setInterval(() => {
-  poll();
+  poll().catch(() => undefined);
 }, pollMs).unref();
 setInterval(() => {
   report().catch(() => undefined);

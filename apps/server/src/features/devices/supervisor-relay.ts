@@ -118,10 +118,10 @@ export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContex
 
   /**
    * A fleet-wide action (balena: a body with `appId` and no device; `POST
-   * /application/{id}/restart`): relayed to each of the fleet's devices on cloudlink, as balena
-   * reaches the devices on its VPN. Frozen devices and supervisors too old for user actions are
-   * left out. 200 "OK" when every device took it; otherwise the status of the failures (423 first,
-   * so the SDK says an update lock is set) with the devices that did not.
+   * /application/{id}/restart`): relayed to each of the fleet's connected devices, on cloudlink or
+   * the device VPN. Frozen devices and supervisors too old for user actions are left out and
+   * count as not done. 200 "OK" when every device took it; otherwise the status of the failures
+   * (423 first, so the SDK says an update lock is set) with the devices that did not.
    */
   async function relayToFleet(
     action: RelayAction,
@@ -138,10 +138,12 @@ export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContex
       throw notFound(`Fleet not found: ${fleetId}`);
     }
     if (!(await mayDo(db, caller, PERMISSION[action], { fleet: fleetId }))) throw new FlotillaError("forbidden");
-    const targets = (await connectedDevicesOf(db, fleetId)).filter(
-      (d) => !d.frozen && !userActionsNeedUpdate(d.supervisor_version),
-    );
-    const failed: { uuid: string; status: number }[] = [];
+    const connected = await connectedDevicesOf(db, fleetId);
+    const targets = connected.filter((d) => !d.frozen && !userActionsNeedUpdate(d.supervisor_version));
+    // A device left out (frozen, or a supervisor too old for the action) did not take it either.
+    const failed: { uuid: string; status: number }[] = connected
+      .filter((d) => !targets.includes(d))
+      .map((d) => ({ uuid: d.uuid, status: d.frozen ? 403 : 400 }));
     for (let at = 0; at < targets.length; at += FLEET_RELAY_CONCURRENCY) {
       await Promise.all(
         targets.slice(at, at + FLEET_RELAY_CONCURRENCY).map(async (device) => {
@@ -159,7 +161,7 @@ export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContex
     const locked = failed.some((f) => f.status === 423);
     const status = locked ? 423 : (failed[0]?.status ?? 502);
     if (locked) reply.header(ERROR_CODE_HEADER, "supervisor_locked");
-    const text = `${failed.length} of ${targets.length} devices did not ${action}${locked ? ": an update lock is set" : ""}`;
+    const text = `${failed.length} of ${connected.length} devices did not ${action}${locked ? ": an update lock is set" : ""}`;
     return reply.code(status).send({ message: text, error: text, devices: failed.map((f) => f.uuid) });
   }
 
