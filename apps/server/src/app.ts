@@ -59,6 +59,7 @@ import { createDeviceTunnels } from "./features/tunnels/tunnels.ts";
 import { variableRoutes } from "./features/variables/routes.ts";
 import { webhookRoutes } from "./features/webhooks/routes.ts";
 import { bearerToken, isKnownDeviceKey, registerAuthentication, tokenHashOf } from "./lib/authenticate.ts";
+import { serverTlsOptions } from "./lib/certificates.ts";
 import { ERROR_CODE_HEADER, registerErrorHandler } from "./lib/error-handler.ts";
 import { createSealer } from "./lib/sealed.ts";
 import { loadSecret } from "./lib/secret.ts";
@@ -108,6 +109,8 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
     trustProxy: trustProxyOf(ctx.config.trustProxy),
     return503OnClosing: true,
     logController: quietRequests,
+    // The API's own TLS when configured (config.tls); main.ts swaps in a renewed certificate.
+    https: ctx.config.tls ? serverTlsOptions(ctx.config.tls) : null,
   });
   registerErrorHandler(app);
   restrictActionsHost(app, ctx.config);

@@ -60,7 +60,7 @@ export async function createTestApp(
   const app = await buildApi(ctx, pino({ level: config.logLevel }));
   options.routes?.(app);
   await app.listen({ port: 0, host: "127.0.0.1" });
-  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const url = `${config.tls ? "https" : "http"}://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
   const make = createFactories(db.orm);
   const factories = {
