@@ -113,10 +113,14 @@ export function watchServerTls(
     try {
       const next = serverTlsOptions(tls);
       if (next.cert === current.cert && next.key === current.key) return;
+      // Caught between the operator's copy of the key and of the certificate: wait for both.
+      if (!new crypto.X509Certificate(next.cert).checkPrivateKey(crypto.createPrivateKey(next.key))) {
+        throw new Error(`the certificate in ${tls.certFile} is not of the key in ${tls.keyFile}`);
+      }
       onChange(next);
       current = next;
     } catch (error) {
-      // A half-copied pair of the operator's files, say: the next check tries again.
+      // The next check tries again.
       onError(error as Error);
     }
   }, intervalMs);
