@@ -57,6 +57,9 @@ import { createTerminalSessions } from "./features/terminal/sessions.ts";
 import { connectProxy } from "./features/tunnels/connect-proxy.ts";
 import { createDeviceTunnels } from "./features/tunnels/tunnels.ts";
 import { variableRoutes } from "./features/variables/routes.ts";
+import { createJitKeys } from "./features/vpn/jit-keys.ts";
+import { vpnRoutes } from "./features/vpn/routes.ts";
+import { createSupervisorApis } from "./features/vpn/supervisor-api.ts";
 import { webhookRoutes } from "./features/webhooks/routes.ts";
 import { bearerToken, isKnownDeviceKey, registerAuthentication, tokenHashOf } from "./lib/authenticate.ts";
 import { serverTlsOptions } from "./lib/certificates.ts";
@@ -171,6 +174,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(deviceRegisterRoutes, ctx);
   await app.register(deviceRoutes, ctx);
   await app.register(supervisorRelayRoutes, ctx);
+  await app.register(vpnRoutes, ctx);
   await app.register(diagnosticsRoutes, ctx);
   await app.register(osUpdateRoutes, ctx);
   await app.register(terminalRoutes, ctx);
@@ -221,6 +225,9 @@ export async function buildContext(
     totpGuard: createTotpGuard(),
     captcha: createProofOfWork(secret),
     webhookSecrets: createSealer(secret, "webhook-secret"),
+    supervisorApis: createSupervisorApis(db, createSealer(secret, "supervisor-api-secret")),
+    jitKeys: createJitKeys(devices.bus),
+    vpnCa: { pem: undefined },
     mail: createMailer(config, db.orm, logger),
     devices,
     rollouts,

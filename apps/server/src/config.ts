@@ -167,6 +167,18 @@ const schema = z.object({
   FLOTILLA_PORT: port.default(8080),
   FLOTILLA_API_PORT: port.default(8081),
   FLOTILLA_SSH_PORT: port.optional(),
+  FLOTILLA_VPN_PORT: port.min(1, "must be between 1 and 65535").optional(),
+  FLOTILLA_VPN_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$/, "must be a host name or an IPv4 address, without a scheme or port")
+    .optional(),
+  FLOTILLA_VPN_SUBNET: z
+    .string()
+    .regex(
+      /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(1[6-9]|2[0-4])$/,
+      "must be an IPv4 network in CIDR notation with a prefix from /16 to /24, such as 10.240.0.0/16",
+    )
+    .default("10.240.0.0/16"),
   FLOTILLA_HOST: z.string().min(1).default("0.0.0.0"),
   FLOTILLA_PUBLIC_URL: httpUrl.optional(),
   FLOTILLA_API_URL: httpUrl.optional(),
@@ -338,6 +350,11 @@ export type Config = {
   apiPort: number;
   /** The SSH gateway's port (balena ssh, FLOTILLA_SSH_PORT); undefined: no gateway. */
   sshPort: number | undefined;
+  /**
+   * The device VPN (features/vpn, FLOTILLA_VPN_*): the port balenaOS devices connect to, the host
+   * name config.json gives them, and the network their addresses come from. Undefined: no VPN.
+   */
+  vpn: { port: number; host: string; subnet: string } | undefined;
   host: string;
   publicUrl: string;
   apiUrl: string;
@@ -764,6 +781,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `Invalid FLOTILLA_API_URL=${JSON.stringify(e.FLOTILLA_API_URL)}: must be an https URL when the API serves TLS (${e.FLOTILLA_TLS ? "FLOTILLA_TLS" : "FLOTILLA_TLS_CERT"})`,
     );
   }
+  if (
+    e.FLOTILLA_VPN_PORT &&
+    [e.FLOTILLA_PORT, e.FLOTILLA_API_PORT, e.FLOTILLA_SSH_PORT].includes(e.FLOTILLA_VPN_PORT)
+  ) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_VPN_PORT=${JSON.stringify(String(e.FLOTILLA_VPN_PORT))}: must differ from FLOTILLA_PORT, FLOTILLA_API_PORT and FLOTILLA_SSH_PORT`,
+    );
+  }
+  const subnetBytes = e.FLOTILLA_VPN_SUBNET.split(/[./]/).slice(0, 4).map(Number);
+  if (subnetBytes.some((byte) => byte > 255)) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_VPN_SUBNET=${JSON.stringify(e.FLOTILLA_VPN_SUBNET)}: each of its four numbers must be 0 to 255`,
+    );
+  }
   const dataDir = path.resolve(e.FLOTILLA_DATA_DIR);
   const publicUrl = trimSlash(e.FLOTILLA_PUBLIC_URL ?? `http://localhost:${e.FLOTILLA_PORT}`);
   const apiUrl = trimSlash(e.FLOTILLA_API_URL ?? `${tlsOn ? "https" : "http"}://localhost:${e.FLOTILLA_API_PORT}`);
@@ -787,6 +818,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dashboardPort: e.FLOTILLA_PORT,
     apiPort: e.FLOTILLA_API_PORT,
     sshPort: e.FLOTILLA_SSH_PORT,
+    vpn: e.FLOTILLA_VPN_PORT
+      ? {
+          port: e.FLOTILLA_VPN_PORT,
+          host: e.FLOTILLA_VPN_HOST ?? new URL(apiUrl).hostname,
+          subnet: e.FLOTILLA_VPN_SUBNET,
+        }
+      : undefined,
     host: e.FLOTILLA_HOST,
     publicUrl,
     apiUrl,

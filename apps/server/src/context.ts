@@ -9,6 +9,8 @@ import type { Mailer } from "./features/mail/mailer.ts";
 import type { RolloutEngine } from "./features/rollouts/engine.ts";
 import type { TerminalSessions } from "./features/terminal/sessions.ts";
 import type { DeviceTunnels } from "./features/tunnels/tunnels.ts";
+import type { JitKeys } from "./features/vpn/jit-keys.ts";
+import type { SupervisorApis } from "./features/vpn/supervisor-api.ts";
 import type { Sealer } from "./lib/sealed.ts";
 import type { Throttle } from "./lib/throttle.ts";
 
@@ -40,4 +42,10 @@ export type AppContext = {
   commandRuns: CommandScheduler;
   /** TCP tunnels to device ports over cloudlink: the SSH gateway's and HTTP CONNECT's. */
   tunnels: DeviceTunnels;
+  /** balenaOS devices' Supervisor API ports and sealed secrets, as they report them (features/vpn). */
+  supervisorApis: SupervisorApis;
+  /** The device VPN's CA certificate (PEM), once the VPN started (features/vpn/server.ts). */
+  vpnCa: { pem: string | undefined };
+  /** One-time SSH keys of the server's sessions on balenaOS devices (features/vpn/jit-keys.ts). */
+  jitKeys: JitKeys;
 };

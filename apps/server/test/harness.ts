@@ -46,7 +46,7 @@ export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
  */
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { routes?: (app: FastifyInstance) => void } = {},
+  options: { routes?: (app: FastifyInstance) => void; host?: string } = {},
 ) {
   const { db, drop } = await createTestDatabase();
   const dataDir = fs.mkdtempSync(`${process.env.TMPDIR ?? "/tmp"}/flotilla-test-`);
@@ -59,8 +59,9 @@ export async function createTestApp(
   const ctx = await buildContext(config, db);
   const app = await buildApi(ctx, pino({ level: config.logLevel }));
   options.routes?.(app);
-  await app.listen({ port: 0, host: "127.0.0.1" });
-  const url = `${config.tls ? "https" : "http"}://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const host = options.host ?? "127.0.0.1";
+  await app.listen({ port: 0, host });
+  const url = `${config.tls ? "https" : "http"}://${host}:${(app.server.address() as AddressInfo).port}`;
 
   const make = createFactories(db.orm);
   const factories = {

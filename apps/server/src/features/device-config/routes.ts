@@ -54,6 +54,7 @@ export async function deviceConfigRoutes(app: FastifyInstance, ctx: AppContext) 
       apiUrl: ctx.config.apiUrl,
       registryHost: ctx.config.registry?.host,
       deviceCa: ctx.config.deviceCa,
+      vpn: ctx.config.vpn,
     };
     return buildDeviceConfig(ctx.db, caller, endpoints, body);
   });

@@ -9,9 +9,9 @@ import { canCreateKeysFor, createApiKey } from "../api-keys/service.ts";
  * fleet's provisioning key, `appUpdatePollInterval` in ms, `listenPort` of the Supervisor's
  * device API, `registryEndpoint` when there is an image registry, `balenaRootCA` when devices
  * must trust a private CA, …), plus `fleetSlug`. `flotilla-agent register --config` reads it too.
- * Left out while Flotilla has no such service (docs/device-protocol.md "balenaOS devices"):
- * `vpnEndpoint`/`vpnPort` (no VPN server yet), `deltaEndpoint` (no delta server), `logsEndpoint`
- * (logs go to `apiEndpoint`), `mixpanelToken`.
+ * `vpnEndpoint`/`vpnPort` name the device VPN when it runs (FLOTILLA_VPN_PORT). Left out while
+ * Flotilla has no such service (docs/device-protocol.md "balenaOS devices"): `deltaEndpoint` (no
+ * delta server), `logsEndpoint` (logs go to `apiEndpoint`), `mixpanelToken`.
  */
 export type DeviceConfig = {
   applicationId: number;
@@ -36,6 +36,9 @@ export type DeviceConfig = {
   wifiKey?: string;
   /** The CA certificates (PEM, base64) a device must trust to reach the API: config.deviceCa (the generated CA, FLOTILLA_DEVICE_CA). */
   balenaRootCA?: string;
+  /** The device VPN's host and port (balenaOS's OpenVPN client connects there). */
+  vpnEndpoint?: string;
+  vpnPort?: number;
 };
 
 /** balena's Supervisor listens for its device API on this port (its config schema's default). */
@@ -60,7 +63,12 @@ const DEFAULT_POLL_INTERVAL_MS = 600_000;
 export async function buildDeviceConfig(
   db: Pick<Database, "query" | "orm">,
   caller: { actor: number; user: { id: number; username: string } | undefined },
-  endpoints: { apiUrl: string; registryHost: string | undefined; deviceCa?: string | undefined },
+  endpoints: {
+    apiUrl: string;
+    registryHost: string | undefined;
+    deviceCa?: string | undefined;
+    vpn?: { host: string; port: number } | undefined;
+  },
   input: ConfigRequest,
 ): Promise<DeviceConfig> {
   const { rows } = await db.query<{
@@ -136,5 +144,6 @@ export async function buildDeviceConfig(
     ...(input.network === "wifi" && input.wifiSsid ? { wifiSsid: input.wifiSsid } : {}),
     ...(input.network === "wifi" && input.wifiKey ? { wifiKey: input.wifiKey } : {}),
     ...(endpoints.deviceCa ? { balenaRootCA: Buffer.from(endpoints.deviceCa).toString("base64") } : {}),
+    ...(endpoints.vpn ? { vpnEndpoint: endpoints.vpn.host, vpnPort: endpoints.vpn.port } : {}),
   };
 }

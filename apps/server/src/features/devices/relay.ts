@@ -43,9 +43,23 @@ const mustBeOnline = () => new FlotillaError("device_must_be_online");
 /** A frame the agent sent outside request/answer (`terminal-*`, `tunnel-*`, bulk commands' `exec-*`). */
 export type DeviceFrame = { type: string } & Record<string, unknown>;
 
+/**
+ * A device reached another way than a cloudlink socket: a balenaOS device on the device VPN
+ * (features/vpn), whose Supervisor API answers the actions and whose SSH server carries the
+ * frames. The relay treats it as it treats a socket: one per device, found across instances.
+ */
+export type DeviceLink = {
+  request(action: RelayAction, data: unknown): Promise<RelayAnswer>;
+  /** A terminal, tunnel or command frame for the device; false when it cannot take it. */
+  sendFrame(frame: DeviceFrame): boolean;
+  /** The link was replaced or detached: end what runs over it. */
+  close(): void;
+};
+
 export function createRelay(bus: Bus) {
   const ownerKey = (deviceId: number) => `${bus.prefix}cloudlink:${deviceId}`;
   const connections = new Map<number, Connection>();
+  const links = new Map<number, DeviceLink>();
   /** Requests this instance relayed to another instance, by id. */
   const remote = new Map<string, Pending>();
   /** Who hears a device's own frames, and of its socket closing (the terminal sessions). */
@@ -123,11 +137,10 @@ export function createRelay(bus: Bus) {
 
   bus.on("relay.request", (payload) => {
     const request = payload as RemoteRequest;
-    const connection = connections.get(request.deviceId);
     const reply = (answer: RemoteAnswer) =>
       void bus.toInstance(request.replyTo, "relay.answer", answer).catch(() => undefined);
-    if (!connection) return reply({ id: request.id, error: "device_must_be_online" });
-    sendLocal(connection, request.action, request.data).then(
+    if (!isHere(request.deviceId)) return reply({ id: request.id, error: "device_must_be_online" });
+    sendHere(request.deviceId, request.action, request.data).then(
       (answer) => reply({ id: request.id, answer }),
       (error: FlotillaError) => reply({ id: request.id, error: error.code ?? "device_must_be_online" }),
     );
@@ -143,12 +156,21 @@ export function createRelay(bus: Bus) {
       );
   });
 
+  const isHere = (deviceId: number) => connections.has(deviceId) || links.has(deviceId);
+  /** The action to the device's socket or link on this instance (the caller checked there is one). */
+  function sendHere(deviceId: number, action: RelayAction, data: unknown): Promise<RelayAnswer> {
+    const connection = connections.get(deviceId);
+    if (connection) return sendLocal(connection, action, data);
+    const link = links.get(deviceId);
+    return link ? link.request(action, data) : Promise.reject(mustBeOnline());
+  }
+
   const recordOwner = (deviceId: number) =>
     bus.redis?.set(ownerKey(deviceId), bus.instanceId, "PX", OWNER_TTL_MS).catch(() => undefined);
 
   /** This instance when the device's socket is here, else the one Redis names (undefined: none). */
   async function currentOwner(deviceId: number): Promise<string | undefined> {
-    if (connections.has(deviceId)) return bus.instanceId;
+    if (isHere(deviceId)) return bus.instanceId;
     const owner = await bus.redis?.get(ownerKey(deviceId)).catch(() => null);
     return owner && owner !== bus.instanceId ? owner : undefined;
   }
@@ -175,8 +197,7 @@ export function createRelay(bus: Bus) {
     data: unknown,
     reattachWaitMs = REATTACH_WAIT_MS,
   ): Promise<RelayAnswer> {
-    const connection = connections.get(deviceId);
-    if (connection) return sendLocal(connection, action, data);
+    if (isHere(deviceId)) return sendHere(deviceId, action, data);
     const owner = await currentOwner(deviceId);
     if (!owner) throw mustBeOnline();
     const id = crypto.randomUUID();
@@ -244,7 +265,7 @@ export function createRelay(bus: Bus) {
           for (const handler of closeHandlers) handler(deviceId);
           if (connections.get(deviceId) !== connection) return false;
           connections.delete(deviceId);
-          if (!bus.redis) return true;
+          if (!bus.redis || links.has(deviceId)) return true;
           // Another instance may hold a newer socket of this device by now: its record stays. In
           // one step, or its record written between a read and a delete here would go.
           const removed = await bus.redis.eval(DELETE_IF_OURS, 1, ownerKey(deviceId), bus.instanceId).catch(() => 1);
@@ -253,9 +274,42 @@ export function createRelay(bus: Bus) {
       };
     },
 
+    /**
+     * A device's link (the device VPN's session); a previous one of the same device is closed.
+     * `frame` hands what the device sent to the frames' handlers, as a socket's messages are.
+     */
+    attachLink(deviceId: number, link: DeviceLink) {
+      const previous = links.get(deviceId);
+      links.set(deviceId, link);
+      if (previous && previous !== link) previous.close();
+      void recordOwner(deviceId);
+      reattached(deviceId);
+      for (const handler of attachHandlers) handler(deviceId);
+      if (bus.redis) void bus.toAll("relay.attached", { deviceId }).catch(() => undefined);
+      return {
+        frame: (frame: DeviceFrame) => {
+          if (links.get(deviceId) !== link) return;
+          for (const handler of frameHandlers) handler(deviceId, frame);
+        },
+        refresh: () => {
+          if (links.get(deviceId) === link) void recordOwner(deviceId);
+        },
+        /** True when it was the device's current link. */
+        async detach(): Promise<boolean> {
+          if (links.get(deviceId) !== link) return false;
+          links.delete(deviceId);
+          link.close();
+          for (const handler of closeHandlers) handler(deviceId);
+          if (!bus.redis || connections.has(deviceId)) return true;
+          const removed = await bus.redis.eval(DELETE_IF_OURS, 1, ownerKey(deviceId), bus.instanceId).catch(() => 1);
+          return removed === 1;
+        },
+      };
+    },
+
     request,
 
-    isConnectedHere: (deviceId: number) => connections.has(deviceId),
+    isConnectedHere: isHere,
 
     /**
      * The instance holding the device's socket: this one, another (Redis), or none. With
@@ -272,7 +326,8 @@ export function createRelay(bus: Bus) {
     /** Writes a frame to the device's socket on this instance; false without one. */
     sendFrame(deviceId: number, frame: DeviceFrame): boolean {
       const connection = connections.get(deviceId);
-      if (!connection || connection.socket.readyState !== connection.socket.OPEN) return false;
+      if (!connection) return links.get(deviceId)?.sendFrame(frame) ?? false;
+      if (connection.socket.readyState !== connection.socket.OPEN) return false;
       connection.socket.send(JSON.stringify(frame));
       return true;
     },
@@ -293,6 +348,8 @@ export function createRelay(bus: Bus) {
     close() {
       for (const { socket } of connections.values()) socket.close(1001, "server shutting down");
       connections.clear();
+      for (const link of links.values()) link.close();
+      links.clear();
     },
   };
 }

@@ -111,6 +111,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
     if (uuid !== device.uuid || !report) throw new FlotillaError("unauthorized");
     devices.heartbeat.seen(device.id);
     await devices.reports.record(device, report);
+    await ctx.supervisorApis.remember(device.id, report);
     return reply.code(200).send();
   });
 

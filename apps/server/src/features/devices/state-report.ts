@@ -65,6 +65,8 @@ export const deviceReport = z.object({
   ip_address: text(1000).nullish(),
   mac_address: text(1000).nullish(),
   api_port: z.number().int().min(0).max(65535).nullish(),
+  /** The Supervisor API's key: kept sealed by features/vpn, never in the device's columns. */
+  api_secret: text(255).nullish(),
   cpu_usage: percent.nullish(),
   cpu_temp: z.number().min(-100).max(200).nullish(),
   cpu_id: text(255).nullish(),

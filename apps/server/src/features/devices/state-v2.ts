@@ -123,6 +123,7 @@ export const stateReportV2Body = z.object({
             .transform(Number),
         ])
         .nullish(),
+      api_secret: z.string().max(255).nullish(),
       cpu_usage: z.number().min(0).max(100).nullish(),
       cpu_temp: z.number().min(-100).max(200).nullish(),
       cpu_id: text(255).nullish(),
@@ -169,6 +170,7 @@ const REPORTED_AS_IS = [
   "ip_address",
   "mac_address",
   "api_port",
+  "api_secret",
   "cpu_usage",
   "cpu_temp",
   "cpu_id",

@@ -123,7 +123,9 @@ export async function supervisorCompatRoutes(app: FastifyInstance, ctx: AppConte
       devices.heartbeat.seen(device.id);
       if (!local) return reply.code(200).send();
       const known = await releasesOf(device.fleet, releaseIdsOf(local));
-      await devices.reports.record(device, reportFromV2(local, String(device.fleet), known));
+      const report = reportFromV2(local, String(device.fleet), known);
+      await devices.reports.record(device, report);
+      await ctx.supervisorApis.remember(device.id, report);
       return reply.code(200).send();
     },
   );
