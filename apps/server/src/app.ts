@@ -62,6 +62,7 @@ import { vpnRoutes } from "./features/vpn/routes.ts";
 import { createSupervisorApis } from "./features/vpn/supervisor-api.ts";
 import { webhookRoutes } from "./features/webhooks/routes.ts";
 import { bearerToken, isKnownDeviceKey, registerAuthentication, tokenHashOf } from "./lib/authenticate.ts";
+import { serverTlsOptions } from "./lib/certificates.ts";
 import { ERROR_CODE_HEADER, registerErrorHandler } from "./lib/error-handler.ts";
 import { createSealer } from "./lib/sealed.ts";
 import { loadSecret } from "./lib/secret.ts";
@@ -111,6 +112,8 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
     trustProxy: trustProxyOf(ctx.config.trustProxy),
     return503OnClosing: true,
     logController: quietRequests,
+    // The API's own TLS when configured (config.tls); main.ts swaps in a renewed certificate.
+    https: ctx.config.tls ? serverTlsOptions(ctx.config.tls) : null,
   });
   registerErrorHandler(app);
   restrictActionsHost(app, ctx.config);

@@ -1,9 +1,12 @@
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { DEFAULT_DEVICE_LOG_LINES, DEFAULT_VARIABLE_RULES, type VariableRules } from "@flotilla/domain";
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
 import { type BillingIssuer, readBillingIssuer } from "./features/billing/issuer.ts";
+import { actionsHostName } from "./features/os-updates/actions-host.ts";
+import { issueCertificates, type ServerTls } from "./lib/certificates.ts";
 
 /**
  * All configuration comes from environment variables, validated once at start.
@@ -285,6 +288,14 @@ const schema = z.object({
   FLOTILLA_REGISTRY_CERT: z.string().min(1).optional(),
   FLOTILLA_REGISTRY_MIRROR: flag.optional(),
   FLOTILLA_DEVICE_CA: z.string().min(1).optional(),
+  FLOTILLA_TLS: z
+    .enum(["generate"], {
+      error:
+        "must be generate (a CA and certificate made in the data directory); for your own, set FLOTILLA_TLS_CERT and FLOTILLA_TLS_KEY",
+    })
+    .optional(),
+  FLOTILLA_TLS_CERT: z.string().min(1).optional(),
+  FLOTILLA_TLS_KEY: z.string().min(1).optional(),
   STRIPE_SECRET_KEY: z
     .string()
     .regex(/^(sk|rk)_(test|live)_\w+$/, "must be a Stripe secret key (sk_test_…, sk_live_…)")
@@ -371,11 +382,17 @@ export type Config = {
   /** Log lines kept per device in PostgreSQL (older ones are pruned). */
   deviceLogLines: number;
   /**
-   * The certificates (PEM) a device must trust to reach this server (FLOTILLA_DEVICE_CA: a
-   * private CA behind the API's TLS), handed to balenaOS devices base64-encoded as config.json's
-   * `balenaRootCA`. Undefined: devices trust the public CAs only.
+   * The certificates (PEM) a device must trust to reach this server, handed to balenaOS devices
+   * base64-encoded as config.json's `balenaRootCA`: the generated CA (FLOTILLA_TLS=generate)
+   * followed by FLOTILLA_DEVICE_CA (a private CA behind the API's TLS, or one more for the
+   * registry). Undefined: devices trust the public CAs only.
    */
   deviceCa: string | undefined;
+  /**
+   * The API port's own TLS (FLOTILLA_TLS_CERT/_KEY, or FLOTILLA_TLS=generate); undefined: plain
+   * HTTP, as behind a TLS-terminating proxy. The files are checked (or generated) at start.
+   */
+  tls: ServerTls | undefined;
   /** Device log lines older than this (device time) are pruned; organizations may keep less (docs/logs.md). */
   deviceLogRetentionDays: number;
   /** An empty line goes to idle log streams this often, so proxies keep them open. */
@@ -497,6 +514,77 @@ function readDeviceCa(file: string): string {
     );
   }
   return pem;
+}
+
+/**
+ * The names the generated server certificate covers: the API URL's host, the device actions
+ * host (answered on the same port), loopback, and the listening address when it is one.
+ */
+function serverNames(e: z.infer<typeof schema>, apiUrl: string): string[] {
+  const actionsHost = actionsHostName({
+    deviceActionsHost: e.FLOTILLA_DEVICE_ACTIONS_HOST,
+    deviceUrlsBaseDomain: e.FLOTILLA_DEVICE_URLS_BASE_DOMAIN,
+  });
+  const listening = ["0.0.0.0", "::"].includes(e.FLOTILLA_HOST) ? [] : [e.FLOTILLA_HOST];
+  return [new URL(apiUrl).hostname, actionsHost, "localhost", "127.0.0.1", "::1", ...listening];
+}
+
+/** FLOTILLA_TLS=generate: the CA and server certificate in the data directory, made or renewed now. */
+function generateServerTls(dir: string, names: string[]): ServerTls {
+  try {
+    const issued = issueCertificates(dir, names);
+    return { certFile: issued.certFile, keyFile: issued.keyFile, caFile: issued.caFile, generated: { dir, names } };
+  } catch (error) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_TLS="generate": cannot make the certificates in ${dir} (${(error as Error).message})`,
+    );
+  }
+}
+
+/**
+ * FLOTILLA_TLS_CERT and FLOTILLA_TLS_KEY: PEM files of the server certificate (with its chain)
+ * and its private key, read and checked at start; an expired certificate is refused, as every
+ * client would refuse it.
+ */
+function readServerTls(certFile: string, keyFile: string): { certFile: string; keyFile: string } {
+  const read = (name: string, file: string) => {
+    try {
+      return fs.readFileSync(path.resolve(file), "utf8");
+    } catch (error) {
+      throw new ConfigError(
+        `Invalid ${name}=${JSON.stringify(file)}: not a readable file (${(error as Error).message})`,
+      );
+    }
+  };
+  const certPem = read("FLOTILLA_TLS_CERT", certFile);
+  const keyPem = read("FLOTILLA_TLS_KEY", keyFile);
+  let certificate: crypto.X509Certificate;
+  try {
+    certificate = new crypto.X509Certificate(certPem);
+  } catch {
+    throw new ConfigError(
+      `Invalid FLOTILLA_TLS_CERT=${JSON.stringify(certFile)}: must be a PEM file of the server certificate (-----BEGIN CERTIFICATE-----), then any intermediate ones`,
+    );
+  }
+  let key: crypto.KeyObject;
+  try {
+    key = crypto.createPrivateKey(keyPem);
+  } catch {
+    throw new ConfigError(
+      `Invalid FLOTILLA_TLS_KEY=${JSON.stringify(keyFile)}: must be a PEM file of an unencrypted private key (-----BEGIN PRIVATE KEY-----)`,
+    );
+  }
+  if (!certificate.checkPrivateKey(key)) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_TLS_KEY=${JSON.stringify(keyFile)}: not the key of the certificate in FLOTILLA_TLS_CERT (the certificate must come first in its file)`,
+    );
+  }
+  if (new Date(certificate.validTo).getTime() < Date.now()) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_TLS_CERT=${JSON.stringify(certFile)}: the certificate expired on ${new Date(certificate.validTo).toISOString()}`,
+    );
+  }
+  return { certFile: path.resolve(certFile), keyFile: path.resolve(keyFile) };
 }
 
 /** FLOTILLA_SUPPORT_TICKET_FIELDS: a JSON file with an array of fields, read and checked at start. */
@@ -677,6 +765,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `Invalid FLOTILLA_SSH_PORT=${JSON.stringify(String(e.FLOTILLA_SSH_PORT))}: must differ from FLOTILLA_PORT and FLOTILLA_API_PORT`,
     );
   }
+  if (Boolean(e.FLOTILLA_TLS_CERT) !== Boolean(e.FLOTILLA_TLS_KEY)) {
+    const missing = e.FLOTILLA_TLS_CERT ? "FLOTILLA_TLS_KEY" : "FLOTILLA_TLS_CERT";
+    throw new ConfigError(`Invalid ${missing}: FLOTILLA_TLS_CERT and FLOTILLA_TLS_KEY are set together`);
+  }
+  if (e.FLOTILLA_TLS && e.FLOTILLA_TLS_CERT) {
+    throw new ConfigError(
+      'Invalid FLOTILLA_TLS="generate": not with FLOTILLA_TLS_CERT and FLOTILLA_TLS_KEY (your own certificate); set one or the other',
+    );
+  }
+  const tlsOn = Boolean(e.FLOTILLA_TLS || e.FLOTILLA_TLS_CERT);
+  // Devices and browsers reach the API by this URL: with TLS on the port, it is https.
+  if (tlsOn && e.FLOTILLA_API_URL?.startsWith("http:")) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_API_URL=${JSON.stringify(e.FLOTILLA_API_URL)}: must be an https URL when the API serves TLS (${e.FLOTILLA_TLS ? "FLOTILLA_TLS" : "FLOTILLA_TLS_CERT"})`,
+    );
+  }
   if (
     e.FLOTILLA_VPN_PORT &&
     [e.FLOTILLA_PORT, e.FLOTILLA_API_PORT, e.FLOTILLA_SSH_PORT].includes(e.FLOTILLA_VPN_PORT)
@@ -693,7 +797,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const dataDir = path.resolve(e.FLOTILLA_DATA_DIR);
   const publicUrl = trimSlash(e.FLOTILLA_PUBLIC_URL ?? `http://localhost:${e.FLOTILLA_PORT}`);
-  const apiUrl = trimSlash(e.FLOTILLA_API_URL ?? `http://localhost:${e.FLOTILLA_API_PORT}`);
+  const apiUrl = trimSlash(e.FLOTILLA_API_URL ?? `${tlsOn ? "https" : "http"}://localhost:${e.FLOTILLA_API_PORT}`);
+  const extraDeviceCa = e.FLOTILLA_DEVICE_CA === undefined ? undefined : readDeviceCa(e.FLOTILLA_DEVICE_CA);
+  const tls: ServerTls | undefined =
+    e.FLOTILLA_TLS_CERT && e.FLOTILLA_TLS_KEY
+      ? {
+          ...readServerTls(e.FLOTILLA_TLS_CERT, e.FLOTILLA_TLS_KEY),
+          caFile: e.FLOTILLA_DEVICE_CA && path.resolve(e.FLOTILLA_DEVICE_CA),
+          generated: undefined,
+        }
+      : e.FLOTILLA_TLS === "generate"
+        ? generateServerTls(path.join(dataDir, "tls"), serverNames(e, apiUrl))
+        : undefined;
+  // Devices trust the generated CA, and FLOTILLA_DEVICE_CA besides (say, the registry's private CA).
+  const deviceCa =
+    tls?.generated && tls.caFile
+      ? [fs.readFileSync(tls.caFile, "utf8"), extraDeviceCa].filter(Boolean).join("")
+      : extraDeviceCa;
   return {
     dashboardPort: e.FLOTILLA_PORT,
     apiPort: e.FLOTILLA_API_PORT,
@@ -732,7 +852,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deviceUrlsBaseDomain: e.FLOTILLA_DEVICE_URLS_BASE_DOMAIN,
     redisUrl: e.REDIS_URL,
     deviceLogLines: e.FLOTILLA_DEVICE_LOG_LINES,
-    deviceCa: e.FLOTILLA_DEVICE_CA === undefined ? undefined : readDeviceCa(e.FLOTILLA_DEVICE_CA),
+    deviceCa,
+    tls,
     deviceLogRetentionDays: e.FLOTILLA_DEVICE_LOG_RETENTION_DAYS,
     deviceLogHeartbeatMs: Math.round(e.FLOTILLA_DEVICE_LOG_HEARTBEAT_SECONDS * 1000),
     deviceActionsHost: e.FLOTILLA_DEVICE_ACTIONS_HOST,

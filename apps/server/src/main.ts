@@ -1,3 +1,4 @@
+import type tls from "node:tls";
 import pino from "pino";
 import { buildApi, buildContext, buildDashboard } from "./app.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
@@ -6,6 +7,7 @@ import { openDatabase } from "./db/index.ts";
 import { ensureAdmin, seedDemo } from "./features/demo/seed.ts";
 import { startDemoDevices } from "./features/demo/simulated-devices.ts";
 import { type SshGateway, startSshGateway } from "./features/ssh-gateway/server.ts";
+import { watchServerTls } from "./lib/certificates.ts";
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
@@ -75,6 +77,17 @@ async function main() {
       process.exit(1);
     }
   }
+  // A renewed certificate (generated, or the operator's new files) is used without a restart.
+  const stopTlsWatch = config.tls
+    ? watchServerTls(
+        config.tls,
+        (options) => {
+          (api.server as unknown as tls.Server).setSecureContext(options);
+          logger.info("TLS: the API now uses the renewed server certificate");
+        },
+        (error) => logger.error({ err: error }, "TLS: cannot load a new server certificate; keeping the one in use"),
+      )
+    : () => undefined;
   const apiPort = (api.server.address() as { port: number }).port;
   const dashboardPort = (dashboard.server.address() as { port: number }).port;
   logger.info(
@@ -96,6 +109,7 @@ async function main() {
     timer.unref();
     // The simulated devices hold streams and sockets open on the API: they go first.
     await stopDemoDevices();
+    stopTlsWatch();
     await sshGateway?.close();
     await Promise.all([dashboard.close(), api.close()]);
     await db.close();

@@ -61,7 +61,7 @@ export async function createTestApp(
   options.routes?.(app);
   const host = options.host ?? "127.0.0.1";
   await app.listen({ port: 0, host });
-  const url = `http://${host}:${(app.server.address() as AddressInfo).port}`;
+  const url = `${config.tls ? "https" : "http"}://${host}:${(app.server.address() as AddressInfo).port}`;
 
   const make = createFactories(db.orm);
   const factories = {

@@ -64,6 +64,16 @@ function readKeys(keyFile: string, certFile: string): KeyPair {
   };
 }
 
+/**
+ * A positive 128-bit serial (hex) in minimal DER: first byte 0x40–0x7f (a leading 00 before a
+ * byte under 0x80 is "illegal padding" to OpenSSL, and then the certificate cannot be read).
+ */
+export function certificateSerial(random = crypto.randomBytes(16)): string {
+  const serial = Buffer.from(random);
+  serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40;
+  return serial.toString("hex");
+}
+
 /** A self-signed CA certificate of the key: the registry trusts it as its root and finds it in each token's x5c. */
 export function selfSignedCertificate(
   privateKeyPem: string,
@@ -74,11 +84,7 @@ export function selfSignedCertificate(
   const privateKey = forge.pki.privateKeyFromPem(privateKeyPem) as forge.pki.rsa.PrivateKey;
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.setRsaPublicKey(privateKey.n, privateKey.e);
-  // A positive 128-bit serial in minimal DER: first byte 0x40–0x7f (a leading 00 before a byte
-  // under 0x80 is "illegal padding" to OpenSSL, and then the certificate cannot be read).
-  const serial = Buffer.from(random);
-  serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40;
-  cert.serialNumber = serial.toString("hex");
+  cert.serialNumber = certificateSerial(random);
   cert.validity.notBefore = new Date(now.getTime() - 24 * 3600_000);
   cert.validity.notAfter = new Date(now.getTime() + CERT_YEARS * 365 * 24 * 3600_000);
   const subject = [{ name: "commonName", value: commonName }];

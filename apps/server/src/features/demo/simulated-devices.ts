@@ -90,16 +90,23 @@ export async function startDemoDevices(
   const fresh = !fs.existsSync(path.join(stateDir, "simulated-devices.json"));
   const key = await provisioningKey(db, fleet.actor, stateDir);
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+  const local = `${config.tls ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${apiPort}`;
   const args = [
     AGENT_BIN,
     "simulate",
-    ...["--api", `http://${host.includes(":") ? `[${host}]` : host}:${apiPort}`],
+    // The generated certificate names the local address; the operator's names the API URL only.
+    ...["--api", config.tls && !config.tls.generated ? config.apiUrl : local],
     ...["--provisioning-key", key, "--fleet", String(fleet.id), "--count", String(config.demoDevices)],
     ...["--state-dir", stateDir],
     ...["--busy-interval-ms", String(config.demoBusyIntervalMs)],
   ];
   const child: ChildProcess = spawn(process.execPath, args, {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/tmp",
+      // The simulated devices trust the CA real devices get in config.json.
+      ...(config.tls?.caFile ? { NODE_EXTRA_CA_CERTS: config.tls.caFile } : {}),
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const forward = (chunk: Buffer) => {

@@ -34,7 +34,7 @@ export type DeviceConfig = {
   network: "ethernet" | "wifi";
   wifiSsid?: string;
   wifiKey?: string;
-  /** The CA certificates (PEM, base64) a device must trust to reach the API: FLOTILLA_DEVICE_CA. */
+  /** The CA certificates (PEM, base64) a device must trust to reach the API: config.deviceCa (the generated CA, FLOTILLA_DEVICE_CA). */
   balenaRootCA?: string;
   /** The device VPN's host and port (balenaOS's OpenVPN client connects there). */
   vpnEndpoint?: string;
