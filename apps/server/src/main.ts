@@ -1,3 +1,4 @@
+import path from "node:path";
 import type tls from "node:tls";
 import pino from "pino";
 import { buildApi, buildContext, buildDashboard } from "./app.ts";
@@ -7,7 +8,8 @@ import { openDatabase } from "./db/index.ts";
 import { ensureAdmin, seedDemo } from "./features/demo/seed.ts";
 import { startDemoDevices } from "./features/demo/simulated-devices.ts";
 import { type SshGateway, startSshGateway } from "./features/ssh-gateway/server.ts";
-import { watchServerTls } from "./lib/certificates.ts";
+import { type DeviceVpn, startDeviceVpn } from "./features/vpn/server.ts";
+import { issueCertificates, watchServerTls } from "./lib/certificates.ts";
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
@@ -77,6 +79,38 @@ async function main() {
       process.exit(1);
     }
   }
+  // The device VPN has its own CA in the data directory (served to devices by /os/v1/config); a
+  // renewed server certificate (checked twice a day) restarts openvpn, which reads it at start.
+  let vpn: DeviceVpn | undefined;
+  let vpnRenewal: NodeJS.Timeout | undefined;
+  if (config.vpn) {
+    const settings = config.vpn;
+    const pki = path.join(config.dataDir, "vpn");
+    const startVpn = () =>
+      startDeviceVpn(ctx, logger, {
+        ...settings,
+        host: config.host,
+        certificates: issueCertificates(pki, [settings.host]),
+      });
+    try {
+      vpn = await startVpn();
+    } catch (error) {
+      process.stderr.write(`flotilla: cannot start the device VPN (FLOTILLA_VPN_PORT): ${(error as Error).message}\n`);
+      process.exit(1);
+    }
+    vpnRenewal = setInterval(() => {
+      if (!issueCertificates(pki, [settings.host]).renewed) return;
+      logger.info("vpn: the server certificate was renewed; restarting openvpn");
+      void vpn
+        ?.close()
+        .then(startVpn)
+        .then((started) => {
+          vpn = started;
+        })
+        .catch((error: unknown) => logger.error({ err: error }, "vpn: cannot restart openvpn"));
+    }, 12 * 3_600_000);
+    vpnRenewal.unref();
+  }
   // A renewed certificate (generated, or the operator's new files) is used without a restart.
   const stopTlsWatch = config.tls
     ? watchServerTls(
@@ -110,6 +144,8 @@ async function main() {
     // The simulated devices hold streams and sockets open on the API: they go first.
     await stopDemoDevices();
     stopTlsWatch();
+    clearInterval(vpnRenewal);
+    await vpn?.close();
     await sshGateway?.close();
     await Promise.all([dashboard.close(), api.close()]);
     await db.close();

@@ -1,8 +1,8 @@
-import net from "node:net";
+import type net from "node:net";
 
 /**
- * OpenVPN's management interface (`--management <socket> unix --management-client-auth`), the
- * part the device VPN uses: every client's authentication is asked here, and its session's start
+ * OpenVPN's management interface (`--management <socket> unix --management-client
+ * --management-client-auth`: openvpn connects to the server's socket), the part the device VPN uses: every client's authentication is asked here, and its session's start
  * and end are told here. Each event comes as a `>CLIENT:<kind>,<ids>` line, then its environment
  * as `>CLIENT:ENV,name=value` lines up to `>CLIENT:ENV,END`.
  */
@@ -55,44 +55,28 @@ export type Management = {
   close(): void;
 };
 
-/** Connects to the management socket; `closed` is called once when the connection ends. */
-export function connectManagement(
-  socketPath: string,
-  events: ManagementEvents,
-  closed: (error?: Error) => void,
-): Promise<Management> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(socketPath);
-    const parse = createParser(events);
-    let buffered = "";
-    let opened = false;
-    socket.setEncoding("utf8");
-    socket.on("data", (chunk: string) => {
-      buffered += chunk;
-      let end = buffered.indexOf("\n");
-      while (end >= 0) {
-        parse(buffered.slice(0, end).replace(/\r$/, ""));
-        buffered = buffered.slice(end + 1);
-        end = buffered.indexOf("\n");
-      }
-    });
-    const send = (command: string) => {
-      if (!socket.destroyed) socket.write(`${command}\n`);
-    };
-    socket.once("connect", () => {
-      opened = true;
-      resolve({
-        allow: (cid, kid) => send(`client-auth-nt ${cid} ${kid}`),
-        deny: (cid, kid, reason) => send(`client-deny ${cid} ${kid} ${quoted(reason)} ${quoted(reason)}`),
-        kill: (cid) => send(`client-kill ${cid}`),
-        close: () => socket.end(),
-      });
-    });
-    socket.once("error", (error) => {
-      if (!opened) reject(error);
-    });
-    socket.once("close", () => {
-      if (opened) closed();
-    });
+/** The management commands over a connected socket, whose lines go to `events`. */
+export function manage(socket: net.Socket, events: ManagementEvents): Management {
+  const parse = createParser(events);
+  let buffered = "";
+  socket.setEncoding("utf8");
+  socket.on("data", (chunk: string) => {
+    buffered += chunk;
+    let end = buffered.indexOf("\n");
+    while (end >= 0) {
+      parse(buffered.slice(0, end).replace(/\r$/, ""));
+      buffered = buffered.slice(end + 1);
+      end = buffered.indexOf("\n");
+    }
   });
+  socket.on("error", () => undefined);
+  const send = (command: string) => {
+    if (!socket.destroyed) socket.write(`${command}\n`);
+  };
+  return {
+    allow: (cid, kid) => send(`client-auth-nt ${cid} ${kid}`),
+    deny: (cid, kid, reason) => send(`client-deny ${cid} ${kid} ${quoted(reason)} ${quoted(reason)}`),
+    kill: (cid) => send(`client-kill ${cid}`),
+    close: () => socket.end(),
+  };
 }
