@@ -7,7 +7,7 @@ import path from "node:path";
 import pg from "pg";
 import { type Browser, chromium } from "playwright-core";
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
+export const ROOT = path.resolve(import.meta.dirname, "../..");
 const SERVER_BIN = path.join(ROOT, "apps/server/bin/flotilla-server.mjs");
 
 export const DEMO_EMAIL = "demo@example.com";
@@ -136,7 +136,8 @@ export async function startFlotilla(
       ...fullEnv,
       FLOTILLA_PORT: String(dashboardPort),
       FLOTILLA_API_PORT: String(apiPort),
-      FLOTILLA_HOST: "127.0.0.1",
+      // Loopback only, unless a spec needs more (a device in its own network namespace).
+      FLOTILLA_HOST: fullEnv.FLOTILLA_HOST ?? "127.0.0.1",
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
