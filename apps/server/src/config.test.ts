@@ -143,6 +143,18 @@ describe("configuration", () => {
     ["FLOTILLA_AUDIT_RETENTION_DAYS", "0", "must be at least 1 day"],
     ["FLOTILLA_AUDIT_RETENTION_DAYS", "a year", "must be a number of days"],
     ["FLOTILLA_AUDIT_RETENTION_DAYS", "1.5", "must be a whole number of days"],
+    ["LOG_FORMAT", "xml", "must be pretty or json"],
+    [
+      "FLOTILLA_VPN_SUBNET",
+      "10.240.0.0",
+      "must be an IPv4 network in CIDR notation with a prefix from /16 to /24, such as 10.240.0.0/16",
+    ],
+    ["FLOTILLA_VPN_SUBNET", "300.1.0.0/16", "each of its four numbers must be 0 to 255"],
+    [
+      "FLOTILLA_VPN_HOST",
+      "https://vpn.example.com",
+      "must be a host name or an IPv4 address, without a scheme or port",
+    ],
   ])("refuses %s=%s with one line naming the variable", (name, value, problem) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(`Invalid ${name}="${value}": ${problem}`);

@@ -338,6 +338,7 @@ const schema = z.object({
     .min(100, "must be at least 100 milliseconds")
     .max(3_600_000, "must be at most 3600000 milliseconds (1 hour)")
     .default(30_000),
+  LOG_FORMAT: z.enum(["pretty", "json"], { error: "must be pretty or json" }).optional(),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
       error: "must be one of fatal, error, warn, info, debug, trace, silent",
@@ -465,6 +466,8 @@ export type Config = {
   /** Zendesk's Tickets API (ZENDESK_URL, ZENDESK_EMAIL, ZENDESK_API_TOKEN): tickets go there; undefined: kept here. */
   zendesk: { url: string; email: string; apiToken: string } | undefined;
   logLevel: string;
+  /** LOG_FORMAT: readable lines in a terminal, JSON lines otherwise (lib/logger.ts). */
+  logFormat: "pretty" | "json";
 };
 
 /** A custom field of the support ticket form (Zendesk's ticket field shape, spec 3 §3). */
@@ -909,6 +912,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : undefined,
     billingIssuer: issuerFrom(env),
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT ?? (process.stdout.isTTY ? "pretty" : "json"),
   };
 }
 

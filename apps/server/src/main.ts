@@ -1,6 +1,5 @@
 import path from "node:path";
 import type tls from "node:tls";
-import pino from "pino";
 import { buildApi, buildContext, buildDashboard } from "./app.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { type DataDirHold, DataDirInUse, holdDataDir } from "./db/data-dir-lock.ts";
@@ -10,6 +9,7 @@ import { startDemoDevices } from "./features/demo/simulated-devices.ts";
 import { type SshGateway, startSshGateway } from "./features/ssh-gateway/server.ts";
 import { type DeviceVpn, startDeviceVpn } from "./features/vpn/server.ts";
 import { issueCertificates, watchServerTls } from "./lib/certificates.ts";
+import { createLogger } from "./lib/logger.ts";
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
@@ -27,7 +27,7 @@ function configOrExit(): Config {
 
 async function main() {
   const config = configOrExit();
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger(config);
 
   // The embedded database admits one process (db/data-dir-lock.ts).
   let hold: DataDirHold | undefined;
@@ -125,7 +125,7 @@ async function main() {
   const apiPort = (api.server.address() as { port: number }).port;
   const dashboardPort = (dashboard.server.address() as { port: number }).port;
   logger.info(
-    { apiPort, dashboardPort, database: db.kind },
+    { apiPort, dashboardPort, database: db.kind, highlight: true },
     `Flotilla ready in ${process.uptime().toFixed(2)} s: dashboard ${config.publicUrl}, API ${config.apiUrl}`,
   );
 
