@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { DEFAULT_DEVICE_LOG_LINES, DEFAULT_VARIABLE_RULES, type VariableRules } from "@flotilla/domain";
 import ipaddr from "ipaddr.js";
@@ -236,6 +237,12 @@ const schema = z.object({
     .string()
     .regex(/^rediss?:\/\/.+/, "must be a redis:// or rediss:// URL")
     .optional(),
+  FLOTILLA_WORKERS: z.coerce
+    .number({ error: "must be a number of processes" })
+    .int("must be a whole number of processes")
+    .min(1, "must be at least 1")
+    .max(64, "must be at most 64")
+    .optional(),
   FLOTILLA_DEVICE_LOG_LINES: z.coerce
     .number({ error: "must be a number" })
     .int("must be a whole number from 1 to 100000")
@@ -380,6 +387,12 @@ export type Config = {
   deviceUrlsBaseDomain: string;
   /** Shared heartbeat times and cross-instance cloudlink relays when several API instances run. */
   redisUrl: string | undefined;
+  /**
+   * Worker processes of this instance, sharing its ports (main.ts): FLOTILLA_WORKERS, by default
+   * one per core with PostgreSQL and Redis (the workers share devices through Redis as instances
+   * do), else 1.
+   */
+  workers: number;
   /** Log lines kept per device in PostgreSQL (older ones are pruned). */
   deviceLogLines: number;
   /**
@@ -500,6 +513,23 @@ const supportTicketFields = z
   });
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----/;
+
+/** FLOTILLA_WORKERS, checked against what several processes need; the default is one per core when they have it. */
+function workersOf(e: z.infer<typeof schema>): number {
+  const wanted = e.FLOTILLA_WORKERS;
+  if (wanted === undefined) return e.DATABASE_URL && e.REDIS_URL ? os.availableParallelism() : 1;
+  if (wanted > 1 && !e.DATABASE_URL) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_WORKERS=${JSON.stringify(String(wanted))}: the embedded database admits one process; set DATABASE_URL for more workers`,
+    );
+  }
+  if (wanted > 1 && !e.REDIS_URL) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_WORKERS=${JSON.stringify(String(wanted))}: workers share device connections, heartbeats and relays through Redis; set REDIS_URL for more workers`,
+    );
+  }
+  return wanted;
+}
 
 /** FLOTILLA_DEVICE_CA: a PEM file of one or more certificates, read and checked at start. */
 function readDeviceCa(file: string): string {
@@ -854,6 +884,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     emailVerification: e.FLOTILLA_EMAIL_VERIFICATION,
     deviceUrlsBaseDomain: e.FLOTILLA_DEVICE_URLS_BASE_DOMAIN,
     redisUrl: e.REDIS_URL,
+    workers: workersOf(e),
     deviceLogLines: e.FLOTILLA_DEVICE_LOG_LINES,
     deviceCa,
     tls,
