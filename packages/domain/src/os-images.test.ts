@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { wifiPassphraseProblem, wifiSsidProblem } from "./os-images.ts";
+import { osImageFileName, wifiPassphraseProblem, wifiSsidProblem } from "./os-images.ts";
 
 describe("Wi-Fi settings of a balenaOS device", () => {
   it("takes network names of 1 to 32 bytes without control characters", () => {
@@ -17,5 +17,14 @@ describe("Wi-Fi settings of a balenaOS device", () => {
     expect(wifiPassphraseProblem("short")).toBe("must be 8 to 63 characters (WPA)");
     expect(wifiPassphraseProblem("x".repeat(64))).toBe("must be 8 to 63 characters (WPA)");
     expect(wifiPassphraseProblem("pass\nword1")).toBe("must be printable ASCII characters");
+  });
+});
+
+describe("balenaOS image file names", () => {
+  it("names the device type and version, and the fleet and edition of a configured image", () => {
+    expect(osImageFileName("raspberrypi4-64", "6.2.4")).toBe("balenaos-raspberrypi4-64-6.2.4.img");
+    expect(osImageFileName("intel-nuc", "6.0.13+rev1", { fleet: "Kiosks / Lobby", developmentMode: true })).toBe(
+      "balenaos-Kiosks_Lobby-intel-nuc-6.0.13+rev1-dev.img",
+    );
   });
 });

@@ -32,3 +32,17 @@ export function wifiPassphraseProblem(passphrase: string): string | undefined {
 
 /** Where to get balenaOS images that a server does not hold: balena's own download page. */
 export const BALENAOS_DOWNLOAD_PAGE = "https://www.balena.io/os#download";
+
+/**
+ * The file name of a balenaOS image download: `balenaos-raspberrypi4-64-6.2.4.img` as it is,
+ * `balenaos-<fleet>-raspberrypi4-64-6.2.4-dev.img` configured for a fleet (dev or prod edition).
+ */
+export function osImageFileName(
+  deviceType: string,
+  version: string,
+  configured?: { fleet: string; developmentMode: boolean },
+): string {
+  const fleet = configured ? `${configured.fleet.replace(/[^\w.-]+/g, "_")}-` : "";
+  const edition = configured ? (configured.developmentMode ? "-dev" : "-prod") : "";
+  return `balenaos-${fleet}${deviceType}-${version}${edition}.img`;
+}

@@ -1,3 +1,4 @@
+import { osImageFileName } from "@flotilla/domain";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import type { Caller } from "../../lib/authenticate.ts";
@@ -61,13 +62,6 @@ const noImage = (deviceType: string, version: string, hasDirectory: boolean) =>
       : `This server has no balenaOS images (FLOTILLA_OS_IMAGES_DIR is not set). Download config.json and configure an image with balena-cli.`,
   );
 
-/** `balenaos-raspberrypi4-64-6.2.4.img`; configured: `balenaos-<fleet>-raspberrypi4-64-6.2.4-dev.img`. */
-export function osImageFileName(image: OsImage, configured?: { fleet: string; developmentMode: boolean }): string {
-  const fleet = configured ? `${configured.fleet.replace(/[^\w.-]+/g, "_")}-` : "";
-  const variant = configured ? (configured.developmentMode ? "-dev" : "-prod") : "";
-  return `balenaos-${fleet}${image.deviceType}-${image.version}${variant}.img`;
-}
-
 /**
  * The image, configured when a fleet is named: the caller must be signed in for any image, and
  * for a configured one may create the fleet's provisioning keys (as `POST /download-config`
@@ -84,7 +78,7 @@ export async function osImageDownload(
   if (!caller) throw new FlotillaError("not_logged_in", "Sign in to download balenaOS images from this server.");
   const imagesDir = ctx.config.osImagesDir ?? "";
   const partition = await bootPartitionOf(image, imagesDir);
-  if (input.appId === undefined) return plainImage(image, osImageFileName(image));
+  if (input.appId === undefined) return plainImage(image, osImageFileName(image.deviceType, image.version));
   const release = slots.take();
   if (!release) {
     throw new FlotillaError(
@@ -104,7 +98,10 @@ export async function osImageDownload(
     if (config.network === "wifi" && config.wifiSsid) {
       files.push({ path: WIFI_CONNECTION_PATH, content: wifiConnectionFile(config.wifiSsid, config.wifiKey) });
     }
-    const fileName = osImageFileName(image, { fleet: config.applicationName, developmentMode: config.developmentMode });
+    const fileName = osImageFileName(image.deviceType, image.version, {
+      fleet: config.applicationName,
+      developmentMode: config.developmentMode,
+    });
     return await configuredImage(image, partition, files, partitionCopiesDir(ctx.config.dataDir), fileName, release);
   } catch (error) {
     release();
