@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -39,6 +40,20 @@ async function saveDownload(response: Response, name: string): Promise<string> {
   const file = path.join(downloads, name);
   await pipeline(response.body as unknown as NodeJS.ReadableStream, fs.createWriteStream(file));
   return file;
+}
+
+/**
+ * A download read up to its first bytes and held open, until `leave` destroys its socket as a
+ * client going away does (node's http client: fetch's abort keeps the socket open a while).
+ */
+function startDownload(query: string): Promise<{ status: number; leave: () => void }> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(`${t.url}/download?${query}`, { headers: { authorization: `Bearer ${token}` } }, (res) => {
+      res.once("data", () => resolve({ status: res.statusCode ?? 0, leave: () => request.destroy() }));
+      res.once("end", () => resolve({ status: res.statusCode ?? 0, leave: () => request.destroy() }));
+    });
+    request.once("error", reject);
+  });
 }
 
 const provisioningKeyCount = async () => (await sdk.models.apiKey.getProvisioningApiKeysByApplication(fleet.id)).length;
@@ -210,20 +225,42 @@ describe("the configured image download", () => {
   });
 
   it("removes the partition copy when the client goes away mid-download", async () => {
-    const controller = new AbortController();
-    const answer = await fetch(`${t.url}/download?deviceType=raspberrypi4-64&version=6.0.13&appId=${fleet.id}`, {
-      headers: { authorization: `Bearer ${token}` },
-      signal: controller.signal,
-    });
-    expect(answer.status).toBe(200);
-    const reader = answer.body?.getReader();
-    await reader?.read();
+    const download = await startDownload(`deviceType=raspberrypi4-64&version=6.0.13&appId=${fleet.id}`);
+    expect(download.status).toBe(200);
     // Mid-download the copy of the boot partition is there (and only it: the image is never copied).
     expect(partitionCopies()).toHaveLength(1);
     const copy = path.join(t.config.dataDir, "tmp", partitionCopies()[0] ?? "");
     expect(fs.statSync(copy).size).toBe(8192 * 1024);
-    controller.abort();
+    download.leave();
     await expectNoPartitionCopy();
+  });
+
+  it("prepares at most 4 configured images at once, and answers a fifth 503 with Retry-After", async () => {
+    const held: Array<{ leave: () => void }> = [];
+    try {
+      for (let i = 0; i < 4; i++) {
+        const download = await startDownload(`deviceType=raspberrypi4-64&version=6.0.13&appId=${fleet.id}`);
+        held.push(download);
+        expect(download.status).toBe(200);
+      }
+      const fifth = await fetch(`${t.url}/download?deviceType=raspberrypi4-64&version=6.2.4&appId=${fleet.id}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(fifth.status).toBe(503);
+      expect(fifth.headers.get("retry-after")).toBe("60");
+      expect(((await fifth.json()) as { message: string }).message).toBe(
+        "This server is preparing as many configured images as it can at once. Try again in a minute.",
+      );
+      // The image as it is needs no copy: it is served meanwhile.
+      const plain = await startDownload("deviceType=raspberrypi4-64&version=6.0.13");
+      held.push(plain);
+      expect(plain.status).toBe(200);
+    } finally {
+      for (const download of held) download.leave();
+    }
+    await expectNoPartitionCopy();
+    // A HEAD would prepare an image for nothing: there is none.
+    expect((await fetch(`${t.url}/download?deviceType=raspberrypi4-64`, { method: "HEAD" })).status).toBe(404);
   });
 
   it("refuses a fleet the caller may not configure, leaving no key, and another organization's fleet as not found", async () => {

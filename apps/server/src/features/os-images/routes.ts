@@ -112,8 +112,9 @@ export async function osImageRoutes(app: FastifyInstance, ctx: AppContext) {
     return sendImage(reply, download);
   };
 
-  // Images go out as they are: byte for byte, with their Content-Length (mime-db would let them be gzipped).
-  app.get("/download", { config: { guest: true }, compress: false }, (request, reply) =>
+  // Images go out as they are: byte for byte, with their Content-Length (mime-db would let them be
+  // gzipped). No HEAD twin: it would make a provisioning key and a partition copy for nothing.
+  app.get("/download", { config: { guest: true }, compress: false, exposeHeadRoute: false }, (request, reply) =>
     serve(reply, request.auth, request.query),
   );
 
