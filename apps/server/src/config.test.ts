@@ -330,6 +330,26 @@ describe("configuration", () => {
     }
   });
 
+  it("reads FLOTILLA_OS_IMAGES_DIR as a readable directory, and needs mtools' mcopy for it", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-images-"));
+    try {
+      expect(loadConfig({}).osImagesDir).toBeUndefined();
+      expect(loadConfig({ FLOTILLA_OS_IMAGES_DIR: dir }).osImagesDir).toBe(dir);
+      expect(() => loadConfig({ FLOTILLA_OS_IMAGES_DIR: path.join(dir, "missing") })).toThrow(
+        /Invalid FLOTILLA_OS_IMAGES_DIR=.*not a readable directory/,
+      );
+      fs.writeFileSync(path.join(dir, "file.img"), "");
+      expect(() => loadConfig({ FLOTILLA_OS_IMAGES_DIR: path.join(dir, "file.img") })).toThrow(
+        "not a readable directory (not a directory)",
+      );
+      expect(() => loadConfig({ FLOTILLA_OS_IMAGES_DIR: dir, PATH: path.join(dir, "no-tools") })).toThrow(
+        "configuring images needs mtools' mcopy on the PATH (Debian: apt-get install mtools)",
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("trusts no forwarded header unless FLOTILLA_TRUST_PROXY names the proxies or a hop count", () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ FLOTILLA_TRUST_PROXY: "0" }).trustProxy).toBe(false);

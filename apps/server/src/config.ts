@@ -303,6 +303,7 @@ const schema = z.object({
     .optional(),
   FLOTILLA_TLS_CERT: z.string().min(1).optional(),
   FLOTILLA_TLS_KEY: z.string().min(1).optional(),
+  FLOTILLA_OS_IMAGES_DIR: z.string().min(1).optional(),
   STRIPE_SECRET_KEY: z
     .string()
     .regex(/^(sk|rk)_(test|live)_\w+$/, "must be a Stripe secret key (sk_test_…, sk_live_…)")
@@ -407,6 +408,12 @@ export type Config = {
    * HTTP, as behind a TLS-terminating proxy. The files are checked (or generated) at start.
    */
   tls: ServerTls | undefined;
+  /**
+   * The directory of balenaOS images the operator provides (FLOTILLA_OS_IMAGES_DIR), one file per
+   * device type and version as `<device-type>/<version>.img`: served configured by "Add device"
+   * and `GET /download` (features/os-images). Undefined: no images on this server.
+   */
+  osImagesDir: string | undefined;
   /** Device log lines older than this (device time) are pruned; organizations may keep less (docs/logs.md). */
   deviceLogRetentionDays: number;
   /** An empty line goes to idle log streams this often, so proxies keep them open. */
@@ -618,6 +625,41 @@ function readServerTls(certFile: string, keyFile: string): { certFile: string; k
     );
   }
   return { certFile: path.resolve(certFile), keyFile: path.resolve(keyFile) };
+}
+
+/**
+ * FLOTILLA_OS_IMAGES_DIR: a readable directory, checked at start, and mtools' `mcopy` on the PATH
+ * (it writes config.json into an image's boot partition).
+ */
+function readOsImagesDir(dir: string, env: NodeJS.ProcessEnv): string {
+  const resolved = path.resolve(dir);
+  try {
+    if (!fs.statSync(resolved).isDirectory()) throw new Error("not a directory");
+    fs.accessSync(resolved, fs.constants.R_OK | fs.constants.X_OK);
+  } catch (error) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_OS_IMAGES_DIR=${JSON.stringify(dir)}: not a readable directory (${(error as Error).message})`,
+    );
+  }
+  if (!onPath("mcopy", env.PATH ?? process.env.PATH)) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_OS_IMAGES_DIR=${JSON.stringify(dir)}: configuring images needs mtools' mcopy on the PATH (Debian: apt-get install mtools)`,
+    );
+  }
+  return resolved;
+}
+
+/** Is `command` an executable file in one of the PATH's directories? */
+function onPath(command: string, searchPath: string | undefined): boolean {
+  return (searchPath ?? "").split(path.delimiter).some((dir) => {
+    if (!dir) return false;
+    try {
+      fs.accessSync(path.join(dir, command), fs.constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** FLOTILLA_SUPPORT_TICKET_FIELDS: a JSON file with an array of fields, read and checked at start. */
@@ -888,6 +930,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deviceLogLines: e.FLOTILLA_DEVICE_LOG_LINES,
     deviceCa,
     tls,
+    osImagesDir: e.FLOTILLA_OS_IMAGES_DIR === undefined ? undefined : readOsImagesDir(e.FLOTILLA_OS_IMAGES_DIR, env),
     deviceLogRetentionDays: e.FLOTILLA_DEVICE_LOG_RETENTION_DAYS,
     deviceLogHeartbeatMs: Math.round(e.FLOTILLA_DEVICE_LOG_HEARTBEAT_SECONDS * 1000),
     deviceActionsHost: e.FLOTILLA_DEVICE_ACTIONS_HOST,

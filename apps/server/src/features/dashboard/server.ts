@@ -53,7 +53,8 @@ function contentSecurityPolicy(config: Config) {
     directives: {
       defaultSrc: ["'self'"],
       scriptSrc: ["'self'", ...recaptcha, ...(stripe ? STRIPE_SCRIPTS : [])],
-      frameSrc: ["'self'", ...recaptcha, ...(stripe ? STRIPE_FRAMES : [])],
+      // The API: the add-device dialog posts the balenaOS image download into a hidden frame.
+      frameSrc: ["'self'", api.origin, ...recaptcha, ...(stripe ? STRIPE_FRAMES : [])],
       // MUI (emotion) injects style elements at run time.
       styleSrc: ["'self'", "'unsafe-inline'"],
       // The map's tile server is named even when it is plain http (https: covers the others).
