@@ -339,6 +339,20 @@ describe("a bad release", () => {
     if (!advanced) throw new Error("no rollout");
     const wave2 = waveOf(advanced, 1);
     expect(new Set(await targets(wave2))).toEqual(new Set([releaseC.commit]));
+    // The dashboard reads each device's own target (should_be_running__release), as the device does.
+    const listed = await call(
+      t,
+      "GET",
+      `/v7/device?$filter=belongs_to__application eq ${fleet.id}&$select=uuid&$expand=should_be_running__release($select=commit)`,
+      owner.token,
+    );
+    const byUuid = new Map(
+      (listed.json as { d: { uuid: string; should_be_running__release: { commit: string }[] }[] }).d.map((row) => [
+        row.uuid,
+        row.should_be_running__release[0]?.commit,
+      ]),
+    );
+    for (const device of devices) expect(byUuid.get(device.uuid)).toBe(await targetOf(device));
     const aborted = await control(rollout.id, "abort");
     expect(aborted.status).toBe(200);
     expect(aborted.json).toMatchObject({ status: "aborted" });

@@ -1,6 +1,10 @@
 import { parseReleasePolicy, type ReleasePolicy, type WavePolicy } from "@flotilla/domain";
 import type { RolloutDeviceRow, RolloutRow, RolloutWaveRow } from "./data.ts";
 
+/** A release as rollouts name it: its version, else its short commit. */
+export const releaseName = (release: RolloutRow["to__release"][number] | undefined) =>
+  release ? release.raw_version || release.commit.slice(0, 7) : "—";
+
 /** The release policy editor's form and the rollout page's counts (docs/rollouts.md). Pure. */
 
 export type SelectorKind = "tag" | "devices" | "share";
