@@ -40,7 +40,14 @@ export function RolloutRecovery(props: { rollout: RolloutRow; fleetId: number; c
         {t("rollouts.recovery.title")}
       </Typography>
       <Typography variant="body2" color="text.secondary" sx={{ mb: 1.5 }}>
-        {t(from ? "rollouts.recovery.text" : "rollouts.recovery.text_no_previous", names)}
+        {t(
+          !from
+            ? "rollouts.recovery.text_no_previous"
+            : props.rollout.status === "aborted"
+              ? "rollouts.recovery.text_aborted"
+              : "rollouts.recovery.text",
+          names,
+        )}
       </Typography>
       <Box sx={{ display: "flex", gap: 1, flexWrap: "wrap" }}>
         {from ? (
