@@ -13,11 +13,12 @@ export type Command = { words: string[]; redirects: Redirect[] };
 export type ListItem = { when: ";" | "&&" | "||"; pipeline: Command[] };
 export type Script = { items: ListItem[] } | { error: string };
 
-const MARK = "\u0000";
+/** A private-use character no typed line holds: it brackets a variable's name until it is expanded. */
+const MARK = "\uE000";
 
 /** Expands the variable markers of a word with the values at the time its command runs. */
 export function expandWord(word: string, value: (name: string) => string): string {
-  return word.replace(/\u0000([^\u0000]*)\u0000/g, (_, name: string) => value(name));
+  return word.replace(/\uE000([^\uE000]*)\uE000/g, (_, name: string) => value(name));
 }
 
 /** An unterminated quote (shell-quote would close it silently, `sh` refuses the line). */
