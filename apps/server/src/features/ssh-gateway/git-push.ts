@@ -55,7 +55,7 @@ const MAX_HOOK_MESSAGE_CHARS = 1024 * 1024;
 const duration = (ms: number) =>
   ms >= 60_000 ? `${Math.round(ms / 60_000)} minutes` : `${Math.round(ms / 1000)} seconds`;
 
-type Log = Pick<FastifyBaseLogger, "error" | "debug">;
+type Log = Pick<FastifyBaseLogger, "error" | "warn" | "debug">;
 
 export type GitPushes = {
   run(caller: Caller, channel: ServerChannel, command: GitCommand): Promise<void>;
@@ -113,6 +113,10 @@ export function gitPushes(ctx: AppContext, log: Log, builder: Builder | undefine
   const root = gitRoot(ctx.config.dataDir);
   const hooks = path.join(root, "hooks");
   writePreReceiveHook(hooks);
+  // Without git the gateway still serves `balena ssh`; pushes are refused with the reason.
+  execFile("git", ["--version"], { env: gitEnv(root), timeout: 10_000 }, (error) => {
+    if (error) log.warn("ssh gateway: git is not installed (apt-get install git): git pushes will be refused");
+  });
   const busy = new Set<number>();
 
   /** The fleet's bare repository, created on its first push (built aside, then moved into place). */

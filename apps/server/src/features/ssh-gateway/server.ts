@@ -44,7 +44,7 @@ const MAX_PENDING_INPUT_CHARS = 256 * 1024;
 /** How often the repositories of deleted fleets are looked for. */
 const GIT_PRUNE_INTERVAL_MS = 6 * 60 * 60_000;
 
-type Log = Pick<FastifyBaseLogger, "error" | "debug">;
+type Log = Pick<FastifyBaseLogger, "error" | "warn" | "debug">;
 
 export type SshGateway = { port: number; close(): Promise<void> };
 
