@@ -155,6 +155,7 @@ describe("configuration", () => {
       "https://vpn.example.com",
       "must be a host name or an IPv4 address, without a scheme or port",
     ],
+    ["FLOTILLA_SSH_HOST", "git.example.com:22", "must be a host name or an IPv4 address, without a scheme or port"],
   ])("refuses %s=%s with one line naming the variable", (name, value, problem) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(`Invalid ${name}="${value}": ${problem}`);

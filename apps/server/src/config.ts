@@ -168,6 +168,10 @@ const schema = z.object({
   FLOTILLA_PORT: port.default(8080),
   FLOTILLA_API_PORT: port.default(8081),
   FLOTILLA_SSH_PORT: port.optional(),
+  FLOTILLA_SSH_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$/, "must be a host name or an IPv4 address, without a scheme or port")
+    .optional(),
   FLOTILLA_VPN_PORT: port.min(1, "must be between 1 and 65535").optional(),
   FLOTILLA_VPN_HOST: z
     .string()
@@ -359,6 +363,8 @@ export type Config = {
   apiPort: number;
   /** The SSH gateway's port (balena ssh, FLOTILLA_SSH_PORT); undefined: no gateway. */
   sshPort: number | undefined;
+  /** The host name users reach the SSH gateway at (git remotes; FLOTILLA_SSH_HOST, else the API URL's). */
+  sshHost: string;
   /**
    * The device VPN (features/vpn, FLOTILLA_VPN_*): the port balenaOS devices connect to, the host
    * name config.json gives them, and the network their addresses come from. Undefined: no VPN.
@@ -893,6 +899,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dashboardPort: e.FLOTILLA_PORT,
     apiPort: e.FLOTILLA_API_PORT,
     sshPort: e.FLOTILLA_SSH_PORT,
+    sshHost: e.FLOTILLA_SSH_HOST ?? new URL(apiUrl).hostname,
     vpn: e.FLOTILLA_VPN_PORT
       ? {
           port: e.FLOTILLA_VPN_PORT,

@@ -68,6 +68,23 @@ describe("the dashboard origin", () => {
     expect(csp).toMatch(/frame-src 'self' http:\/\/localhost:8081 https:\/\/www\.google\.com\/recaptcha\//);
   });
 
+  it("names the SSH gateway's host and port only when FLOTILLA_SSH_PORT is set", async () => {
+    const none = JSON.parse((await plain.inject({ url: "/config.json" })).body);
+    expect(none).toMatchObject({ sshHost: null, sshPort: null });
+    const byApi = await start({ FLOTILLA_SSH_PORT: "2222", FLOTILLA_API_URL: "https://api.fleet.example.com" });
+    expect(JSON.parse((await byApi.inject({ url: "/config.json" })).body)).toMatchObject({
+      sshHost: "api.fleet.example.com",
+      sshPort: 2222,
+    });
+    await byApi.close();
+    const named = await start({ FLOTILLA_SSH_PORT: "22", FLOTILLA_SSH_HOST: "git.fleet.example.com" });
+    expect(JSON.parse((await named.inject({ url: "/config.json" })).body)).toMatchObject({
+      sshHost: "git.fleet.example.com",
+      sshPort: 22,
+    });
+    await named.close();
+  });
+
   it("loads Stripe.js, its frames and API, and names the publishable key, only when Stripe takes the payments", async () => {
     expect(String((await plain.inject({ url: "/" })).headers["content-security-policy"])).not.toContain("stripe");
     expect(JSON.parse((await plain.inject({ url: "/config.json" })).body).stripePublishableKey).toBeNull();

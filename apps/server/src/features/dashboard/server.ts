@@ -26,6 +26,9 @@ export function runtimeConfig(config: Config) {
     salesUrl: config.salesUrl ?? null,
     /** Stripe's publishable key when Stripe takes the payments; null: the built-in test provider. */
     stripePublishableKey: config.stripe?.publishableKey ?? null,
+    /** The SSH gateway (git push, balena ssh) when FLOTILLA_SSH_PORT is set: its host name and port; null: none. */
+    sshHost: config.sshPort === undefined ? null : config.sshHost,
+    sshPort: config.sshPort ?? null,
   };
 }
 
