@@ -27,13 +27,16 @@ export function RolloutRecovery(props: { rollout: RolloutRow; fleetId: number; c
   const from = props.rollout.from__release[0];
   if (!needsRecovery(props.rollout) || !props.canSteer || !to) return null;
   const names = { to: releaseName(to), from: releaseName(from) };
+  // A promise, not mutate's callbacks: the card goes away once the rollout has ended, and the
+  // toast must still say so.
   const run = (action: Recovery) =>
-    recovery.mutate(action, {
-      onSuccess: () => {
-        setAsked(undefined);
+    recovery.mutateAsync(action).then(
+      () => {
         showToast("success", t(`rollouts.recovery.done.${action}`, names));
+        setAsked(undefined);
       },
-    });
+      () => undefined,
+    );
   return (
     <Box component="section" aria-label={t("rollouts.recovery.title")} sx={{ mt: 2 }}>
       <Typography variant="subtitle2" component="h3" sx={{ fontWeight: 600, mb: 0.5 }}>
@@ -78,7 +81,9 @@ export function RolloutRecovery(props: { rollout: RolloutRow; fleetId: number; c
         confirmLabel={asked ? t(`rollouts.recovery.${asked}`, names) : ""}
         busy={recovery.isPending}
         {...(recovery.error && asked ? { error: errorText(recovery.error) } : {})}
-        onConfirm={() => asked && run(asked)}
+        onConfirm={() => {
+          if (asked) void run(asked);
+        }}
         onClose={() => {
           setAsked(undefined);
           recovery.reset();
