@@ -88,7 +88,7 @@ describe("balena-sdk reads", () => {
       $select: ["device_name", "overall_status"],
     });
     expect(devices.map((d) => d.device_name)).toEqual(["attic", "kitchen"]);
-    expect(devices[0]?.overall_status).toBe("configuring");
+    expect(devices[0]?.overall_status).toBe("inactive");
     const device = await sdk.models.device.get(mine.deviceUuid);
     expect(device.device_name).toBe("kitchen");
     expect(device.belongs_to__application).toEqual({ __id: mine.fleet.id });

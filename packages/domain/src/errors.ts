@@ -187,7 +187,9 @@ export const errorCatalogue = {
   free_plan_allowance_exceeded: { status: 402, text: "provisioned more devices than free allowance" },
   // Devices (spec 2 §4, §5, §6, §8 keyed errors; docs/device-protocol.md).
   device_not_found: { status: 404, text: "Device not found: {device}" },
-  device_must_be_online: { status: 400, text: "The device must be online for this action" },
+  // balena's words for a device its relay cannot reach (balena-sdk getSupervisorState and the
+  // device actions surface them; balena answers 404, the dashboard's keyed error needs a 400).
+  device_must_be_online: { status: 400, text: "No online device(s) found" },
   device_already_inactive: { status: 400, text: "The device is already inactive" },
   device_deactivation_paid_only: { status: 402, text: "Deactivation needs a paid plan" },
   device_frozen: {

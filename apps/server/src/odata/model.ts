@@ -69,9 +69,10 @@ export type ResourceDefinition = {
   /**
    * Body-only inputs of POST/PATCH that are no column: the resource's hooks turn them into fields
    * (balena's `username` of a fleet membership, the `invitee` email of an invitation). A parameter
-   * may share a field's name; the hook replaces the value. Whatever the hooks leave is dropped.
+   * may share a field's name (a computed one too: device `is_online`); the hook replaces the value.
+   * Whatever the hooks leave is dropped.
    */
-  parameters?: Readonly<Record<string, "Text">>;
+  parameters?: Readonly<Record<string, "Text" | "Boolean">>;
 };
 
 export type Model = {

@@ -43,17 +43,14 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
   if (organizationHooks.afterDelete) throw new Error("hooks: organization afterDelete is defined twice");
   const hooks: Record<string, ResourceHooks | undefined> = {
     application: chainHooks(applicationHooks, fleetReleaseHooks(ctx.devices)),
-    // A device key's own writes are narrowed to its fields first (device-key-hooks.ts).
-    device: chainHooks(
-      chainHooks(
-        chainHooks(
-          chainHooks(deviceKeyWriteHooks, merge(deviceHooks, deviceSettingsHooks)),
-          devicePinHooks(ctx.devices),
-        ),
-        supervisorReleaseHooks(ctx.devices),
-      ),
-      deviceReportedFieldHooks,
-    ),
+    // A device key's own writes are narrowed to its fields first (device-key-hooks.ts); the
+    // reported fields come next, as `is_online` is taken out of the body there.
+    device: [
+      deviceReportedFieldHooks(ctx.devices),
+      merge(deviceHooks, deviceSettingsHooks),
+      devicePinHooks(ctx.devices),
+      supervisorReleaseHooks(ctx.devices),
+    ].reduce(chainHooks, deviceKeyWriteHooks),
     device__has__config_var_name: deviceConfigVariableHooks,
     device_tag: chainHooks(frozenDeviceChildHooks("device_tag"), tagKeyHooks("device_tag")),
     application_tag: tagKeyHooks("application_tag"),

@@ -287,3 +287,17 @@ export function usePageDevice() {
     abilities: deviceAbilities(device?.belongs_to__application[0]?.user_access_roles),
   };
 }
+
+/**
+ * Why a device action cannot run now (spec 2 §8 keyed warnings), or undefined: a device still
+ * configuring, or one that never connected (its status is `inactive` while it is active, as on
+ * balena), is not fully provisioned; otherwise it must be on cloudlink.
+ */
+export function actionBlockedReason(
+  device: Pick<Device, "overall_status" | "is_active" | "last_connectivity_event" | "is_connected_to_vpn">,
+): "not_fully_provisioned" | "must_be_online" | undefined {
+  const neverConnected = device.is_active && device.last_connectivity_event === null;
+  if (device.overall_status === "configuring" || neverConnected) return "not_fully_provisioned";
+  if (!device.is_connected_to_vpn) return "must_be_online";
+  return undefined;
+}
