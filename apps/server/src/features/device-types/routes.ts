@@ -2,6 +2,7 @@ import { APP_VERSION } from "@flotilla/domain";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
+import type { Caller } from "../../lib/authenticate.ts";
 import { servedAgentPackage } from "../agent-download/routes.ts";
 import { odataAs } from "../data-api/routes.ts";
 import {
@@ -19,15 +20,19 @@ import {
  * balena; with one, the caller's private device types too. Rows are read through the data API,
  * so the device_type read rules apply here as on /v7. The download is the agent package.
  */
+/** Device-type rows read through the data API as the caller (a guest without one). */
+async function readDeviceTypes(ctx: AppContext, caller: Caller | undefined, query: string) {
+  const response = await odataAs(ctx, caller, { method: "GET", url: `/v7/device_type?${query}`, body: undefined });
+  return (response.body as { d: DeviceTypeRow[] }).d;
+}
+
+/** Every device type the caller may read, as balena's device-type JSON (`/device-types/v1`, `/config`'s `deviceTypes`). */
+export async function deviceTypeJsons(ctx: AppContext, caller: Caller | undefined) {
+  return (await readDeviceTypes(ctx, caller, `${DEVICE_TYPE_SELECT}&$orderby=slug asc`)).map(deviceTypeJson);
+}
+
 export async function deviceTypeRoutes(app: FastifyInstance, ctx: AppContext) {
-  const read = async (request: FastifyRequest, query: string) => {
-    const response = await odataAs(ctx, request.auth, {
-      method: "GET",
-      url: `/v7/device_type?${query}`,
-      body: undefined,
-    });
-    return (response.body as { d: DeviceTypeRow[] }).d;
-  };
+  const read = (request: FastifyRequest, query: string) => readDeviceTypes(ctx, request.auth, query);
 
   /** A device type by slug or alias: 400 for a malformed one, 404 with balena's text for an unknown one. */
   const deviceType = async (request: FastifyRequest, slug: string | undefined) => {
@@ -43,9 +48,7 @@ export async function deviceTypeRoutes(app: FastifyInstance, ctx: AppContext) {
 
   const guest = { config: { guest: true } };
 
-  app.get("/device-types/v1", guest, async (request) =>
-    (await read(request, `${DEVICE_TYPE_SELECT}&$orderby=slug asc`)).map(deviceTypeJson),
-  );
+  app.get("/device-types/v1", guest, (request) => deviceTypeJsons(ctx, request.auth));
 
   app.get<{ Params: { slug: string } }>("/device-types/v1/:slug", guest, async (request) =>
     deviceTypeJson(await deviceType(request, request.params.slug)),
