@@ -58,7 +58,11 @@ describe("releases as balena makes them", () => {
     await create({ commit, status: "failed" });
     const { id } = await create({ commit, status: "success" });
     expect((await read(id)).is_final).toBe(true);
-    await expect(create({ commit, status: "success" })).rejects.toMatchObject({ statusCode: 409 });
+    // Broken, the rule answers in balena's words (pinejs sends a data rule as it is, with 400).
+    await expect(create({ commit, status: "success" })).rejects.toMatchObject({
+      statusCode: 400,
+      body: 'It is necessary that each application that owns a release1 that has a status that is equal to "success" and has a commit1, owns at most one release2 that has a status that is equal to "success" and has a commit2 that is equal to the commit1.',
+    });
   });
 
   it("image.get() leaves the build log out unless it is selected; release.duration is the build's seconds", async () => {

@@ -22,8 +22,9 @@ afterAll(async () => {
   await mail.close();
 });
 
-const NAME_TAKEN = (type: string) =>
-  `This name is already used by another ${type}. Note that the name is case-insensitive`;
+/** A taken name in balena's words ("unique", which its clients look for); the dashboard shows the spec's (fleets.test.ts). */
+const NAME_TAKEN = (type: "organization" | "team") =>
+  type === "organization" ? '"name" must be unique.' : '"belongs_to__organization" and "name" must be unique.';
 const LAST_ADMIN = "The last administrator of an organization cannot be removed, demoted or leave it";
 
 async function subscribe(organizationId: number, planCode: string) {

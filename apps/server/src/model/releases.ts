@@ -8,6 +8,19 @@ const semverSql = (r: string) => `(${r}."semver_major" || '.' || ${r}."semver_mi
 const rawVersionSql = (r: string) =>
   `(${semverSql(r)} || CASE WHEN ${r}."semver_prerelease" <> '' THEN '-' || ${r}."semver_prerelease" ELSE '' END || CASE WHEN ${r}."revision" IS NOT NULL AND ${r}."revision" > 0 THEN '+rev' || ${r}."revision" ELSE '' END)`;
 
+/**
+ * balena's data rules of releases, in its words (pinejs answers a broken rule with the rule
+ * itself): what a fleet or a device may be pinned to, and one successful release per commit.
+ */
+export const RELEASE_RULES = {
+  fleet:
+    'It is necessary that each release that should be running on an application, has a status that is equal to "success" and belongs to the application.',
+  device:
+    'It is necessary that each release that is pinned to a device, has a status that is equal to "success" and belongs to an application1 that the device belongs to.',
+  commit:
+    'It is necessary that each application that owns a release1 that has a status that is equal to "success" and has a commit1, owns at most one release2 that has a status that is equal to "success" and has a commit2 that is equal to the commit1.',
+} as const;
+
 const releaseImageImage = ref("image", "image", { writable: true, required: true });
 const releaseImageRelease = ref("is_part_of__release", "release", { writable: true, required: true });
 
@@ -16,6 +29,7 @@ export const releaseResources = [
     name: "release",
     table: "release",
     alternateKeys: [["belongs_to__application", "commit"]],
+    rules: { release_app_commit_key: RELEASE_RULES.commit },
     // balena-cli and balena-release write the version as one string (client-releases.ts).
     parameters: { semver: "Text" },
     fields: [

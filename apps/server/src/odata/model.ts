@@ -73,6 +73,11 @@ export type ResourceDefinition = {
    * Whatever the hooks leave is dropped.
    */
   parameters?: Readonly<Record<string, "Text" | "Boolean">>;
+  /**
+   * Unique indexes that are data rules rather than keys, by index name, with the rule's text: a
+   * violation answers 400 with it, as pinejs answers a broken rule (not 409 "must be unique").
+   */
+  rules?: Readonly<Record<string, string>>;
 };
 
 export type Model = {
