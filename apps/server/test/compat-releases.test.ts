@@ -6,7 +6,8 @@ import { createTestApp, type TestApp } from "./harness.ts";
  * balena's release and image rules (issue compat-3), through the real balena-sdk: a release
  * created without `is_final` is final; finalized drafts of one version are `<semver>`,
  * `<semver>+rev1`, …; a commit is unique among successful releases only; an
- * image's build log comes only when selected; a release says how long it took.
+ * image's build log comes only when selected; a release says how long it took; an `image:`
+ * service's image is created through /v7 on a server without a registry, named as composed.
  */
 let t: TestApp;
 let sdk: BalenaSDK;
@@ -99,5 +100,82 @@ describe("releases as balena makes them", () => {
       duration: number;
     };
     expect(timed.duration).toBe(95);
+  });
+
+  it("on a server without a registry, pine.post(image) makes an image: service's image named as the compose file gives it", async () => {
+    // balena-cli's deploy: the release with its composition, then the service, its image, the link.
+    const composition = {
+      version: "2.1",
+      services: { proxy: { image: "nginx:1.27-alpine" }, api: { build: { context: "api" }, image: "api:latest" } },
+    };
+    const { id: release } = await create({ commit: "f".repeat(32), status: "running", composition });
+    const service = async (name: string) =>
+      (await sdk.pine.post({ resource: "service", body: { application: fleet.id, service_name: name } })) as {
+        id: number;
+      };
+    const proxy = await service("proxy");
+    const image = (await sdk.pine.post({
+      resource: "image",
+      body: { is_a_build_of__service: proxy.id, status: "running", start_timestamp: new Date() },
+    })) as { id: number; is_stored_at__image_location: string };
+    expect(image.is_stored_at__image_location).toBe("nginx:1.27-alpine");
+    // A built service names no image here (the client would push it): nothing to pull yet.
+    const api = await service("api");
+    const built = (await sdk.pine.post({
+      resource: "image",
+      body: { is_a_build_of__service: api.id, status: "running" },
+    })) as { is_stored_at__image_location: string };
+    expect(built.is_stored_at__image_location).toBe("");
+    // balena-sdk's fixtures: an image of a release whose composition names nothing.
+    const db = await service("db");
+    const fixture = (await sdk.pine.post({
+      resource: "image",
+      body: {
+        is_a_build_of__service: db.id,
+        project_type: "dockerfile",
+        content_hash: `sha256:${"a".repeat(64)}`,
+        build_log: "new db log",
+        start_timestamp: new Date(),
+        push_timestamp: new Date(),
+        status: "success",
+      },
+    })) as { id: number; is_stored_at__image_location: string };
+    expect(fixture.is_stored_at__image_location).toBe("");
+    // A location the client gives is kept.
+    const given = (await sdk.pine.post({
+      resource: "image",
+      body: {
+        is_a_build_of__service: db.id,
+        is_stored_at__image_location: "docker.io/library/redis:7",
+        status: "success",
+      },
+    })) as { is_stored_at__image_location: string };
+    expect(given.is_stored_at__image_location).toBe("docker.io/library/redis:7");
+    await sdk.pine.post({
+      resource: "image__is_part_of__release",
+      body: { image: image.id, is_part_of__release: release },
+    });
+  });
+
+  it("an image without a location that joins a release takes the image its compose file names (pine.post of release_image)", async () => {
+    const service = (await sdk.pine.post({
+      resource: "service",
+      body: { application: fleet.id, service_name: "late" },
+    })) as { id: number };
+    const image = (await sdk.pine.post({
+      resource: "image",
+      body: { is_a_build_of__service: service.id, status: "success" },
+    })) as { id: number; is_stored_at__image_location: string };
+    expect(image.is_stored_at__image_location).toBe("");
+    const { id: release } = await create({
+      commit: "9".repeat(32),
+      composition: { services: { late: { image: "ghcr.io/acme/late:2" } } },
+    });
+    await sdk.pine.post({
+      resource: "image__is_part_of__release",
+      body: { image: image.id, is_part_of__release: release },
+    });
+    const read = await sdk.models.image.get(image.id, { $select: ["is_stored_at__image_location"] });
+    expect(read.is_stored_at__image_location).toBe("ghcr.io/acme/late:2");
   });
 });

@@ -127,7 +127,8 @@ export const releaseResources = [
       editable("push_timestamp", "Date Time"),
       editable("dockerfile", "Text"),
       editable("image_size", "Big Integer"),
-      editable("is_stored_at__image_location", "Text", true),
+      // Chosen by the server with a registry, else given or named after the compose file (client-releases.ts).
+      editable("is_stored_at__image_location", "Text"),
       editable("project_type", "Text"),
       editable("error_message", "Text"),
       // Long: balena answers it only when it is selected.

@@ -24,7 +24,7 @@ import {
 } from "../organizations/hooks.ts";
 import { removeOrganizationLogos } from "../organizations/logo.ts";
 import { supervisorReleaseHooks } from "../os-updates/supervisor-hooks.ts";
-import { imageLocationHooks } from "../releases/client-releases.ts";
+import { imageLocationHooks, releaseImageLocationHooks } from "../releases/client-releases.ts";
 import { devicePinHooks, fleetReleaseHooks, releaseAssetHooks, releaseHooks } from "../releases/hooks.ts";
 import { releasePolicyHooks } from "../rollouts/hooks.ts";
 import { sshKeyHooks } from "../ssh-keys/hooks.ts";
@@ -78,6 +78,7 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     release_tag: tagKeyHooks("release_tag"),
     release__has__asset_key: releaseAssetHooks(ctx.config.dataDir),
     image: imageLocationHooks(ctx.config.registry?.host),
+    image__is_part_of__release: releaseImageLocationHooks,
     release_policy: releasePolicyHooks,
     user__has__public_key: sshKeyHooks,
     user: userHooks,

@@ -227,3 +227,41 @@ export async function findReleaseAsset(db: Db, id: number): Promise<StoredAsset 
   const row = rows[0];
   return row && { ...row, id: Number(row.id), fleet: Number(row.fleet) };
 }
+
+/**
+ * The image a compose file names for a service without a build (`image: nginx:alpine`): from the
+ * release's composition when given, else from the newest release of the service's fleet that
+ * names the service (balena deploy creates the release, then the service and its image). A
+ * service the composition builds (`build:`) names no image here: it is the client's to push.
+ */
+export async function composedImageOfService(db: Db, service: number, release?: number): Promise<string | undefined> {
+  const { rows } = await db.query<{ image: string }>(
+    `SELECT r.composition -> 'services' -> s.service_name ->> 'image' AS image
+       FROM "service" s JOIN "release" r ON r.belongs_to__application = s.application
+      WHERE s.id = $1 AND ($2::int IS NULL OR r.id = $2)
+        AND jsonb_typeof(r.composition -> 'services' -> s.service_name -> 'image') = 'string'
+        AND NOT (r.composition -> 'services' -> s.service_name ? 'build')
+      ORDER BY (r.status = 'running') DESC, r.created_at DESC, r.id DESC LIMIT 1`,
+    [service, release ?? null],
+  );
+  return rows[0]?.image || undefined;
+}
+
+/** Names an image's location when it has none yet (a data-API image of a server without a registry). */
+export async function nameImageLocation(db: Db, image: number, location: string) {
+  await db.query(
+    `UPDATE "image" SET is_stored_at__image_location = $2 WHERE id = $1 AND is_stored_at__image_location = ''`,
+    [image, location],
+  );
+}
+
+/** The image and release of release_image rows whose image has no location yet. */
+export async function unnamedReleaseImages(db: Db, releaseImages: readonly number[]) {
+  const { rows } = await db.query<{ image: number; release: number; service: number }>(
+    `SELECT ri.image, ri.is_part_of__release AS release, i.is_a_build_of__service AS service
+       FROM "release_image" ri JOIN "image" i ON i.id = ri.image
+      WHERE ri.id = ANY($1::int[]) AND i.is_stored_at__image_location = ''`,
+    [[...releaseImages]],
+  );
+  return rows;
+}
