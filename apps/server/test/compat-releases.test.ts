@@ -4,8 +4,8 @@ import { createTestApp, type TestApp } from "./harness.ts";
 
 /**
  * balena's release and image rules (issue compat-3), through the real balena-sdk: a release
- * created without `is_final` is final; finalized drafts of one version are `<semver>`,
- * `<semver>+rev1`, …; a commit is unique among successful releases only; an
+ * created without `is_final` is final; a draft's raw version is `<semver>-<created_at in ms>`,
+ * and finalized drafts of one version are `<semver>`, `<semver>+rev1`, …; a commit is unique among successful releases only; an
  * image's build log comes only when selected; a release says how long it took; an `image:`
  * service's image is created through /v7 on a server without a registry, named as composed.
  */
@@ -43,9 +43,23 @@ describe("releases as balena makes them", () => {
     expect(release.raw_version).toBe("1.0.0");
   });
 
-  it("finalize() of drafts of the same version gives <semver>, then <semver>+rev1", async () => {
+  it("a draft's raw_version is <semver>-<created_at in ms>; finalize() gives <semver>, then <semver>+rev1", async () => {
     const first = await create({ commit: "b".repeat(32), semver: "2.0.0", is_final: false });
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const second = await create({ commit: "c".repeat(32), semver: "2.0.0", is_final: false });
+    const { rows } = await t.db.query<{ id: number; ms: string }>(
+      `SELECT id, floor(extract(epoch FROM created_at) * 1000)::bigint::text AS ms FROM "release" WHERE id = ANY($1::int[]) ORDER BY id`,
+      [[first.id, second.id]],
+    );
+    expect((await read(first.id)).raw_version).toBe(`2.0.0-${rows[0]?.ms}`);
+    expect((await read(second.id)).raw_version).toBe(`2.0.0-${rows[1]?.ms}`);
+    expect(rows[0]?.ms).not.toBe(rows[1]?.ms);
+    // A prerelease comes first; the SDK finds a draft by its raw_version (release.get({ application, rawVersion })).
+    const beta = await create({ commit: "8".repeat(32), semver: "2.1.0-beta+b3", is_final: false });
+    const betaVersion = (await read(beta.id)).raw_version;
+    expect(betaVersion).toMatch(/^2\.1\.0-beta\.\d{13}\+b3$/);
+    const found = await sdk.models.release.get({ application: fleet.id, rawVersion: betaVersion }, { $select: ["id"] });
+    expect(found.id).toBe(beta.id);
     expect((await read(first.id)).is_final).toBe(false);
     await sdk.models.release.finalize(first.id);
     await sdk.models.release.finalize(second.id);

@@ -1,5 +1,5 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ERROR_PARAMS_HEADER, hasBalenaWords } from "@flotilla/domain";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { FlotillaError } from "../errors.ts";
 
 /** balena clients (pinejs-client's upsert, the supervisor) read these routes' errors as plain text. */

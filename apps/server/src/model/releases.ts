@@ -2,11 +2,22 @@ import { computed, createdAt, editable, field, id, many, pairResource, ref, reso
 
 const semverSql = (r: string) => `(${r}."semver_major" || '.' || ${r}."semver_minor" || '.' || ${r}."semver_patch")`;
 /**
- * `1.2.3`, `1.2.3-pre`, `1.2.3+rev4` as balena writes it. (balena names a draft
- * `1.2.3-<created_at in ms>`; not yet: the dashboard shows drafts by this text, see compat-3.)
+ * The version as balena writes it: `major.minor.patch`, then `-` and the prerelease and, for a
+ * draft, its `created_at` in ms (`1.2.3-1732847362123`, `1.2.3-beta.1732847362123`: unique per
+ * draft until it is finalized), then `+` and the build, the revision (`rev1`, unless the build
+ * names it) and the variant. Finalized: `1.2.3`, `1.2.3+rev1`, … The dashboard shows a draft as
+ * its semver with a "Draft" chip (apps/web releases/model.ts `versionText`).
  */
-const rawVersionSql = (r: string) =>
-  `(${semverSql(r)} || CASE WHEN ${r}."semver_prerelease" <> '' THEN '-' || ${r}."semver_prerelease" ELSE '' END || CASE WHEN ${r}."revision" IS NOT NULL AND ${r}."revision" > 0 THEN '+rev' || ${r}."revision" ELSE '' END)`;
+export const rawVersionSql = (r: string) => {
+  const revised = `(COALESCE(${r}."revision", 0) > 0)`;
+  const draftMs = `CASE WHEN NOT ${r}."is_final" THEN floor(extract(epoch FROM ${r}."created_at") * 1000)::bigint::text END`;
+  const revisionTag = `CASE WHEN ${revised} AND ('.' || ${r}."semver_build" || '.') NOT LIKE ('%.rev' || ${r}."revision" || '.%') THEN 'rev' || ${r}."revision" END`;
+  return `(${semverSql(r)}
+    || CASE WHEN ${r}."semver_prerelease" <> '' OR NOT ${r}."is_final"
+            THEN '-' || concat_ws('.', NULLIF(${r}."semver_prerelease", ''), ${draftMs}) ELSE '' END
+    || CASE WHEN ${r}."semver_build" <> '' OR ${revised} OR ${r}."variant" <> ''
+            THEN '+' || concat_ws('.', NULLIF(${r}."semver_build", ''), ${revisionTag}, NULLIF(${r}."variant", '')) ELSE '' END)`;
+};
 
 /**
  * balena's data rules of releases, in its words (pinejs answers a broken rule with the rule

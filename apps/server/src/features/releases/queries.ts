@@ -1,5 +1,6 @@
 import { BUILD_TIMEOUT_MS, RELEASE_TEXTS } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
+import { rawVersionSql } from "../../model/releases.ts";
 import type { ReleaseMove } from "../rollouts/start.ts";
 import { enqueueReleaseEvents, releaseEventOf } from "../webhooks/events.ts";
 import type { ServiceSpec } from "./project.ts";
@@ -146,10 +147,7 @@ export async function finishRelease(
   const event = releaseEventOf(outcome.status);
   if (event) await enqueueReleaseEvents(db, [release], event);
   const { rows } = await db.query<{ raw_version: string }>(
-    `SELECT semver_major || '.' || semver_minor || '.' || semver_patch
-            || CASE WHEN semver_prerelease <> '' THEN '-' || semver_prerelease ELSE '' END
-            || CASE WHEN revision > 0 THEN '+rev' || revision ELSE '' END AS raw_version
-       FROM "release" WHERE id = $1`,
+    `SELECT ${rawVersionSql("r")} AS raw_version FROM "release" AS r WHERE r.id = $1`,
     [release],
   );
   return { raw_version: rows[0]?.raw_version ?? "0.0.0" };

@@ -96,15 +96,15 @@ export interface Device {
     app_name: string;
     slug: string;
     is_accessible_by_support_until__date: string | null;
-    should_be_running__release: Array<{ id: number; commit: string; raw_version: string }>;
+    should_be_running__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
     user_access_roles: Array<{ role: string }>;
   }>;
-  is_running__release: Array<{ id: number; commit: string; raw_version: string }>;
-  is_pinned_on__release: Array<{ id: number; commit: string; raw_version: string }>;
+  is_running__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
+  is_pinned_on__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
   device_tag: Array<{ id: number; tag_key: string; value: string }>;
 }
 
-const RELEASE = { $select: ["id", "commit", "raw_version"] };
+const RELEASE = { $select: ["id", "commit", "raw_version", "is_final"] };
 
 const deviceExpand = {
   is_of__device_type: { $select: ["id", "slug", "name"], $expand: { is_of__cpu_architecture: { $select: "id" } } },

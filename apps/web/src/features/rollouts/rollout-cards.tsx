@@ -6,6 +6,7 @@ import Typography from "@mui/material/Typography";
 import { useTranslation } from "react-i18next";
 import { TextLink } from "../../components/links.tsx";
 import { Card } from "../orgs/ui.tsx";
+import { versionText } from "../releases/model.ts";
 import { type RolloutRow, useFleetRollouts, useReleaseRollouts } from "./data.ts";
 import { rolloutProgress } from "./model.ts";
 
@@ -34,7 +35,7 @@ export const rolloutPath = (fleetId: number, rolloutId: number) => `/fleets/${fl
 export const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 export const releaseName = (release: RolloutRow["to__release"][number] | undefined) =>
-  release ? release.raw_version || release.commit.slice(0, 7) : "—";
+  release ? versionText(release) || release.commit.slice(0, 7) : "—";
 
 /** The rollout's progress in one line: releases, wave, a bar; for the summaries and the list. */
 export function RolloutProgress({ rollout, fleetId }: { rollout: RolloutRow; fleetId: number }) {
