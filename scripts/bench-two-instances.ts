@@ -196,6 +196,8 @@ try {
     FLOTILLA_TRUST_PROXY: "1",
     REDIS_URL,
     DATABASE_URL: databaseUrl,
+    // Two instances of one process each: the figures compare instances, not workers.
+    FLOTILLA_WORKERS: "1",
   };
   redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 3 });
   await redis.connect();

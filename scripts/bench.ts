@@ -2,7 +2,7 @@
 // Figures go into docs/benchmarks.md by hand, with the machine they were taken on.
 import { spawnSync } from "node:child_process";
 import { DEMO_EMAIL, DEMO_PASSWORD, startFlotilla } from "../e2e/support/flotilla.ts";
-import { measureLoginPageJs } from "./login-page-js.ts";
+import { measurePageWeight, reportPageWeight } from "./page-weight.ts";
 
 const DURATION_MS = 5000;
 const CONCURRENCY = 32;
@@ -50,14 +50,9 @@ const token = await (
     body: JSON.stringify({ username: DEMO_EMAIL, password: DEMO_PASSWORD }),
   })
 ).text();
-// First visit speed (issue 17): what the login page makes a browser download before a person can type.
-const loginJs = await measureLoginPageJs(warm.dashboardUrl);
-console.log(
-  `login page JavaScript (Chromium, first visit): ${Math.round(loginJs.gzipBytes / 1024)} KB gzipped, ${Math.round(loginJs.rawBytes / 1024)} KB raw, ${loginJs.files.length} files (largest: ${loginJs.files
-    .slice(0, 3)
-    .map((file) => `${file.name.replace(/^\/assets\//, "")} ${Math.round(file.gzip / 1024)} KB`)
-    .join(", ")})`,
-);
+// Page weight over the wire (issue performance-2): the JavaScript each page makes a browser download.
+console.log("page weight (Chromium, JavaScript transferred):");
+reportPageWeight(await measurePageWeight(warm.dashboardUrl, warm.apiUrl));
 
 await load("GET /ping", `${warm.apiUrl}/ping`);
 await load("GET /actor/v1/whoami (session check + user read)", `${warm.apiUrl}/actor/v1/whoami`, {

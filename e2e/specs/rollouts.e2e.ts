@@ -241,6 +241,10 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
       .first()
       .waitFor();
     await shot(page, "rollouts-page-halted");
+    // What to do now, named with the releases.
+    const recovery = page.getByRole("region", { name: "What now" });
+    await recovery.getByRole("button", { name: "Pin the fleet to 1.2.0" }).waitFor();
+    await recovery.getByRole("button", { name: "Invalidate 1.3.0" }).waitFor();
 
     // The release summary shows the rollout that brings it, halted, with a link back.
     await page.goto(url(`/fleets/${fleetId}/releases/${bad?.id}`));
@@ -257,6 +261,20 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
         { timeout: 60_000, interval: 1000 },
       )
       .toBe(true);
+    // A device the rollout never reached shows its own target, the previous release.
+    const waiting = (await devices()).find((d) => !canaryIds.has(d.id));
+    await page.goto(url(`/devices/${waiting?.uuid}`));
+    await expect
+      .poll(() => page.locator("dt:has-text('Target release') + dd").textContent(), { timeout: 30_000 })
+      .toMatch(/^1\.2\.0/);
+    await page.goto(url(`/fleets/${fleetId}/releases/${bad?.id}`));
+    await page
+      .getByText("The fleet's target release, but its rollout halted: devices it did not reach keep 1.2.0", {
+        exact: false,
+      })
+      .waitFor();
+    await page.getByRole("region", { name: "Rollout in progress" }).getByRole("link", { name: "View rollout" }).click();
+    await page.getByRole("region", { name: "Rollout overview" }).waitFor();
     const short = String(bad?.commit).slice(0, 7);
     for (const device of (await devices()).filter((d) => !canaryIds.has(d.id))) {
       expect(await logsOf(device.uuid)).not.toContain(`Downloading release ${short}`);
@@ -281,4 +299,23 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
       })
       .toBe(true);
   }, 200_000);
+
+  it("after the abort, the fleet summary offers to pin the fleet to the previous release, which ends it", async () => {
+    await page.goto(url(`/fleets/${fleetId}`));
+    const card = page.getByRole("region", { name: "Last rollout aborted" });
+    await card.getByText("Aborted", { exact: true }).waitFor({ timeout: 30_000 });
+    expect(await page.getByRole("region", { name: "Rollout in progress" }).count()).toBe(0);
+    await shot(page, "rollouts-fleet-aborted");
+    await card.getByRole("button", { name: "Pin the fleet to 1.2.0" }).click();
+    const dialog = page.getByRole("dialog", { name: "Pin the fleet to 1.2.0?" });
+    await dialog.getByRole("button", { name: "Pin the fleet to 1.2.0" }).click();
+    await page.getByText("The fleet is pinned to 1.2.0").waitFor();
+    await card.waitFor({ state: "detached", timeout: 30_000 });
+    const good = await releaseByVersion("1.2.0");
+    const fleet = await call<{ d: Array<{ should_be_running__release: { __id: number } | null }> }>(
+      "GET",
+      `/v7/application(${fleetId})?$select=should_be_running__release`,
+    );
+    expect(fleet.d[0]?.should_be_running__release?.__id).toBe(good?.id);
+  }, 60_000);
 });

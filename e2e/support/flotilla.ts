@@ -37,6 +37,19 @@ async function adminQuery(databaseUrl: string, text: string) {
   }
 }
 
+/** The PostgreSQL server of the run (DATABASE_URL), or this machine's for specs that need one. */
+const POSTGRES_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+/** A new, empty database on the PostgreSQL server, dropped by `cleanUp`. */
+export async function freshDatabaseUrl(): Promise<string> {
+  const name = `flotilla_e2e_${crypto.randomBytes(6).toString("hex")}`;
+  await adminQuery(POSTGRES_URL, `CREATE DATABASE ${name}`);
+  created.databases.add(name);
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 /** What the specs created, removed after each file by `cleanUp` (e2e/support/setup.ts). */
 const created = { processes: new Set<ChildProcess>(), databases: new Set<string>(), dataDirs: new Set<string>() };
 
@@ -44,9 +57,8 @@ export async function cleanUp() {
   for (const child of created.processes)
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   created.processes.clear();
-  const databaseUrl = process.env.DATABASE_URL;
   for (const name of created.databases) {
-    if (databaseUrl) await adminQuery(databaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await adminQuery(POSTGRES_URL, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
   created.databases.clear();
   for (const dir of created.dataDirs) fs.rmSync(dir, { recursive: true, force: true });

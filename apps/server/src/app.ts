@@ -45,6 +45,7 @@ import { socialRoutes } from "./features/identity/social-routes.ts";
 import { invitationRoutes } from "./features/invitations/routes.ts";
 import { createMailer } from "./features/mail/mailer.ts";
 import { organizationLogoRoutes } from "./features/organizations/logo.ts";
+import { osImageRoutes } from "./features/os-images/routes.ts";
 import { restrictActionsHost } from "./features/os-updates/actions-host.ts";
 import { osUpdateRoutes } from "./features/os-updates/routes.ts";
 import { registryRoutes } from "./features/registry/routes.ts";
@@ -171,6 +172,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
   await app.register(deviceConfigRoutes, ctx);
   await app.register(agentDownloadRoutes, ctx);
   await app.register(deviceTypeRoutes, ctx);
+  await app.register(osImageRoutes, ctx);
   await app.register(deviceRegisterRoutes, ctx);
   await app.register(deviceRoutes, ctx);
   await app.register(supervisorRelayRoutes, ctx);

@@ -143,6 +143,19 @@ describe("configuration", () => {
     ["FLOTILLA_AUDIT_RETENTION_DAYS", "0", "must be at least 1 day"],
     ["FLOTILLA_AUDIT_RETENTION_DAYS", "a year", "must be a number of days"],
     ["FLOTILLA_AUDIT_RETENTION_DAYS", "1.5", "must be a whole number of days"],
+    ["LOG_FORMAT", "xml", "must be pretty or json"],
+    [
+      "FLOTILLA_VPN_SUBNET",
+      "10.240.0.0",
+      "must be an IPv4 network in CIDR notation with a prefix from /16 to /24, such as 10.240.0.0/16",
+    ],
+    ["FLOTILLA_VPN_SUBNET", "300.1.0.0/16", "each of its four numbers must be 0 to 255"],
+    [
+      "FLOTILLA_VPN_HOST",
+      "https://vpn.example.com",
+      "must be a host name or an IPv4 address, without a scheme or port",
+    ],
+    ["FLOTILLA_SSH_HOST", "git.example.com:22", "must be a host name or an IPv4 address, without a scheme or port"],
   ])("refuses %s=%s with one line naming the variable", (name, value, problem) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(`Invalid ${name}="${value}": ${problem}`);
@@ -313,6 +326,26 @@ describe("configuration", () => {
       expect(() => loadConfig({ FLOTILLA_DEVICE_CA: file })).toThrow("must be a PEM file of CA certificates");
       fs.writeFileSync(file, `${pem}-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n`);
       expect(() => loadConfig({ FLOTILLA_DEVICE_CA: file })).toThrow(ConfigError);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("reads FLOTILLA_OS_IMAGES_DIR as a readable directory, and needs mtools' mcopy for it", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-images-"));
+    try {
+      expect(loadConfig({}).osImagesDir).toBeUndefined();
+      expect(loadConfig({ FLOTILLA_OS_IMAGES_DIR: dir }).osImagesDir).toBe(dir);
+      expect(() => loadConfig({ FLOTILLA_OS_IMAGES_DIR: path.join(dir, "missing") })).toThrow(
+        /Invalid FLOTILLA_OS_IMAGES_DIR=.*not a readable directory/,
+      );
+      fs.writeFileSync(path.join(dir, "file.img"), "");
+      expect(() => loadConfig({ FLOTILLA_OS_IMAGES_DIR: path.join(dir, "file.img") })).toThrow(
+        "not a readable directory (not a directory)",
+      );
+      expect(() => loadConfig({ FLOTILLA_OS_IMAGES_DIR: dir, PATH: path.join(dir, "no-tools") })).toThrow(
+        "configuring images needs mtools' mcopy on the PATH (Debian: apt-get install mtools)",
+      );
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

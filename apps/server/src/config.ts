@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { DEFAULT_DEVICE_LOG_LINES, DEFAULT_VARIABLE_RULES, type VariableRules } from "@flotilla/domain";
 import ipaddr from "ipaddr.js";
@@ -167,6 +168,10 @@ const schema = z.object({
   FLOTILLA_PORT: port.default(8080),
   FLOTILLA_API_PORT: port.default(8081),
   FLOTILLA_SSH_PORT: port.optional(),
+  FLOTILLA_SSH_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$/, "must be a host name or an IPv4 address, without a scheme or port")
+    .optional(),
   FLOTILLA_VPN_PORT: port.min(1, "must be between 1 and 65535").optional(),
   FLOTILLA_VPN_HOST: z
     .string()
@@ -236,6 +241,12 @@ const schema = z.object({
     .string()
     .regex(/^rediss?:\/\/.+/, "must be a redis:// or rediss:// URL")
     .optional(),
+  FLOTILLA_WORKERS: z.coerce
+    .number({ error: "must be a number of processes" })
+    .int("must be a whole number of processes")
+    .min(1, "must be at least 1")
+    .max(64, "must be at most 64")
+    .optional(),
   FLOTILLA_DEVICE_LOG_LINES: z.coerce
     .number({ error: "must be a number" })
     .int("must be a whole number from 1 to 100000")
@@ -296,6 +307,7 @@ const schema = z.object({
     .optional(),
   FLOTILLA_TLS_CERT: z.string().min(1).optional(),
   FLOTILLA_TLS_KEY: z.string().min(1).optional(),
+  FLOTILLA_OS_IMAGES_DIR: z.string().min(1).optional(),
   STRIPE_SECRET_KEY: z
     .string()
     .regex(/^(sk|rk)_(test|live)_\w+$/, "must be a Stripe secret key (sk_test_…, sk_live_…)")
@@ -338,6 +350,7 @@ const schema = z.object({
     .min(100, "must be at least 100 milliseconds")
     .max(3_600_000, "must be at most 3600000 milliseconds (1 hour)")
     .default(30_000),
+  LOG_FORMAT: z.enum(["pretty", "json"], { error: "must be pretty or json" }).optional(),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
       error: "must be one of fatal, error, warn, info, debug, trace, silent",
@@ -350,6 +363,8 @@ export type Config = {
   apiPort: number;
   /** The SSH gateway's port (balena ssh, FLOTILLA_SSH_PORT); undefined: no gateway. */
   sshPort: number | undefined;
+  /** The host name users reach the SSH gateway at (git remotes; FLOTILLA_SSH_HOST, else the API URL's). */
+  sshHost: string;
   /**
    * The device VPN (features/vpn, FLOTILLA_VPN_*): the port balenaOS devices connect to, the host
    * name config.json gives them, and the network their addresses come from. Undefined: no VPN.
@@ -379,6 +394,12 @@ export type Config = {
   deviceUrlsBaseDomain: string;
   /** Shared heartbeat times and cross-instance cloudlink relays when several API instances run. */
   redisUrl: string | undefined;
+  /**
+   * Worker processes of this instance, sharing its ports (main.ts): FLOTILLA_WORKERS, by default
+   * one per core with PostgreSQL and Redis (the workers share devices through Redis as instances
+   * do), else 1.
+   */
+  workers: number;
   /** Log lines kept per device in PostgreSQL (older ones are pruned). */
   deviceLogLines: number;
   /**
@@ -393,6 +414,12 @@ export type Config = {
    * HTTP, as behind a TLS-terminating proxy. The files are checked (or generated) at start.
    */
   tls: ServerTls | undefined;
+  /**
+   * The directory of balenaOS images the operator provides (FLOTILLA_OS_IMAGES_DIR), one file per
+   * device type and version as `<device-type>/<version>.img`: served configured by "Add device"
+   * and `GET /download` (features/os-images). Undefined: no images on this server.
+   */
+  osImagesDir: string | undefined;
   /** Device log lines older than this (device time) are pruned; organizations may keep less (docs/logs.md). */
   deviceLogRetentionDays: number;
   /** An empty line goes to idle log streams this often, so proxies keep them open. */
@@ -465,6 +492,8 @@ export type Config = {
   /** Zendesk's Tickets API (ZENDESK_URL, ZENDESK_EMAIL, ZENDESK_API_TOKEN): tickets go there; undefined: kept here. */
   zendesk: { url: string; email: string; apiToken: string } | undefined;
   logLevel: string;
+  /** LOG_FORMAT: readable lines in a terminal, JSON lines otherwise (lib/logger.ts). */
+  logFormat: "pretty" | "json";
 };
 
 /** A custom field of the support ticket form (Zendesk's ticket field shape, spec 3 §3). */
@@ -497,6 +526,23 @@ const supportTicketFields = z
   });
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----/;
+
+/** FLOTILLA_WORKERS, checked against what several processes need; the default is one per core when they have it. */
+function workersOf(e: z.infer<typeof schema>): number {
+  const wanted = e.FLOTILLA_WORKERS;
+  if (wanted === undefined) return e.DATABASE_URL && e.REDIS_URL ? os.availableParallelism() : 1;
+  if (wanted > 1 && !e.DATABASE_URL) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_WORKERS=${JSON.stringify(String(wanted))}: the embedded database admits one process; set DATABASE_URL for more workers`,
+    );
+  }
+  if (wanted > 1 && !e.REDIS_URL) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_WORKERS=${JSON.stringify(String(wanted))}: workers share device connections, heartbeats and relays through Redis; set REDIS_URL for more workers`,
+    );
+  }
+  return wanted;
+}
 
 /** FLOTILLA_DEVICE_CA: a PEM file of one or more certificates, read and checked at start. */
 function readDeviceCa(file: string): string {
@@ -585,6 +631,41 @@ function readServerTls(certFile: string, keyFile: string): { certFile: string; k
     );
   }
   return { certFile: path.resolve(certFile), keyFile: path.resolve(keyFile) };
+}
+
+/**
+ * FLOTILLA_OS_IMAGES_DIR: a readable directory, checked at start, and mtools' `mcopy` on the PATH
+ * (it writes config.json into an image's boot partition).
+ */
+function readOsImagesDir(dir: string, env: NodeJS.ProcessEnv): string {
+  const resolved = path.resolve(dir);
+  try {
+    if (!fs.statSync(resolved).isDirectory()) throw new Error("not a directory");
+    fs.accessSync(resolved, fs.constants.R_OK | fs.constants.X_OK);
+  } catch (error) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_OS_IMAGES_DIR=${JSON.stringify(dir)}: not a readable directory (${(error as Error).message})`,
+    );
+  }
+  if (!onPath("mcopy", env.PATH ?? process.env.PATH)) {
+    throw new ConfigError(
+      `Invalid FLOTILLA_OS_IMAGES_DIR=${JSON.stringify(dir)}: configuring images needs mtools' mcopy on the PATH (Debian: apt-get install mtools)`,
+    );
+  }
+  return resolved;
+}
+
+/** Is `command` an executable file in one of the PATH's directories? */
+function onPath(command: string, searchPath: string | undefined): boolean {
+  return (searchPath ?? "").split(path.delimiter).some((dir) => {
+    if (!dir) return false;
+    try {
+      fs.accessSync(path.join(dir, command), fs.constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** FLOTILLA_SUPPORT_TICKET_FIELDS: a JSON file with an array of fields, read and checked at start. */
@@ -818,6 +899,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dashboardPort: e.FLOTILLA_PORT,
     apiPort: e.FLOTILLA_API_PORT,
     sshPort: e.FLOTILLA_SSH_PORT,
+    sshHost: e.FLOTILLA_SSH_HOST ?? new URL(apiUrl).hostname,
     vpn: e.FLOTILLA_VPN_PORT
       ? {
           port: e.FLOTILLA_VPN_PORT,
@@ -851,9 +933,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     emailVerification: e.FLOTILLA_EMAIL_VERIFICATION,
     deviceUrlsBaseDomain: e.FLOTILLA_DEVICE_URLS_BASE_DOMAIN,
     redisUrl: e.REDIS_URL,
+    workers: workersOf(e),
     deviceLogLines: e.FLOTILLA_DEVICE_LOG_LINES,
     deviceCa,
     tls,
+    osImagesDir: e.FLOTILLA_OS_IMAGES_DIR === undefined ? undefined : readOsImagesDir(e.FLOTILLA_OS_IMAGES_DIR, env),
     deviceLogRetentionDays: e.FLOTILLA_DEVICE_LOG_RETENTION_DAYS,
     deviceLogHeartbeatMs: Math.round(e.FLOTILLA_DEVICE_LOG_HEARTBEAT_SECONDS * 1000),
     deviceActionsHost: e.FLOTILLA_DEVICE_ACTIONS_HOST,
@@ -909,6 +993,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : undefined,
     billingIssuer: issuerFrom(env),
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT ?? (process.stdout.isTTY ? "pretty" : "json"),
   };
 }
 

@@ -1,6 +1,6 @@
+import cluster from "node:cluster";
 import path from "node:path";
 import type tls from "node:tls";
-import pino from "pino";
 import { buildApi, buildContext, buildDashboard } from "./app.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { type DataDirHold, DataDirInUse, holdDataDir } from "./db/data-dir-lock.ts";
@@ -10,6 +10,8 @@ import { startDemoDevices } from "./features/demo/simulated-devices.ts";
 import { type SshGateway, startSshGateway } from "./features/ssh-gateway/server.ts";
 import { type DeviceVpn, startDeviceVpn } from "./features/vpn/server.ts";
 import { issueCertificates, watchServerTls } from "./lib/certificates.ts";
+import { createLogger } from "./lib/logger.ts";
+import { runPrimary, type WorkerMessage, workerIndex } from "./workers.ts";
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
@@ -27,7 +29,10 @@ function configOrExit(): Config {
 
 async function main() {
   const config = configOrExit();
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger(config);
+  if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, logger);
+  // A worker of several: the primary migrated and seeded; worker 0 runs what must run once.
+  const worker = cluster.isWorker ? workerIndex() : undefined;
 
   // The embedded database admits one process (db/data-dir-lock.ts).
   let hold: DataDirHold | undefined;
@@ -57,8 +62,10 @@ async function main() {
     process.exit(1);
   }
   const { db, applied } = opened;
-  await ensureAdmin(db, config, logger);
-  await seedDemo(db, config, logger, applied[0] === "0000_init");
+  if (worker === undefined) {
+    await ensureAdmin(db, config, logger);
+    await seedDemo(db, config, logger, applied[0] === "0000_init");
+  }
 
   const ctx = await buildContext(config, db, logger);
   const api = await buildApi(ctx, logger);
@@ -83,7 +90,7 @@ async function main() {
   // renewed server certificate (checked twice a day) restarts openvpn, which reads it at start.
   let vpn: DeviceVpn | undefined;
   let vpnRenewal: NodeJS.Timeout | undefined;
-  if (config.vpn) {
+  if (config.vpn && !worker) {
     const settings = config.vpn;
     const pki = path.join(config.dataDir, "vpn");
     const startVpn = () =>
@@ -124,12 +131,17 @@ async function main() {
     : () => undefined;
   const apiPort = (api.server.address() as { port: number }).port;
   const dashboardPort = (dashboard.server.address() as { port: number }).port;
-  logger.info(
-    { apiPort, dashboardPort, database: db.kind },
-    `Flotilla ready in ${process.uptime().toFixed(2)} s: dashboard ${config.publicUrl}, API ${config.apiUrl}`,
-  );
+  if (worker === undefined) {
+    logger.info(
+      { apiPort, dashboardPort, database: db.kind, highlight: true },
+      `Flotilla ready in ${process.uptime().toFixed(2)} s: dashboard ${config.publicUrl}, API ${config.apiUrl}`,
+    );
+  } else {
+    logger.info(`worker ${worker} ready`);
+    process.send?.({ type: "ready" } satisfies WorkerMessage);
+  }
 
-  const stopDemoDevices = await startDemoDevices(db, config, logger, apiPort);
+  const stopDemoDevices = worker ? async () => undefined : await startDemoDevices(db, config, logger, apiPort);
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -49,6 +49,9 @@ describe("the dashboard origin", () => {
     const formAction = csp.split(";").find((directive) => directive.trim().startsWith("form-action"));
     expect(formAction?.trim()).toBe("form-action 'self' http://localhost:8081 http://localhost:* http://127.0.0.1:*");
     expect(csp).not.toContain("google");
+    // Frames: itself and the API (the add-device dialog posts the balenaOS image download into one).
+    const frameSrc = csp.split(";").find((directive) => directive.trim().startsWith("frame-src"));
+    expect(frameSrc?.trim()).toBe("frame-src 'self' http://localhost:8081");
   });
 
   it("allows Google's reCAPTCHA script and frame only when the deployment uses it", async () => {
@@ -62,7 +65,24 @@ describe("the dashboard origin", () => {
     expect(csp).toMatch(
       /script-src 'self' https:\/\/www\.google\.com\/recaptcha\/ https:\/\/www\.gstatic\.com\/recaptcha\//,
     );
-    expect(csp).toMatch(/frame-src 'self' https:\/\/www\.google\.com\/recaptcha\//);
+    expect(csp).toMatch(/frame-src 'self' http:\/\/localhost:8081 https:\/\/www\.google\.com\/recaptcha\//);
+  });
+
+  it("names the SSH gateway's host and port only when FLOTILLA_SSH_PORT is set", async () => {
+    const none = JSON.parse((await plain.inject({ url: "/config.json" })).body);
+    expect(none).toMatchObject({ sshHost: null, sshPort: null });
+    const byApi = await start({ FLOTILLA_SSH_PORT: "2222", FLOTILLA_API_URL: "https://api.fleet.example.com" });
+    expect(JSON.parse((await byApi.inject({ url: "/config.json" })).body)).toMatchObject({
+      sshHost: "api.fleet.example.com",
+      sshPort: 2222,
+    });
+    await byApi.close();
+    const named = await start({ FLOTILLA_SSH_PORT: "22", FLOTILLA_SSH_HOST: "git.fleet.example.com" });
+    expect(JSON.parse((await named.inject({ url: "/config.json" })).body)).toMatchObject({
+      sshHost: "git.fleet.example.com",
+      sshPort: 22,
+    });
+    await named.close();
   });
 
   it("loads Stripe.js, its frames and API, and names the publishable key, only when Stripe takes the payments", async () => {
@@ -73,7 +93,9 @@ describe("the dashboard origin", () => {
     const served = JSON.parse((await app.inject({ url: "/config.json" })).body);
     await app.close();
     expect(csp).toMatch(/script-src 'self' https:\/\/js\.stripe\.com/);
-    expect(csp).toMatch(/frame-src 'self' https:\/\/js\.stripe\.com https:\/\/hooks\.stripe\.com/);
+    expect(csp).toMatch(
+      /frame-src 'self' http:\/\/localhost:8081 https:\/\/js\.stripe\.com https:\/\/hooks\.stripe\.com/,
+    );
     expect(csp).toMatch(/connect-src [^;]*https:\/\/api\.stripe\.com/);
     expect(served.stripePublishableKey).toBe("pk_test_abc");
   });

@@ -224,6 +224,11 @@ describe("supervisor relay for balena-sdk", () => {
     for (const [role, status] of Object.entries(expected)) {
       expect(seen[role], role).toEqual(writes.map(() => status));
     }
+    // A refusal names the right that is missing (spec 1 §6.2, API-088), as the data API's do.
+    const refused = await call(t, "POST", "/supervisor/v1/blink", tokens.observer, { uuid: device.uuid });
+    expect(refused.text).toContain(
+      "You are not allowed to do this: user lacks the permission device.supervisor-proxy-write.",
+    );
     // Reading the supervisor state is a read: observers may, strangers see no device.
     expect((await call(t, "POST", "/supervisor/v1/device", tokens.observer, { uuid: device.uuid })).status).toBe(200);
     expect((await call(t, "POST", "/supervisor/v1/device", tokens.stranger, { uuid: device.uuid })).status).toBe(404);

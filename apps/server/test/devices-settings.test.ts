@@ -122,7 +122,7 @@ describe("switches, support access and custom location", () => {
       expect(await patch(device.id, bad)).toMatchObject({ status: 400, code: "invalid_parameter" });
     }
     expect((await patch(device.id, { custom_latitude: "", custom_longitude: "" })).status).toBe(200);
-    expect(await row(device.id)).toMatchObject({ custom_latitude: "", custom_longitude: "" });
+    expect(await row(device.id)).toMatchObject({ custom_latitude: null, custom_longitude: null });
   });
 });
 

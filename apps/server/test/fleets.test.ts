@@ -627,3 +627,24 @@ describe("device type catalogue (spec 2 §4, §8)", () => {
     expect(isDiscontinuedDeviceType(artik)).toBe(true);
   });
 });
+
+describe("fleet members", () => {
+  it("are listed by username across pages, as the dashboard asks (ORG-074)", async () => {
+    const people = [];
+    for (const name of ["zed", "amy", "mia"])
+      people.push((await t.factories.user({ username: `${name}-ordered` })).user);
+    const org = await t.factories.organization({ name: "Ordered", admins: [owner.user], members: people });
+    const fleet = await t.factories.fleet(org, { name: "ordered" });
+    for (const person of people) await t.factories.fleetMember(person, fleet, "observer");
+    const page = async (skip: number) => {
+      const response = await fetch(
+        `${t.url}/v7/user_application_membership?$filter=is_member_of__application eq ${fleet.id}&$expand=user($select=username)&$orderby=user/username asc,id asc&$top=2&$skip=${skip}`,
+        { headers: { authorization: `Bearer ${owner.token}` } },
+      );
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { d: { user: { username: string }[] }[] };
+      return body.d.map((row) => row.user[0]?.username.split("-")[0]);
+    };
+    expect([...(await page(0)), ...(await page(2))]).toEqual(["amy", "mia", "zed"]);
+  });
+});

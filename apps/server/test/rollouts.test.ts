@@ -323,6 +323,8 @@ describe("a bad release", () => {
     // Rolled back, the canaries run B again.
     for (const canary of canaries) await report(canary, { running: releaseB });
     await settle();
+    // Skipping the soak of a halted rollout counts when its wave starts again (docs/rollouts.md).
+    expect((await control(rollout.id, "skip-soak")).status).toBe(200);
     expect((await control(rollout.id, "resume")).status).toBe(200);
     expect(await targets(canaries)).toEqual(canaries.map(() => releaseC.commit));
     expect((await control(rollout.id, "pause")).status).toBe(200);
@@ -337,12 +339,39 @@ describe("a bad release", () => {
     if (!advanced) throw new Error("no rollout");
     const wave2 = waveOf(advanced, 1);
     expect(new Set(await targets(wave2))).toEqual(new Set([releaseC.commit]));
+    // The dashboard reads each device's own target (should_be_running__release), as the device does.
+    const listed = await call(
+      t,
+      "GET",
+      `/v7/device?$filter=belongs_to__application eq ${fleet.id}&$select=uuid&$expand=should_be_running__release($select=commit)`,
+      owner.token,
+    );
+    const byUuid = new Map(
+      (listed.json as { d: { uuid: string; should_be_running__release: { commit: string }[] }[] }).d.map((row) => [
+        row.uuid,
+        row.should_be_running__release[0]?.commit,
+      ]),
+    );
+    for (const device of devices) expect(byUuid.get(device.uuid)).toBe(await targetOf(device));
     const aborted = await control(rollout.id, "abort");
     expect(aborted.status).toBe(200);
     expect(aborted.json).toMatchObject({ status: "aborted" });
     expect(new Set(await targets(devices))).toEqual(new Set([releaseB.commit]));
     expect(await targetOf(pinned)).toBe(releaseA.commit);
     expect((await control(rollout.id, "resume")).status).toBe(409);
+    // Every control is in the audit log, by whom, with the releases.
+    const { rows } = await t.db.query<{ action: string; actor_user: number; details: Record<string, unknown> }>(
+      `SELECT action, actor_user, details FROM "audit_event" WHERE target_type = 'rollout' AND target_id = $1 ORDER BY id`,
+      [String(rollout.id)],
+    );
+    expect(rows.map((row) => row.action)).toEqual([
+      "rollout.soak_skipped",
+      "rollout.resumed",
+      "rollout.paused",
+      "rollout.resumed",
+      "rollout.aborted",
+    ]);
+    expect(rows[0]).toMatchObject({ actor_user: owner.user.id, details: { fleet: fleet.id } });
   });
 });
 
@@ -351,6 +380,10 @@ describe("soak and promotion", () => {
     const policy = { ...POLICY, waves: POLICY.waves.map((wave) => ({ ...wave, soak_seconds: 3600 })) };
     const updated = await call(t, "PATCH", `/v7/release_policy(application=${fleet.id})`, owner.token, { policy });
     expect(updated.status).toBe(200);
+    const audited = await t.db.query<{ target_id: string }>(
+      `SELECT target_id FROM "audit_event" WHERE action = 'release_policy.updated' ORDER BY id DESC LIMIT 1`,
+    );
+    expect(audited.rows[0]?.target_id).toBe(String(fleet.id));
     const releaseD = await draftRelease(fleet);
     await finalize(releaseD);
     const rollout = await latestRollout();

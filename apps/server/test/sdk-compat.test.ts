@@ -399,7 +399,7 @@ describe("balena-sdk: settings that are plain data", () => {
       custom_longitude: "4.89",
     });
     await sdk.models.device.unsetCustomLocation(uuid);
-    expect((await sdk.models.device.get(uuid, { $select: "custom_latitude" })).custom_latitude).toBe("");
+    expect((await sdk.models.device.get(uuid, { $select: "custom_latitude" })).custom_latitude).toBeNull();
     const release = await t.factories.release(mine.fleet, { semver: [4, 0, 0] });
     await sdk.models.device.pinToRelease(uuid, release.commit);
     expect(await sdk.models.device.isTrackingApplicationRelease(uuid)).toBe(false);

@@ -31,15 +31,15 @@ export const visuallyHidden = {
 export const MONO_FONT_STACK = 'ui-monospace, SFMono-Regular, "SF Mono", Menlo, Consolas, "Liberation Mono", monospace';
 
 /**
- * Status has one colour everywhere: chip, dot, map marker, count card (DESIGN §5).
- * Operational green, updating blue, configuring and post-provisioning amber, reduced
- * functionality orange, disconnected red, inactive grey.
+ * Status has one colour everywhere: chip, dot, map marker, count card (DESIGN §5), and each
+ * status its own (spec 2 §4): operational green, updating blue, configuring amber,
+ * post-provisioning cyan, reduced functionality orange, disconnected red, inactive grey.
  */
 export const statusColors = {
   operational: "#16a34a",
   updating: "#2563eb",
   configuring: "#d97706",
-  postProvisioning: "#d97706",
+  postProvisioning: "#0891b2",
   reducedFunctionality: "#ea580c",
   disconnected: "#dc2626",
   inactive: "#6b7280",

@@ -11,6 +11,7 @@ export * from "./fleet-types.ts";
 export * from "./identity.ts";
 export * from "./invoice-tax.ts";
 export * from "./names.ts";
+export * from "./os-images.ts";
 export * from "./os-updates.ts";
 export * from "./permissions.ts";
 export * from "./proof-of-work.ts";

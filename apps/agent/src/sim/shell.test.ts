@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseLine, resolvePath, type SandboxContext, SandboxShell, splitCommands } from "./shell.ts";
+import { parseScript } from "./script.ts";
+import { execSandboxed, resolvePath, type SandboxContext, SandboxShell } from "./shell.ts";
 
 const UUID = "0123456789abcdef0123456789abcdef";
 
@@ -156,9 +157,88 @@ describe("shell helpers", () => {
     expect(resolvePath("/usr/src", "./app//x/../", "/root")).toBe("/usr/src/app");
     expect(resolvePath("/etc", "~/a", "/root")).toBe("/root/a");
   });
-  it("parses words and splits commands outside quotes", () => {
-    expect(parseLine(`a "b c" d\\ e`, {})).toEqual(["a", "b c", "d e"]);
-    expect(parseLine(`""`, {})).toEqual([""]);
-    expect(splitCommands(`echo 'a;b' ; ls && pwd`)).toEqual([`echo 'a;b' `, " ls ", " pwd"]);
+  it("parses words, lists, pipelines and redirections outside quotes", () => {
+    const words = (line: string) => {
+      const parsed = parseScript(line);
+      return "items" in parsed ? parsed.items.map((item) => item.pipeline.map((c) => c.words)) : parsed.error;
+    };
+    expect(words(`a "b c" d\\ e`)).toEqual([[["a", "b c", "d e"]]]);
+    expect(words(`echo 'a;b' ; ls && pwd | wc -l`)).toEqual([[["echo", "a;b"]], [["ls"]], [["pwd"], ["wc", "-l"]]]);
+    expect(parseScript(`ls > out 2>&1 < in`)).toEqual({
+      items: [
+        {
+          when: ";",
+          pipeline: [
+            {
+              words: ["ls"],
+              redirects: [
+                { fd: 1, to: "out", append: false },
+                { fd: 2, toStdout: true },
+                { fd: 0, from: "in" },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    expect(words(`echo "open`)).toBe("syntax error: unterminated quoted string");
+    expect(words(`&& ls`)).toBe("syntax error: unexpected &&");
+    expect(words(`(ls)`)).toBe("( is not supported in the sandboxed shell");
+  });
+});
+
+describe("lines run as sh -c runs them", () => {
+  it("short-circuits && and ||, and $? is the status of the command before", () => {
+    const s = shell();
+    expect(run(s, "false && echo no; echo $?")).toBe("1\r\n");
+    expect(run(s, "false || echo yes")).toBe("yes\r\n");
+    expect(run(s, "true && echo yes || echo no")).toBe("yes\r\n");
+    expect(run(s, "cd /nowhere 2>/dev/null || echo 'could not cd'")).toBe("could not cd\r\n");
+  });
+
+  it("pipes output through grep, wc, head, tail and sort", () => {
+    const s = shell();
+    expect(run(s, "cat /etc/os-release | grep VERSION_ID")).toBe('VERSION_ID="6.1.0"\r\n');
+    expect(run(s, "cat /etc/os-release | grep -c =")).toBe("8\r\n");
+    expect(run(s, "ls /etc | sort -r | head -n 1")).toBe("os-release\r\n");
+    expect(run(s, "printenv HOME | wc -c")).toBe("6\r\n");
+    expect(run(s, "echo a b c | wc -w")).toBe("3\r\n");
+    expect(run(s, "ls /etc | tail -1")).toBe("os-release\r\n");
+    // grep's status: 1 when nothing matched.
+    expect(run(s, "ls /etc | grep nothing; echo $?")).toBe("1\r\n");
+  });
+
+  it("redirects into the sandbox's own files, appends, and reads them back", () => {
+    const s = shell();
+    expect(run(s, "echo one > /tmp/notes && echo two >> /tmp/notes")).toBe("");
+    expect(run(s, "cat /tmp/notes")).toBe("one\r\ntwo\r\n");
+    expect(run(s, "grep two < /tmp/notes")).toBe("two\r\n");
+    expect(run(s, "cat /nowhere 2> /tmp/err; cat /tmp/err")).toBe(
+      "cat: can't open '/nowhere': No such file or directory\r\n",
+    );
+    expect(run(s, "ls /missing > /tmp/both 2>&1; cat /tmp/both")).toBe("ls: /missing: No such file or directory\r\n");
+    expect(run(s, "echo x > /proc/uptime")).toBe("sh: can't create /proc/uptime: Read-only file system\r\n");
+    expect(run(s, "echo x > /no/such/file")).toBe("sh: can't create /no/such/file: nonexistent directory\r\n");
+  });
+
+  it("runs a bulk command with separate streams and the last status as its exit code", async () => {
+    const context: SandboxContext = {
+      uuid: UUID,
+      target: "host",
+      osVersion: () => "balenaOS 6.1.0",
+      uptimeSeconds: () => 1,
+      now: () => new Date(),
+      environment: {},
+      services: [],
+    };
+    const out: Record<string, string> = { stdout: "", stderr: "" };
+    const code = await new Promise<number | null>((resolve) => {
+      execSandboxed(context, "echo 'a|b' | grep b && cat /missing\nsleep 0.01; exit 3", {
+        output: (data, stream) => (out[stream] += data),
+        exit: (exitCode) => resolve(exitCode),
+      });
+    });
+    expect(out).toEqual({ stdout: "a|b\n", stderr: "cat: can't open '/missing': No such file or directory\n" });
+    expect(code).toBe(3);
   });
 });

@@ -1,12 +1,14 @@
 import type { ExecEvents, Execution } from "../exec.ts";
 import type { Shell, ShellEvents } from "../terminal.ts";
+import { type Command, expandWord, parseScript } from "./script.ts";
 
 /**
  * The simulator's terminal: a sandboxed shell written in TypeScript. It never runs a process on
  * the machine; its commands read a small virtual filesystem made from the simulated device
- * (os-release from its OS version, hostname, uptime, the service's environment). A line editor
- * echoes what is typed: printable characters, backspace, Enter, Ctrl-C (^C), Ctrl-D (exit on an
- * empty line), Ctrl-L (clear).
+ * (os-release from its OS version, hostname, uptime, the service's environment). A line runs as
+ * `sh -c` runs it (script.ts: quoting, `;`, `&&`, `||`, pipes, redirections, `$?`), on builtins
+ * only; files it writes live in the sandbox's memory. A line editor echoes what is typed:
+ * printable characters, backspace, Enter, Ctrl-C (^C), Ctrl-D (exit on an empty line), Ctrl-L.
  */
 
 export type SandboxContext = {
@@ -54,6 +56,7 @@ function filesystem(ctx: SandboxContext): Map<string, Node> {
     "/usr/src",
     "/root",
     "/bin",
+    "/dev",
   ];
   for (const dir of dirs) nodes.set(dir, { kind: "dir" });
   nodes.set(
@@ -73,6 +76,7 @@ function filesystem(ctx: SandboxContext): Map<string, Node> {
     }),
   );
   nodes.set("/proc/version", file(`Linux version 6.1.77 (oe-user@oe-host) #1 SMP PREEMPT ${name} ${version}\n`));
+  nodes.set("/dev/null", file(""));
   nodes.set("/var/log/messages", file("flotilla simulated device: no system log kept here\n"));
   nodes.set("/mnt/data/README", file("Persistent data of the device's services lives here.\n"));
   for (const command of ["sh", "ls", "cat", "echo"]) nodes.set(`/bin/${command}`, file("\u007fELF (sandboxed)\n"));
@@ -97,79 +101,6 @@ export function resolvePath(cwd: string, path: string, home: string): string {
   return `/${out.join("/")}`;
 }
 
-/**
- * Splits a command line into words: single quotes keep everything, double quotes expand `$VAR`,
- * a backslash escapes the next character. Answers undefined for an unterminated quote.
- */
-export function parseLine(line: string, env: Record<string, string>): string[] | undefined {
-  const words: string[] = [];
-  let word = "";
-  let inWord = false;
-  let quote: "'" | '"' | null = null;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i] as string;
-    if (quote === "'") {
-      if (c === "'") quote = null;
-      else word += c;
-      continue;
-    }
-    if (c === "\\" && i + 1 < line.length) {
-      word += line[++i];
-      inWord = true;
-      continue;
-    }
-    if (c === "$") {
-      const match = /^\$(?:\{(\w+)\}|(\w+)|(\?))/.exec(line.slice(i));
-      if (match) {
-        word += match[3] ? (env["?"] ?? "0") : (env[match[1] ?? match[2] ?? ""] ?? "");
-        i += match[0].length - 1;
-        inWord = true;
-        continue;
-      }
-    }
-    if (quote === '"') {
-      if (c === '"') quote = null;
-      else word += c;
-      continue;
-    }
-    if (c === "'" || c === '"') {
-      quote = c;
-      inWord = true;
-    } else if (c === " " || c === "\t") {
-      if (inWord) words.push(word);
-      word = "";
-      inWord = false;
-    } else {
-      word += c;
-      inWord = true;
-    }
-  }
-  if (quote) return undefined;
-  if (inWord) words.push(word);
-  return words;
-}
-
-/** Splits a line at `;` and `&&` that stand outside quotes. */
-export function splitCommands(line: string): string[] {
-  const parts: string[] = [];
-  let quote: string | null = null;
-  let start = 0;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
-    if (quote) {
-      if (c === quote) quote = null;
-    } else if (c === "\\") i++;
-    else if (c === "'" || c === '"') quote = c;
-    else if (c === ";" || (c === "&" && line[i + 1] === "&")) {
-      parts.push(line.slice(start, i));
-      if (c === "&") i++;
-      start = i + 1;
-    }
-  }
-  parts.push(line.slice(start));
-  return parts;
-}
-
 export class SandboxShell implements Shell {
   private line = "";
   private cwd: string;
@@ -182,12 +113,22 @@ export class SandboxShell implements Shell {
   private lastWasCr = false;
   /** The exit status of the last command (`$?`, and a bulk command's exit code). */
   status = 0;
+  /** Where the running command reads and writes: its pipe, its redirections, or the terminal. */
+  private io: { input: string; tty: boolean; out(text: string): void; err(text: string): void } = {
+    input: "",
+    tty: true,
+    out: (text) => this.toTerminal(text),
+    err: (text) => this.toTerminal(text, true),
+  };
   cols: number;
   rows: number;
 
   constructor(
     private readonly ctx: SandboxContext,
-    private readonly events: ShellEvents,
+    private readonly events: ShellEvents & {
+      /** A bulk command's standard error (a terminal shows both streams as one). */
+      errorOutput?(data: string): void;
+    },
     size: { cols: number; rows: number } = { cols: 80, rows: 24 },
   ) {
     this.cols = size.cols;
@@ -310,13 +251,21 @@ export class SandboxShell implements Shell {
     this.events.output(this.promptText);
   }
 
+  private toTerminal(text: string, error = false) {
+    if (!text) return;
+    const lines = text.replace(/\r?\n/g, "\r\n");
+    if (error && this.events.errorOutput) this.events.errorOutput(lines);
+    else this.events.output(lines);
+  }
+
+  /** The command's output (its pipe, its redirection or the terminal). */
   private print(text: string) {
-    if (text) this.events.output(text.replace(/\r?\n/g, "\r\n"));
+    this.io.out(text);
   }
 
   /** Prints an error; the command failed (status 1). */
   private fail(text: string) {
-    this.print(text);
+    this.io.err(text);
     this.status = 1;
   }
 
@@ -325,17 +274,106 @@ export class SandboxShell implements Shell {
     this.events.exit();
   }
 
-  /** Runs one line: commands separated by `;` or `&&` outside quotes. */
+  /** Runs one line; a `sleep` returns at once (bulk commands wait: `execSandboxed`). */
   run(line: string) {
-    for (const part of splitCommands(line)) {
-      if (this.closed) return;
-      const words = parseLine(part.trim(), { ...this.env, PWD: this.cwd, "?": String(this.status) });
-      if (words === undefined) {
-        this.print("sh: syntax error: unterminated quoted string\n");
-        return;
-      }
-      if (words.length > 0) this.command(words[0] as string, words.slice(1));
+    for (const _ of this.script(line)) {
+      // Interactive: no waiting.
     }
+  }
+
+  /** Runs one line as `sh -c` does; yields the seconds of each `sleep`. */
+  *script(line: string): Generator<number, void, void> {
+    const parsed = parseScript(line);
+    if ("error" in parsed) {
+      this.toTerminal(`sh: ${parsed.error}\n`, true);
+      this.status = 2;
+      return;
+    }
+    for (const item of parsed.items) {
+      if (this.closed) return;
+      if ((item.when === "&&" && this.status !== 0) || (item.when === "||" && this.status === 0)) continue;
+      yield* this.pipeline(item.pipeline);
+    }
+  }
+
+  /** Each command's output is the next one's input; the last one's goes to the terminal. */
+  private *pipeline(commands: Command[]): Generator<number, void, void> {
+    let input = "";
+    for (const [index, command] of commands.entries()) {
+      if (this.closed) return;
+      const value = (name: string) =>
+        name === "?" ? String(this.status) : name === "PWD" ? this.cwd : (this.env[name] ?? "");
+      const words = command.words.map((word) => expandWord(word, value));
+      let stdout = "";
+      let stderr = "";
+      const from = command.redirects.find((r) => "from" in r);
+      const read = from && "from" in from ? this.readFile(expandWord(from.from, value)) : input;
+      this.status = 0;
+      if (read === undefined) {
+        stderr = `sh: can't open ${from && "from" in from ? from.from : ""}: no such file\n`;
+        this.status = 1;
+      } else {
+        // Output that reaches the terminal is laid out for it (ls in columns), else one item a line.
+        const tty = index === commands.length - 1 && !command.redirects.some((r) => "to" in r && r.fd === 1);
+        this.io = { input: read, tty, out: (text) => (stdout += text), err: (text) => (stderr += text) };
+        try {
+          if (words[0] === "sleep") {
+            const seconds = Number(words[1]);
+            if (!Number.isFinite(seconds) || seconds < 0) this.fail(`sleep: invalid number '${words[1] ?? ""}'\n`);
+            else yield seconds;
+          } else if (words.length > 0) this.command(words[0] as string, words.slice(1));
+        } finally {
+          this.io = {
+            input: "",
+            tty: true,
+            out: (text) => this.toTerminal(text),
+            err: (text) => this.toTerminal(text, true),
+          };
+        }
+      }
+      for (const redirect of command.redirects) {
+        if ("toStdout" in redirect) {
+          stdout += stderr;
+          stderr = "";
+        } else if ("to" in redirect) {
+          const written = this.writeFile(
+            expandWord(redirect.to, value),
+            redirect.fd === 1 ? stdout : stderr,
+            redirect.append,
+          );
+          if (written) {
+            stderr += written;
+            this.status = 1;
+          }
+          if (redirect.fd === 1) stdout = "";
+          else stderr = "";
+        }
+      }
+      this.toTerminal(stderr, true);
+      if (index === commands.length - 1) this.toTerminal(stdout);
+      else input = stdout;
+    }
+  }
+
+  /** A file's text for `<` (`/dev/null` is empty); undefined when there is no such file. */
+  private readFile(path: string): string | undefined {
+    const node = this.node(resolvePath(this.cwd, path, this.home));
+    return node?.kind === "file" ? node.content() : undefined;
+  }
+
+  /** Writes `>`/`>>` into the sandbox's memory; the error text when it cannot. */
+  private writeFile(path: string, text: string, append: boolean): string | undefined {
+    const target = resolvePath(this.cwd, path, this.home);
+    if (target === "/dev/null") return undefined;
+    const parent = target.slice(0, target.lastIndexOf("/")) || "/";
+    const node = this.node(target);
+    if (node?.kind === "dir") return `sh: can't create ${path}: Is a directory\n`;
+    if (this.node(parent)?.kind !== "dir") return `sh: can't create ${path}: nonexistent directory\n`;
+    if (target.startsWith("/proc/") || target.startsWith("/bin/"))
+      return `sh: can't create ${path}: Read-only file system\n`;
+    const before = append && node?.kind === "file" ? node.content() : "";
+    this.nodes.set(target, file(before + text));
+    return undefined;
   }
 
   private node(path: string) {
@@ -348,6 +386,65 @@ export class SandboxShell implements Shell {
       .filter((path) => path !== dir && path.startsWith(prefix) && !path.slice(prefix.length).includes("/"))
       .map((path) => path.slice(prefix.length))
       .sort();
+  }
+
+  /** The text filters of pipelines: their input is the pipe's, or the files named. */
+  private filter(name: "grep" | "wc" | "head" | "tail" | "sort", args: string[]) {
+    const flags = args.filter((a) => /^-[a-zA-Z]+$/.test(a)).join("");
+    const count = (() => {
+      const n = args.find((a) => /^-\d+$/.test(a)) ?? args[args.indexOf("-n") + 1];
+      return args.includes("-n") || /^-\d+$/.test(n ?? "") ? Math.abs(Number(n)) : 10;
+    })();
+    const operands = args.filter((a, i) => !a.startsWith("-") && args[i - 1] !== "-n");
+    const pattern = name === "grep" ? operands[0] : undefined;
+    const files = name === "grep" ? operands.slice(1) : operands;
+    if (name === "grep" && pattern === undefined) return this.fail("usage: grep [-ivcn] PATTERN [FILE]...\n");
+    let text = "";
+    if (files.length === 0) text = this.io.input;
+    for (const path of files) {
+      const read = this.readFile(path);
+      if (read === undefined) return this.fail(`${name}: ${path}: No such file or directory\n`);
+      text += read;
+    }
+    const lines = text.split("\n");
+    if (lines.at(-1) === "") lines.pop();
+    const joined = (list: string[]) => (list.length > 0 ? `${list.join("\n")}\n` : "");
+    switch (name) {
+      case "grep": {
+        const needle = flags.includes("i") ? (pattern ?? "").toLowerCase() : (pattern ?? "");
+        const matched = lines
+          .map((line, i) => ({ line, i }))
+          .filter(
+            ({ line }) => (flags.includes("i") ? line.toLowerCase() : line).includes(needle) !== flags.includes("v"),
+          );
+        if (flags.includes("c")) this.print(`${matched.length}\n`);
+        else this.print(joined(matched.map(({ line, i }) => (flags.includes("n") ? `${i + 1}:${line}` : line))));
+        // grep's status: 1 when nothing matched.
+        if (matched.length === 0) this.status = 1;
+        return;
+      }
+      case "wc": {
+        const counts = {
+          l: String(lines.length),
+          w: String(text.split(/\s+/).filter(Boolean).length),
+          c: String(Buffer.byteLength(text)),
+        };
+        const wanted = (["l", "w", "c"] as const).filter((f) => flags.includes(f));
+        this.print(`${(wanted.length > 0 ? wanted : (["l", "w", "c"] as const)).map((f) => counts[f]).join(" ")}\n`);
+        return;
+      }
+      case "head":
+        this.print(joined(lines.slice(0, count)));
+        return;
+      case "tail":
+        this.print(joined(count === 0 ? [] : lines.slice(-count)));
+        return;
+      case "sort": {
+        const sorted = [...lines].sort();
+        this.print(joined(flags.includes("r") ? sorted.reverse() : sorted));
+        return;
+      }
+    }
   }
 
   private command(name: string, args: string[]) {
@@ -393,14 +490,21 @@ export class SandboxShell implements Shell {
               );
             }
           } else if (all.length > 0) {
-            this.print(`${all.join("  ")}\n`);
+            this.print(`${all.join(this.io.tty ? "  " : "\n")}\n`);
           }
         }
         return;
       }
       case "cat": {
-        if (args.length === 0) return;
+        if (args.length === 0) {
+          this.print(this.io.input);
+          return;
+        }
         for (const path of args) {
+          if (path === "-") {
+            this.print(this.io.input);
+            continue;
+          }
           const node = this.node(resolve(path));
           if (!node) this.fail(`cat: can't open '${path}': No such file or directory\n`);
           else if (node.kind === "dir") this.fail(`cat: read error: Is a directory\n`);
@@ -472,9 +576,17 @@ export class SandboxShell implements Shell {
       case "sleep":
         // Interactive: returns at once (execSandboxed waits for real).
         return;
+      case "grep":
+      case "wc":
+      case "head":
+      case "tail":
+      case "sort":
+        this.filter(name, args);
+        return;
       case "help":
         this.print(
-          "Commands: cat cd clear date echo env exit false help hostname id ls printenv pwd sleep stty true uname uptime whoami\n",
+          "Commands: cat cd clear date echo env exit false grep head help hostname id ls printenv pwd sleep sort stty tail true uname uptime wc whoami\n" +
+            "Lines run as sh -c runs them: quotes, ; && ||, pipes (|) and redirections (> >> < 2> 2>&1).\n",
         );
         return;
       case "exit":
@@ -495,47 +607,42 @@ export class SandboxShell implements Shell {
 const MAX_SLEEP_S = 3600;
 
 /**
- * A bulk command in the sandbox (exec.ts): the line runs in a fresh sandboxed shell, without
- * prompt or echo; `sleep N` really waits (so timeouts and cancels can be seen); the exit code
- * is the last command's status. `;` and `&&` both just sequence.
+ * A bulk command in the sandbox (exec.ts): the lines run as `sh -c` runs them in a fresh
+ * sandboxed shell, without prompt or echo; `sleep N` really waits (so timeouts and cancels can be
+ * seen); errors go to standard error; the exit code is the last command's status.
  */
 export function execSandboxed(ctx: SandboxContext, command: string, events: ExecEvents): Execution {
   let finished = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  const forward = (stream: "stdout" | "stderr") => (data: string) => {
+    if (!finished) events.output(data.replace(/\r\n/g, "\n"), stream);
+  };
   const shell = new SandboxShell(ctx, {
-    output: (data) => {
-      if (!finished) events.output(data.replace(/\r\n/g, "\n"), "stdout");
-    },
+    output: forward("stdout"),
+    errorOutput: forward("stderr"),
     exit: () => undefined,
   });
-  const parts = command.split(/\r?\n/).flatMap((line) => splitCommands(line));
+  const lines = command.split(/\r?\n/);
+  const script = (function* () {
+    for (const line of lines) {
+      if (shell.exited) return;
+      yield* shell.script(line);
+    }
+  })();
   const done = (code: number | null, signal?: string) => {
     if (finished) return;
     finished = true;
     if (timer) clearTimeout(timer);
     events.exit(code, signal);
   };
-  const step = (index: number) => {
+  const step = () => {
     timer = undefined;
-    for (let i = index; i < parts.length; i++) {
-      if (finished) return;
-      if (shell.exited) break;
-      const words = parseLine((parts[i] as string).trim(), {});
-      if (words?.[0] === "sleep") {
-        const seconds = Number(words[1]);
-        if (!Number.isFinite(seconds) || seconds < 0) {
-          events.output(`sleep: invalid number '${words[1] ?? ""}'\n`, "stderr");
-          shell.status = 1;
-          continue;
-        }
-        timer = setTimeout(() => step(i + 1), Math.min(seconds, MAX_SLEEP_S) * 1000);
-        return;
-      }
-      shell.run(parts[i] as string);
-    }
-    done(shell.status);
+    if (finished) return;
+    const next = script.next();
+    if (next.done) return done(shell.status);
+    timer = setTimeout(step, Math.min(next.value, MAX_SLEEP_S) * 1000);
   };
   // The caller holds the execution before any output arrives.
-  setImmediate(() => step(0));
+  setImmediate(step);
   return { kill: () => done(null, "SIGTERM") };
 }

@@ -148,6 +148,28 @@ const TWO_FACTOR_PENDING_ROUTES = new Set([
   "/user/v1/refresh-token",
 ]);
 
+/**
+ * The caller a token stands for on this request, with the rules every authenticated route has: a
+ * pending second factor reaches only its own routes, a delegated token never manages credentials.
+ * The authentication hook uses it for the bearer header; a route that takes its token elsewhere
+ * (balena's dashboard posts the OS download form with `_token`) calls it itself.
+ */
+export async function callerOf(ctx: AppContext, request: FastifyRequest, token: string): Promise<Caller> {
+  const caller = await identify(ctx, token, () => tokenHashOf(request, token));
+  if (caller.session?.twoFactorRequired === true) {
+    const route = request.routeOptions.url ?? "";
+    // The SDK's hourly refresh keeps the pending state; re-authentication does not pass 2FA either.
+    const allowed =
+      TWO_FACTOR_PENDING_ROUTES.has(route) && !(route === "/user/v1/refresh-token" && request.method !== "GET");
+    if (!allowed) throw new FlotillaError("two_factor_required");
+  }
+  // An OAuth application's token never manages credentials (lib/delegation.ts).
+  if (isDelegated(caller) && isRefusedToDelegated(request.method, request.routeOptions.url ?? "")) {
+    throw delegatedRefusal();
+  }
+  return caller;
+}
+
 /** Authentication is on for every API route and switched off per route, never the other way round. */
 export function registerAuthentication(app: FastifyInstance, ctx: AppContext) {
   app.decorateRequest("auth", undefined);
@@ -155,19 +177,7 @@ export function registerAuthentication(app: FastifyInstance, ctx: AppContext) {
     const token = bearerToken(request);
     if (!token && request.routeOptions.config.guest && request.headers.authorization === undefined) return;
     if (!token) throw new FlotillaError("not_logged_in");
-    const caller = await identify(ctx, token, () => tokenHashOf(request, token));
-    if (caller.session?.twoFactorRequired === true) {
-      const route = request.routeOptions.url ?? "";
-      // The SDK's hourly refresh keeps the pending state; re-authentication does not pass 2FA either.
-      const allowed =
-        TWO_FACTOR_PENDING_ROUTES.has(route) && !(route === "/user/v1/refresh-token" && request.method !== "GET");
-      if (!allowed) throw new FlotillaError("two_factor_required");
-    }
-    // An OAuth application's token never manages credentials (lib/delegation.ts).
-    if (isDelegated(caller) && isRefusedToDelegated(request.method, request.routeOptions.url ?? "")) {
-      throw delegatedRefusal();
-    }
-    request.auth = caller;
+    request.auth = await callerOf(ctx, request, token);
   };
   // Added per route, after the rate limiter's own hook, so floods are refused before any token check.
   app.addHook("onRoute", (route) => {

@@ -1,4 +1,5 @@
 import { FREE_PLAN_DEVICE_ALLOWANCE } from "@flotilla/domain";
+import { rolloutTargetSql } from "../features/rollouts/queries.ts";
 import {
   computed,
   createdAt,
@@ -20,9 +21,21 @@ import { paidPlan } from "./organizations.ts";
  * disagree has reduced functionality. A device that never connected (no connectivity event, no
  * heartbeat, no cloudlink) is `inactive`, as balena's API and balena-sdk's `getStatus` say of a
  * device that was registered and never came online; one that reports provisioning progress is
- * `configuring` meanwhile. Migrations 0007, 0025 and 0032 index this very expression: change them
- * together (model.test.ts compares them).
+ * `configuring` meanwhile. Migrations 0007, 0025 and 0033 index this very expression, and the
+ * per-fleet counts' function `flotilla_device_status` (migrations 0032, 0033) computes it: change
+ * them together (model.test.ts and fleet-status-counts.test.ts compare them).
  */
+/**
+ * The release device `d` of fleet `a` should run: its pin, else its wave's in a phased rollout
+ * (docs/rollouts.md), else the fleet's, else (tracking the latest) the fleet's latest final
+ * successful release. The target state and `device.should_be_running__release` both read it.
+ */
+export const targetReleaseSql = (d: string, a: string) =>
+  `COALESCE(${d}."is_pinned_on__release", ${rolloutTargetSql(d, a)}, ${a}."should_be_running__release",
+     CASE WHEN ${a}."should_track_latest_release" THEN (
+       SELECT r.id FROM "release" r WHERE r.belongs_to__application = ${a}.id AND r.status = 'success'
+          AND r.is_final AND NOT r.is_invalidated ORDER BY r.created_at DESC, r.id DESC LIMIT 1) END)`;
+
 export const overallStatusSql = (d: string) => `CASE
   WHEN NOT ${d}."is_active" THEN 'inactive'
   WHEN ${d}."provisioning_state" = 'Post-Provisioning' THEN 'post-provisioning'
@@ -133,6 +146,17 @@ export const deviceResources = [
           `COALESCE(${d}."written_is_online", ${d}."api_heartbeat_state" IN ('online', 'timeout') OR ${d}."is_connected_to_vpn")`,
       ),
       computed("is_frozen", "Boolean", isFrozenSql),
+      // balena's computed target: what the device should run now (its pin, its rollout wave's, the fleet's).
+      {
+        ...computed(
+          "should_be_running__release",
+          "Integer",
+          (d) =>
+            `(SELECT ${targetReleaseSql(d, "sbr_a")} FROM "application" sbr_a WHERE sbr_a."id" = ${d}."belongs_to__application")`,
+        ),
+        references: "release",
+        selectByDefault: false,
+      },
     ],
     navigations: [
       ...many(["device_tag", "device__has__tag_key"], "device_tag", "device"),

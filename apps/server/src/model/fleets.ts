@@ -1,4 +1,3 @@
-import { overallStatusSql } from "./devices.ts";
 import {
   computed,
   createdAt,
@@ -135,12 +134,14 @@ export const fleetResources = [
       editable("is_discoverable", "Boolean"),
       editable("is_accessible_by_support_until__date", "Date Time"),
       editable("is_stored_at__repository_url", "Text"),
-      // Counts for fleet lists, asked for by name only (they cost a scan of the fleet's devices).
+      // Counts for fleet lists, asked for by name only: kept per fleet and status as devices change
+      // (migration 0032), not counted per view.
       {
         ...computed(
           "total_devices",
           "Integer",
-          (a) => `(SELECT count(*)::int FROM "device" AS td WHERE td."belongs_to__application" = ${a}."id")`,
+          (a) =>
+            `(SELECT coalesce(sum(fsc."n"), 0)::int FROM "fleet_status_count" AS fsc WHERE fsc."application" = ${a}."id")`,
         ),
         selectByDefault: false,
       },
@@ -149,7 +150,7 @@ export const fleetResources = [
           "device_count_grouped_by_status",
           "JSON",
           (a) =>
-            `(SELECT coalesce(jsonb_object_agg(gs.status, gs.n), '{}'::jsonb) FROM (SELECT ${overallStatusSql("gd")} AS status, count(*)::int AS n FROM "device" AS gd WHERE gd."belongs_to__application" = ${a}."id" GROUP BY 1) AS gs)`,
+            `(SELECT coalesce(jsonb_object_agg(fsc."status", fsc."n"), '{}'::jsonb) FROM "fleet_status_count" AS fsc WHERE fsc."application" = ${a}."id" AND fsc."n" > 0)`,
         ),
         selectByDefault: false,
       },

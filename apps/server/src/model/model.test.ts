@@ -59,7 +59,7 @@ describe("the data model", () => {
     expect(user?.fields.map((f) => f.column ?? f.name)).not.toContain("password_hash");
   });
 
-  it("keeps the overall status expression the one its indexes are built on (migrations 0007, 0025, 0032)", async () => {
+  it("keeps the overall status expression the one its indexes are built on (migrations 0007, 0025, 0033)", async () => {
     // PostgreSQL uses an expression index only for the very same expression: lists by status
     // would scan every device of a fleet if the model and the migration drifted apart.
     const plan = await db.transaction(async (tx) => {

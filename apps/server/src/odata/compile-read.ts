@@ -116,7 +116,7 @@ export class ReadCompiler {
     const navigation = navigationOf(this.model, parent.resource, name);
     const binding: Binding = { resource: navigation.target, alias: this.sql.alias() };
     const where = [navigation.join(parent.alias, binding.alias)];
-    const access = this.expressions.readAccess(binding);
+    const access = this.expressions.readAccess(binding, { parent, navigation });
     if (access) where.push(access);
     if (filter) where.push(this.expressions.predicate(filter, ExpressionCompiler.scope(binding)));
     return { binding, where };

@@ -2,7 +2,7 @@ import { FlotillaError } from "../errors.ts";
 import type { Arithmetic, Comparison, Expr, Literal, PathTail, PropertyPath } from "./ast.ts";
 import type { FieldDefinition, FieldType, Model, ResourceDefinition } from "./model.ts";
 import type { Access, Action, Permissions } from "./permissions.ts";
-import { fieldOf, fieldSql, idField, navigationOf } from "./resolve.ts";
+import { fieldOf, fieldSql, idField, inverseOf, type Navigation, navigationOf } from "./resolve.ts";
 import { quoteTable, type SqlBuilder } from "./sql.ts";
 
 /**
@@ -43,6 +43,12 @@ export type Scope = {
    * the resources whose permission is being expanded (a cycle through them grants nothing).
    */
   permission?: { action: Action; trail: readonly string[] };
+  /**
+   * Rows already joined, by the alias of a row and the to-one navigation that reaches them: a
+   * permission compiled for a row reached from its parent (a device's tags) takes the parent row
+   * where its path names it, instead of joining it again (`readAccess`).
+   */
+  joined?: ReadonlyMap<string, ReadonlyMap<string, Binding>>;
 };
 
 const badRequest = (message: string) => new FlotillaError("bad_request", message);
@@ -82,6 +88,9 @@ const FIELD_TYPES: Record<FieldType, ValueType> = {
 const COMPARISON_SQL: Record<Exclude<Comparison, "eq" | "ne">, string> = { gt: ">", ge: ">=", lt: "<", le: "<=" };
 const ARITHMETIC_SQL: Record<Arithmetic, string> = { add: "+", sub: "-", mul: "*", div: "/", mod: "%" };
 
+/** ` FROM a, b` of a chain's joins; nothing when every row it needs is already joined. */
+const fromList = (from: readonly string[]) => (from.length > 0 ? ` FROM ${from.join(", ")}` : "");
+
 export const and = (conditions: readonly string[]): string =>
   conditions.length === 0 ? "TRUE" : conditions.map((condition) => `(${condition})`).join(" AND ");
 
@@ -101,18 +110,32 @@ export class ExpressionCompiler {
     return { it: binding, variables: new Map(), restricted };
   }
 
-  /** The caller's read permission on a row, as a condition; undefined when everything is readable. */
-  readAccess(binding: Binding): string | undefined {
-    return this.accessCondition(this.permissions.filter(binding.resource.name, "read"), binding, "read");
+  /**
+   * The caller's read permission on a row, as a condition; undefined when everything is readable.
+   * `reached`: the row was joined from `parent` through `navigation`; a permission whose path goes
+   * back to the parent uses that row (a device's tags: their device is the one in hand), which
+   * spares PostgreSQL a hash of every readable parent (docs/benchmarks.md, the tag filter).
+   */
+  readAccess(binding: Binding, reached?: { parent: Binding; navigation: Navigation }): string | undefined {
+    const back = reached && inverseOf(this.model, reached.parent.resource, reached.navigation);
+    const joined = back ? new Map([[binding.alias, new Map([[back, reached.parent]])]]) : undefined;
+    return this.accessCondition(this.permissions.filter(binding.resource.name, "read"), binding, "read", [], joined);
   }
 
   /** A permission (for `action`) on a row as a condition; undefined when it allows every row. */
-  accessCondition(access: Access, binding: Binding, action: Action, trail: readonly string[] = []): string | undefined {
+  accessCondition(
+    access: Access,
+    binding: Binding,
+    action: Action,
+    trail: readonly string[] = [],
+    joined?: Scope["joined"],
+  ): string | undefined {
     if (access === "all") return undefined;
     if (access === "none" || access.length === 0) return "FALSE";
     const scope: Scope = {
       ...ExpressionCompiler.scope(binding, false),
       permission: { action, trail: [...trail, binding.resource.name] },
+      ...(joined ? { joined } : {}),
     };
     try {
       return access.map((filter) => `(${this.predicate(filter, scope)})`).join(" OR ");
@@ -238,14 +261,14 @@ export class ExpressionCompiler {
     if (hops.length === 0) return fieldValue(fieldOf(this.model, start.resource, fieldName), start.alias);
     const chain = this.chain(start, hops, scope, true);
     const value = fieldValue(fieldOf(this.model, chain.last.resource, fieldName), chain.last.alias);
-    return { ...value, sql: `(SELECT ${value.sql} FROM ${chain.from.join(", ")} WHERE ${and(chain.where)} LIMIT 1)` };
+    return { ...value, sql: `(SELECT ${value.sql}${fromList(chain.from)} WHERE ${and(chain.where)} LIMIT 1)` };
   }
 
   /** `nav/$count(...)`, `nav/any(x: ...)`, `nav/all(x: ...)`, `nav/canAccess()` from `start` through `hops`. */
   private collection(start: Binding, hops: string[], tail: PathTail, scope: Scope): Value {
     if (hops.length === 0) throw badRequest("$count, any() and all() apply to a navigation");
     const chain = this.chain(start, hops, scope, false);
-    const from = chain.from.join(", ");
+    const from = fromList(chain.from);
     if (tail.kind === "canAccess") {
       const { permission } = scope;
       if (!permission) throw badRequest("canAccess() is only for permissions");
@@ -259,20 +282,20 @@ export class ExpressionCompiler {
             permission.action,
             permission.trail,
           ) ?? "TRUE");
-      return { sql: `(EXISTS (SELECT 1 FROM ${from} WHERE ${and([...chain.where, condition])}))`, type: "boolean" };
+      return { sql: `(EXISTS (SELECT 1${from} WHERE ${and([...chain.where, condition])}))`, type: "boolean" };
     }
     if (tail.kind === "count") {
       const where = [...chain.where];
       if (tail.filter) where.push(this.predicate(tail.filter, { ...scope, it: chain.last }));
-      return { sql: `(SELECT count(*) FROM ${from} WHERE ${and(where)})`, type: "number" };
+      return { sql: `(SELECT count(*)${from} WHERE ${and(where)})`, type: "number" };
     }
     // As in pinejs, unqualified names in the body refer to the lambda's target; outer rows by their variable.
     const variables = new Map(scope.variables).set(tail.variable, chain.last);
     const body = this.predicate(tail.body, { ...scope, it: chain.last, variables });
     const sql =
       tail.method === "any"
-        ? `EXISTS (SELECT 1 FROM ${from} WHERE ${and([...chain.where, body])})`
-        : `NOT EXISTS (SELECT 1 FROM ${from} WHERE ${and([...chain.where, `(${body}) IS NOT TRUE`])})`;
+        ? `EXISTS (SELECT 1${from} WHERE ${and([...chain.where, body])})`
+        : `NOT EXISTS (SELECT 1${from} WHERE ${and([...chain.where, `(${body}) IS NOT TRUE`])})`;
     return { sql: `(${sql})`, type: "boolean" };
   }
 
@@ -282,6 +305,12 @@ export class ExpressionCompiler {
     const where: string[] = [];
     let current = start;
     for (const name of hops) {
+      // The row this navigation reaches is already joined (a permission of a row reached from it).
+      const known = scope.joined?.get(current.alias)?.get(name);
+      if (known) {
+        current = known;
+        continue;
+      }
       const navigation = navigationOf(this.model, current.resource, name);
       if (toOneOnly && !navigation.toOne) {
         throw badRequest(`"${name}" of ${current.resource.name} is a collection: use ${name}/any(…) or ${name}/$count`);
@@ -290,7 +319,7 @@ export class ExpressionCompiler {
       from.push(`${quoteTable(next.resource.table)} ${next.alias}`);
       where.push(navigation.join(current.alias, next.alias));
       if (scope.restricted) {
-        const access = this.readAccess(next);
+        const access = this.readAccess(next, { parent: current, navigation });
         if (access) where.push(access);
       }
       current = next;

@@ -45,6 +45,36 @@ function indexOf(model: Model, resource: ResourceDefinition): Index {
   return index;
 }
 
+const inverses = new WeakMap<Navigation, string | null>();
+
+/**
+ * The to-one navigation of a to-many navigation's target that leads back along the same join
+ * (device_tag's `device` for device's `device_tag`), if there is one: a row reached through the
+ * navigation reaches its parent row through it.
+ */
+export function inverseOf(model: Model, from: ResourceDefinition, navigation: Navigation): string | undefined {
+  if (navigation.toOne) return undefined;
+  const known = inverses.get(navigation);
+  if (known !== undefined) return known ?? undefined;
+  // The same equation whichever side each alias is written on.
+  const equation = (sql: string) =>
+    sql
+      .split(" = ")
+      .map((side) => side.trim())
+      .sort()
+      .join(" = ");
+  const forward = equation(navigation.join("parent", "child"));
+  let found: string | null = null;
+  for (const candidate of indexOf(model, navigation.target).navigations.values()) {
+    if (candidate.toOne && candidate.target === from && equation(candidate.join("child", "parent")) === forward) {
+      found = candidate.name;
+      break;
+    }
+  }
+  inverses.set(navigation, found);
+  return found ?? undefined;
+}
+
 /** A resource the model itself points at: missing means the model is wrong (500), not the client. */
 function modelResource(model: Model, name: string): ResourceDefinition {
   const resource = model.resource(name);

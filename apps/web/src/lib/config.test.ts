@@ -14,6 +14,8 @@ const served = {
   mapTilesUrl: "https://tiles.example.com/{z}/{x}/{y}.png",
   salesUrl: "mailto:sales@example.com",
   stripePublishableKey: null,
+  sshHost: "flotilla.example.com",
+  sshPort: 2222,
 };
 
 describe("runtime config", () => {
@@ -22,7 +24,16 @@ describe("runtime config", () => {
       expect(input).toBe("/config.json");
       return Response.json({ ...served, apiUrl: "http://localhost:8081/" });
     });
-    expect(config).toEqual({ ...served, deviceActionsHost: "actions.example.com" });
+    const { sshHost, sshPort, ...rest } = served;
+    expect(config).toEqual({ ...rest, sshGateway: { host: sshHost, port: sshPort } });
+  });
+
+  it("names the SSH gateway only when the server serves a valid host and port", () => {
+    expect(parseRuntimeConfig({ ...served, sshHost: null, sshPort: null }).sshGateway).toBeNull();
+    expect(parseRuntimeConfig({ apiUrl: served.apiUrl }).sshGateway).toBeNull();
+    expect(parseRuntimeConfig({ ...served, sshPort: 0 }).sshGateway).toBeNull();
+    expect(parseRuntimeConfig({ ...served, sshHost: "a b; rm" }).sshGateway).toBeNull();
+    expect(parseRuntimeConfig({ ...served, sshHost: "[::1]" }).sshGateway).toEqual({ host: "[::1]", port: 2222 });
   });
 
   it("fails with the status of a failed load", async () => {

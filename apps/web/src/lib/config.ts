@@ -20,6 +20,8 @@ export interface RuntimeConfig {
   salesUrl: string;
   /** Stripe's publishable key when Stripe takes the payments; null: the built-in test provider. */
   stripePublishableKey: string | null;
+  /** The SSH gateway for git pushes (server FLOTILLA_SSH_HOST, FLOTILLA_SSH_PORT); null: the server has none. */
+  sshGateway: { host: string; port: number } | null;
 }
 
 /** The community links of a server that does not say (balena's forums, as the header's help links were). */
@@ -62,6 +64,13 @@ const salesUrl = (value: unknown) =>
 
 const optionalString = (value: unknown) => (typeof value === "string" && value !== "" ? value : null);
 
+/** The SSH gateway, when the server names both its host (a name or an address) and its port. */
+function sshGateway(host: unknown, port: unknown): RuntimeConfig["sshGateway"] {
+  if (typeof host !== "string" || !/^[A-Za-z0-9.-]+$|^\[[0-9A-Fa-f:.]+\]$/.test(host)) return null;
+  if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) return null;
+  return { host, port };
+}
+
 export function parseRuntimeConfig(value: unknown): RuntimeConfig {
   if (typeof value !== "object" || value === null) throw new RuntimeConfigError("/config.json is not a JSON object");
   const raw = value as Record<string, unknown>;
@@ -82,6 +91,7 @@ export function parseRuntimeConfig(value: unknown): RuntimeConfig {
       typeof raw.stripePublishableKey === "string" && /^pk_(test|live)_\w+$/.test(raw.stripePublishableKey)
         ? raw.stripePublishableKey
         : null,
+    sshGateway: sshGateway(raw.sshHost, raw.sshPort),
   };
 }
 

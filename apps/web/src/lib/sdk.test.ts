@@ -29,6 +29,7 @@ describe("the lazily loaded SDK", () => {
     mapTilesUrl: null,
     salesUrl: "mailto:",
     stripePublishableKey: null,
+    sshGateway: null,
   };
   const connectivity = { isOffline: () => false, whenOnline: async () => {}, reportNetworkError: () => {} };
 

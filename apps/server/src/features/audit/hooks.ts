@@ -186,6 +186,16 @@ export const AUDITED_RESOURCES: Readonly<Record<string, Audited>> = {
     details: `jsonb_build_object('uuid', t.uuid, 'release', t.is_pinned_on__release)`,
     updated: (body) => ("is_pinned_on__release" in body ? "device.release_pinned" : undefined),
   },
+  release_policy: {
+    table: "release_policy",
+    targetType: "fleet",
+    organization: ofFleet("application"),
+    target: "t.application",
+    details: `jsonb_build_object('policy', t.policy)`,
+    created: "release_policy.created",
+    updated: () => "release_policy.updated",
+    deleted: "release_policy.deleted",
+  },
   organization__is_authorized_by__identity_provider: {
     table: "identity_provider_membership",
     targetType: "identity_provider",

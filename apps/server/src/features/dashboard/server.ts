@@ -26,6 +26,9 @@ export function runtimeConfig(config: Config) {
     salesUrl: config.salesUrl ?? null,
     /** Stripe's publishable key when Stripe takes the payments; null: the built-in test provider. */
     stripePublishableKey: config.stripe?.publishableKey ?? null,
+    /** The SSH gateway (git push, balena ssh) when FLOTILLA_SSH_PORT is set: its host name and port; null: none. */
+    sshHost: config.sshPort === undefined ? null : config.sshHost,
+    sshPort: config.sshPort ?? null,
   };
 }
 
@@ -53,7 +56,8 @@ function contentSecurityPolicy(config: Config) {
     directives: {
       defaultSrc: ["'self'"],
       scriptSrc: ["'self'", ...recaptcha, ...(stripe ? STRIPE_SCRIPTS : [])],
-      frameSrc: ["'self'", ...recaptcha, ...(stripe ? STRIPE_FRAMES : [])],
+      // The API: the add-device dialog posts the balenaOS image download into a hidden frame.
+      frameSrc: ["'self'", api.origin, ...recaptcha, ...(stripe ? STRIPE_FRAMES : [])],
       // MUI (emotion) injects style elements at run time.
       styleSrc: ["'self'", "'unsafe-inline'"],
       // The map's tile server is named even when it is plain http (https: covers the others).

@@ -76,5 +76,16 @@ async function mayDoInOrganization(db: Db, caller: Actor, permission: string, or
 
 /** Throws 403 unless the caller may do `permission` on the target. */
 export async function requireAction(db: Db, caller: Actor, permission: string, target: Target): Promise<void> {
-  if (!(await mayDo(db, caller, permission, target))) throw new FlotillaError("forbidden");
+  if (!(await mayDo(db, caller, permission, target))) throw notAllowed(permission);
+}
+
+/**
+ * A refused action that names the right it needs, as the data API's refusals name theirs
+ * (spec 1 §6.2: "A no-permission message lists the actor types that lack rights").
+ */
+export function notAllowed(permission: string, actorType = "user"): FlotillaError {
+  return new FlotillaError(
+    "forbidden",
+    `You are not allowed to do this: ${actorType} lacks the permission ${permission}.`,
+  );
 }

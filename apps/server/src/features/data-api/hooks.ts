@@ -27,6 +27,7 @@ import { supervisorReleaseHooks } from "../os-updates/supervisor-hooks.ts";
 import { imageLocationHooks, releaseImageLocationHooks } from "../releases/client-releases.ts";
 import { devicePinHooks, fleetReleaseHooks, releaseAssetHooks, releaseHooks } from "../releases/hooks.ts";
 import { releasePolicyHooks } from "../rollouts/hooks.ts";
+import { fleetRepositoryHooks } from "../ssh-gateway/git-repositories.ts";
 import { sshKeyHooks } from "../ssh-keys/hooks.ts";
 import { removeOrganizationSupportFiles } from "../support/files.ts";
 import { tagKeyHooks } from "../tags/hooks.ts";
@@ -42,7 +43,10 @@ import { enqueueReleaseEvents, releaseEventOf } from "../webhooks/events.ts";
 export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">): Hooks {
   if (organizationHooks.afterDelete) throw new Error("hooks: organization afterDelete is defined twice");
   const hooks: Record<string, ResourceHooks | undefined> = {
-    application: chainHooks(applicationHooks, fleetReleaseHooks(ctx.devices)),
+    application: chainHooks(
+      chainHooks(applicationHooks, fleetReleaseHooks(ctx.devices)),
+      fleetRepositoryHooks(ctx.config.dataDir),
+    ),
     // A device key's own writes are narrowed to its fields first (device-key-hooks.ts); the
     // reported fields come next, as `is_online` is taken out of the body there.
     device: [

@@ -167,6 +167,7 @@ export async function seedDemo(db: Database, config: Config, log: FastifyBaseLog
     await seedDemoOrganization(tx, demo, member);
     await seedDemoReleases(tx, log, demo, config.demoDevices > 0);
     log.info(
+      { highlight: true },
       config.demoPassword
         ? `Demo account ${DEMO_EMAIL} created with FLOTILLA_DEMO_PASSWORD`
         : `Demo account ${DEMO_EMAIL} created with password ${password} (shown once)`,

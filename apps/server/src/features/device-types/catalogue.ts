@@ -11,7 +11,7 @@ export type DeviceTypeRow = {
   slug: string;
   name: string;
   is_private: boolean;
-  /** An SVG data URL (migration 0034), as balena's `logo`. */
+  /** An SVG data URL (migration 0035), as balena's `logo`. */
   logo: string | null;
   contract: { state?: string } | null;
   is_of__cpu_architecture: { slug: string }[];

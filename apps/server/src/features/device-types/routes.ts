@@ -5,8 +5,9 @@ import { FlotillaError } from "../../errors.ts";
 import type { Caller } from "../../lib/authenticate.ts";
 import { servedAgentPackage } from "../agent-download/routes.ts";
 import { odataAs } from "../data-api/routes.ts";
+import { osImagesOf } from "../os-images/image-files.ts";
+import { chooseOsDownload } from "../os-images/service.ts";
 import {
-  agentFileName,
   DEVICE_TYPE_SELECT,
   type DeviceTypeRow,
   deviceTypeJson,
@@ -14,16 +15,27 @@ import {
   isImageVersion,
 } from "./catalogue.ts";
 
-/**
- * balena's device-type endpoints and OS download (balena-sdk `config.getDeviceTypes`,
- * `os.getDownloadSize`, `os.download`; balena-cli `os download`): readable without a token, as on
- * balena; with one, the caller's private device types too. Rows are read through the data API,
- * so the device_type read rules apply here as on /v7. The download is the agent package.
- */
-/** Device-type rows read through the data API as the caller (a guest without one). */
-async function readDeviceTypes(ctx: AppContext, caller: Caller | undefined, query: string) {
-  const response = await odataAs(ctx, caller, { method: "GET", url: `/v7/device_type?${query}`, body: undefined });
+/** Device type rows through the data API, so the device_type read rules apply as on /v7. */
+async function readDeviceTypes(ctx: AppContext, auth: Caller | undefined, query: string): Promise<DeviceTypeRow[]> {
+  const response = await odataAs(ctx, auth, { method: "GET", url: `/v7/device_type?${query}`, body: undefined });
   return (response.body as { d: DeviceTypeRow[] }).d;
+}
+
+/** A device type by slug or alias: 400 for a malformed one, 404 with balena's text for an unknown one. */
+export async function deviceTypeBySlug(
+  ctx: AppContext,
+  auth: Caller | undefined,
+  slug: string | undefined,
+): Promise<DeviceTypeRow> {
+  if (!isDeviceTypeSlug(slug)) throw new FlotillaError("bad_request", "Invalid device type");
+  // The slug's characters are checked above, so it sits safely in the quoted literal.
+  const [row] = await readDeviceTypes(
+    ctx,
+    auth,
+    `${DEVICE_TYPE_SELECT}&$top=1&$filter=device_type_alias/any(dta:dta/is_referenced_by__alias eq '${slug}')`,
+  );
+  if (!row) throw new FlotillaError("not_found", `Unknown device type ${slug}`);
+  return row;
 }
 
 /** Every device type the caller may read, as balena's device-type JSON (`/device-types/v1`, `/config`'s `deviceTypes`). */
@@ -31,20 +43,15 @@ export async function deviceTypeJsons(ctx: AppContext, caller: Caller | undefine
   return (await readDeviceTypes(ctx, caller, `${DEVICE_TYPE_SELECT}&$orderby=slug asc`)).map(deviceTypeJson);
 }
 
+/**
+ * balena's device-type endpoints (balena-sdk `config.getDeviceTypes`, `os.getDownloadSize`;
+ * balena-cli `os download`): readable without a token, as on balena; with one, the caller's
+ * private device types too. An OS version's download is the balenaOS image the operator provides
+ * (features/os-images), else the agent package; `GET /download` itself is in features/os-images.
+ */
 export async function deviceTypeRoutes(app: FastifyInstance, ctx: AppContext) {
   const read = (request: FastifyRequest, query: string) => readDeviceTypes(ctx, request.auth, query);
-
-  /** A device type by slug or alias: 400 for a malformed one, 404 with balena's text for an unknown one. */
-  const deviceType = async (request: FastifyRequest, slug: string | undefined) => {
-    if (!isDeviceTypeSlug(slug)) throw new FlotillaError("bad_request", "Invalid device type");
-    // The slug's characters are checked above, so it sits safely in the quoted literal.
-    const [row] = await read(
-      request,
-      `${DEVICE_TYPE_SELECT}&$top=1&$filter=device_type_alias/any(dta:dta/is_referenced_by__alias eq '${slug}')`,
-    );
-    if (!row) throw new FlotillaError("not_found", `Unknown device type ${slug}`);
-    return row;
-  };
+  const deviceType = (request: FastifyRequest, slug: string | undefined) => deviceTypeBySlug(ctx, request.auth, slug);
 
   const guest = { config: { guest: true } };
 
@@ -54,10 +61,12 @@ export async function deviceTypeRoutes(app: FastifyInstance, ctx: AppContext) {
     deviceTypeJson(await deviceType(request, request.params.slug)),
   );
 
-  // One download for every OS version: the agent package, in its own version.
+  // The versions of the device type's balenaOS images on this server; without any, the agent's version.
   app.get<{ Params: { slug: string } }>("/device-types/v1/:slug/images", guest, async (request) => {
-    await deviceType(request, request.params.slug);
-    return { versions: [APP_VERSION], latest: APP_VERSION };
+    const row = await deviceType(request, request.params.slug);
+    const images = ctx.config.osImagesDir ? await osImagesOf(ctx.config.osImagesDir, row.slug) : [];
+    if (images.length === 0) return { versions: [APP_VERSION], latest: APP_VERSION };
+    return { versions: images.map((image) => image.version), latest: images[0]?.version };
   });
 
   app.get<{ Params: { slug: string; version: string } }>(
@@ -68,20 +77,9 @@ export async function deviceTypeRoutes(app: FastifyInstance, ctx: AppContext) {
       const row = await deviceType(request, slug);
       if (!isImageVersion(version))
         throw new FlotillaError("not_found", `Device ${row.slug} not found for ${version} version`);
-      return { size: (await servedAgentPackage(app)).tgz.length };
+      // A configured image has its image's size: config.json is written inside the boot partition.
+      const choice = await chooseOsDownload(ctx.config.osImagesDir, row.slug, version, false);
+      return { size: choice.kind === "image" ? choice.image.size : (await servedAgentPackage(app)).tgz.length };
     },
   );
-
-  app.get<{ Querystring: { deviceType?: string; version?: string } }>("/download", guest, async (request, reply) => {
-    const { deviceType: slug, version = "latest" } = request.query;
-    const row = await deviceType(request, slug);
-    if (!isImageVersion(version))
-      throw new FlotillaError("not_found", `Device ${row.slug} not found for ${version} version`);
-    const { tgz, version: agentVersion } = await servedAgentPackage(app);
-    return reply
-      .type("application/gzip")
-      .header("content-disposition", `attachment; filename="${agentFileName(agentVersion)}"`)
-      .header("content-length", tgz.length)
-      .send(tgz);
-  });
 }

@@ -5,7 +5,7 @@ import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
-import { mayDo } from "../data-api/actions.ts";
+import { mayDo, notAllowed } from "../data-api/actions.ts";
 import { deviceByUuid } from "./queries.ts";
 
 const runBody = z.object({ parameters: z.record(z.string(), z.unknown()).optional() }).optional();
@@ -27,9 +27,8 @@ export async function diagnosticsRoutes(app: FastifyInstance, { db, devices }: A
     if (!device || !(await mayDo(db, user.caller, "device.read", { device: device.id }))) {
       throw new FlotillaError("device_not_found", undefined, { params: { device: uuid } });
     }
-    if (!(await mayDo(db, user.caller, "device.access_diagnostics", { device: device.id }))) {
-      throw new FlotillaError("forbidden");
-    }
+    if (!(await mayDo(db, user.caller, "device.access_diagnostics", { device: device.id })))
+      throw notAllowed("device.access_diagnostics");
     const parameters = run ? (parseInput(runBody, request.body ?? undefined)?.parameters ?? {}) : {};
     return devices.relay.request(device.id, action as DiagnosticsAction, { run, parameters });
   }

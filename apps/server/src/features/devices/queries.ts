@@ -1,6 +1,5 @@
 import type { Queryable } from "../../db/index.ts";
-import { isFrozenSql } from "../../model/devices.ts";
-import { rolloutTargetSql } from "../rollouts/queries.ts";
+import { isFrozenSql, targetReleaseSql } from "../../model/devices.ts";
 
 /** SQL of the device feature: the device path reads and the batched writes. */
 
@@ -60,10 +59,7 @@ export type TargetStateFacts = {
 export async function targetStateFacts(db: Db, uuid: string): Promise<TargetStateFacts | undefined> {
   const { rows } = await db.query<TargetStateFacts>(
     `SELECT d.id, d.uuid, d.device_name, a.id AS fleet, a.uuid AS fleet_uuid, a.app_name, a.is_of__class,
-            COALESCE(d.is_pinned_on__release, ${rolloutTargetSql("d", "a")}, a.should_be_running__release,
-              CASE WHEN a.should_track_latest_release THEN (
-                SELECT r.id FROM "release" r WHERE r.belongs_to__application = a.id AND r.status = 'success'
-                   AND r.is_final AND NOT r.is_invalidated ORDER BY r.created_at DESC, r.id DESC LIMIT 1) END) AS release
+            ${targetReleaseSql("d", "a")} AS release
        FROM "device" d JOIN "application" a ON a.id = d.belongs_to__application WHERE d.uuid = $1`,
     [uuid],
   );

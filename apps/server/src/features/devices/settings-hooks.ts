@@ -78,6 +78,8 @@ function checkSupportAccess(body: Body) {
 function checkCustomLocation(body: Body) {
   for (const name of ["custom_latitude", "custom_longitude"]) {
     const value = body[name];
+    // Unset is null, whichever way it was asked for (balena-sdk's unsetCustomLocation sends "").
+    if (value === "") body[name] = null;
     if (missing(value) || value === "") continue;
     const limit = name === "custom_latitude" ? 90 : 180;
     if (typeof value !== "string" || !NUMBER.test(value.trim()) || Math.abs(Number(value)) > limit) {

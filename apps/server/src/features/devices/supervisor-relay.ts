@@ -6,7 +6,7 @@ import { FlotillaError, notFound } from "../../errors.ts";
 import { requireAuth } from "../../lib/authenticate.ts";
 import { ERROR_CODE_HEADER } from "../../lib/error-handler.ts";
 import { idInput, parseInput } from "../../lib/validation.ts";
-import { mayDo } from "../data-api/actions.ts";
+import { mayDo, notAllowed } from "../data-api/actions.ts";
 import { connectedDevicesOf, deviceById, deviceByUuid, fleetExists, supervisorVersionOf } from "./queries.ts";
 import type { RelayAction } from "./relay.ts";
 import { refuseFrozen } from "./settings-hooks.ts";
@@ -103,7 +103,7 @@ export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContex
     }
     const permission = PERMISSION[action];
     if (permission !== "device.read") {
-      if (!(await mayDo(db, caller, permission, { device: device.id }))) throw new FlotillaError("forbidden");
+      if (!(await mayDo(db, caller, permission, { device: device.id }))) throw notAllowed(permission);
       await refuseFrozen(db, [device.id]);
       if (await refusedAsOutdated(device.id, reply)) return reply;
     }
@@ -137,7 +137,7 @@ export async function supervisorRelayRoutes(app: FastifyInstance, ctx: AppContex
     ) {
       throw notFound(`Fleet not found: ${fleetId}`);
     }
-    if (!(await mayDo(db, caller, PERMISSION[action], { fleet: fleetId }))) throw new FlotillaError("forbidden");
+    if (!(await mayDo(db, caller, PERMISSION[action], { fleet: fleetId }))) throw notAllowed(PERMISSION[action]);
     const connected = await connectedDevicesOf(db, fleetId);
     const targets = connected.filter((d) => !d.frozen && !userActionsNeedUpdate(d.supervisor_version));
     // A device left out (frozen, or a supervisor too old for the action) did not take it either.

@@ -5,7 +5,7 @@ import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireUser } from "../../lib/authenticate.ts";
 import { parseInput } from "../../lib/validation.ts";
-import { mayDo } from "../data-api/actions.ts";
+import { mayDo, notAllowed } from "../data-api/actions.ts";
 import { deviceByUuid } from "../devices/queries.ts";
 import { refuseFrozen } from "../devices/settings-hooks.ts";
 import { devicesForUpdate, osReleasesOf, setOperatingRelease } from "./catalogue.ts";
@@ -31,9 +31,8 @@ export async function osUpdateRoutes(app: FastifyInstance, { db, devices }: AppC
     if (!device || !(await mayDo(db, user.caller, "device.read", { device: device.id }))) {
       throw new FlotillaError("device_not_found", undefined, { params: { device: uuid } });
     }
-    if (!(await mayDo(db, user.caller, "device.actions-proxy-hup", { device: device.id }))) {
-      throw new FlotillaError("forbidden");
-    }
+    if (!(await mayDo(db, user.caller, "device.actions-proxy-hup", { device: device.id })))
+      throw notAllowed("device.actions-proxy-hup");
     return device;
   }
 

@@ -2,12 +2,13 @@ import crypto from "node:crypto";
 import path from "node:path";
 import { BUILD_TIMEOUT_MS, RELEASE_TEXTS } from "@flotilla/domain";
 import type { FastifyBaseLogger } from "fastify";
+import type { Config } from "../../config.ts";
 import type { Queryable } from "../../db/index.ts";
 import { claimRepository, newImageLocation } from "../registry/access.ts";
-import type { RegistryKeys } from "../registry/keys.ts";
+import { loadRegistryKeys, type RegistryKeys } from "../registry/keys.ts";
 import { BUILDER_USERNAME, signBuilderCredential } from "../registry/tokens.ts";
 import { contextTar, type ProjectArchive } from "./archive.ts";
-import type { ImageEngine } from "./image-engine.ts";
+import { connectEngine, type ImageEngine } from "./image-engine.ts";
 import { type Project, ProjectError, type ProjectFiles, parseProject, type ServiceSpec } from "./project.ts";
 import {
   appendReleaseLog,
@@ -32,6 +33,18 @@ import {
 /** The engine that builds, and what pushing to the registry needs. */
 export type Builder = { engine: ImageEngine; registryHost: string; keys: RegistryKeys; mirror: boolean };
 
+/** The configured image builder (FLOTILLA_BUILDER with FLOTILLA_REGISTRY_URL), or none. */
+export function configuredBuilder(config: Pick<Config, "builder" | "registry" | "dataDir">): Builder | undefined {
+  const { builder, registry } = config;
+  if (!builder || !registry) return undefined;
+  return {
+    engine: connectEngine(builder.engine),
+    registryHost: registry.host,
+    keys: loadRegistryKeys(config),
+    mirror: builder.mirror,
+  };
+}
+
 export type BuildEvent =
   | { type: "release"; id: number; commit: string }
   | { type: "log"; message: string; service?: string }
@@ -43,6 +56,8 @@ export type BuildInput = {
   files: ProjectFiles;
   draft: boolean;
   note: string | undefined;
+  /** The release's commit: a git push's pushed commit; otherwise 32 random hex digits. */
+  commit?: string;
   /** The Dockerfile of a project without a compose file (balena's dockerfilePath); `Dockerfile` by default. */
   dockerfile?: string;
   /** The archive on disk, for build contexts. */
@@ -58,11 +73,11 @@ type Db = Pick<Queryable, "query">;
 
 export async function runBuild(
   db: Db,
-  log: FastifyBaseLogger,
+  log: Pick<FastifyBaseLogger, "error">,
   input: BuildInput,
   emit: (event: BuildEvent) => void,
 ): Promise<BuildEvent & { type: "status" }> {
-  const commit = crypto.randomBytes(16).toString("hex");
+  const commit = input.commit ?? crypto.randomBytes(16).toString("hex");
   const release = await createRelease(db, {
     fleet: input.fleet,
     commit,

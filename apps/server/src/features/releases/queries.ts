@@ -153,6 +153,23 @@ export async function finishRelease(
   return { raw_version: rows[0]?.raw_version ?? "0.0.0" };
 }
 
+/** The fleet's successful release of a commit, if there is one (a commit has at most one: migration 0030). */
+export async function successfulReleaseOfCommit(
+  db: Db,
+  fleet: number,
+  commit: string,
+): Promise<{ id: number; raw_version: string } | undefined> {
+  const { rows } = await db.query<{ id: number; raw_version: string }>(
+    `SELECT id, semver_major || '.' || semver_minor || '.' || semver_patch
+            || CASE WHEN semver_prerelease <> '' THEN '-' || semver_prerelease ELSE '' END
+            || CASE WHEN revision > 0 THEN '+rev' || revision ELSE '' END AS raw_version
+       FROM "release" WHERE belongs_to__application = $1 AND commit = $2 AND status = 'success'`,
+    [fleet, commit],
+  );
+  const row = rows[0];
+  return row && { id: Number(row.id), raw_version: row.raw_version };
+}
+
 /** Final releases number their repeats of a version: the first has none, the next `+rev1`, … */
 export async function assignRevisions(db: Db, releases: number[]) {
   await db.query(

@@ -10,14 +10,12 @@ import { fetchAllowList, OutboundFetchError, outboundFetch } from "../../lib/out
 import { loadSecret } from "../../lib/secret.ts";
 import { mayDo } from "../data-api/actions.ts";
 import { odataAs } from "../data-api/routes.ts";
-import { loadRegistryKeys } from "../registry/keys.ts";
 import { type ProjectArchive, removeArchive, spoolArchive } from "./archive.ts";
 import { createAssetLinks } from "./asset-links.ts";
 import { assetUploads } from "./asset-uploads.ts";
 import { assetFile } from "./assets.ts";
 import { builderMessages, jsonArrayWriter } from "./balena-build-stream.ts";
-import { type BuildEvent, type Builder, type BuildInput, runBuild } from "./builder.ts";
-import { connectEngine } from "./image-engine.ts";
+import { type BuildEvent, type BuildInput, configuredBuilder, runBuild } from "./builder.ts";
 import { PROJECT_MAX_BYTES, ProjectError, type ProjectFiles, readProject } from "./project.ts";
 import { closeStalledBuilds, findFleet, findReleaseAsset, type StoredAsset } from "./queries.ts";
 import { rollOut } from "./rollout.ts";
@@ -88,16 +86,7 @@ export async function releaseRoutes(app: FastifyInstance, ctx: AppContext) {
   sweeper.unref();
   app.addHook("onClose", () => clearInterval(sweeper));
   const fetchAllow = fetchAllowList(ctx.config.fetchAllow);
-  const { builder: builderConfig, registry } = ctx.config;
-  const builder: Builder | undefined =
-    builderConfig && registry
-      ? {
-          engine: connectEngine(builderConfig.engine),
-          registryHost: registry.host,
-          keys: loadRegistryKeys(ctx.config),
-          mirror: builderConfig.mirror,
-        }
-      : undefined;
+  const builder = configuredBuilder(ctx.config);
   // The archive reaches the handler as a stream (bounded there), never buffered by Fastify.
   app.addContentTypeParser(ARCHIVE_TYPES, (_request, payload, done) => done(null, payload));
   // balena-cli sends the gzipped tar with no Content-Type at all (Content-Encoding: gzip only).

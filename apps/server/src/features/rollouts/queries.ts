@@ -274,12 +274,22 @@ export async function moveRollout(
   return (rowCount ?? 0) > 0;
 }
 
+/** A halted wave's skip counts when it starts again (resume). */
 export async function skipSoak(db: Db, rollout: number, wave: number): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE "rollout_wave" SET is_soak_skipped = true WHERE rollout = $1 AND wave_index = $2 AND state = 'active'`,
+    `UPDATE "rollout_wave" SET is_soak_skipped = true
+      WHERE rollout = $1 AND wave_index = $2 AND state IN ('active', 'failed', 'rolled_back')`,
     [rollout, wave],
   );
   return (rowCount ?? 0) > 0;
+}
+
+/** The organization of a fleet (the audit log's). */
+export async function organizationOf(db: Db, fleet: number): Promise<number | null> {
+  const { rows } = await db.query<{ organization: number }>(`SELECT organization FROM "application" WHERE id = $1`, [
+    fleet,
+  ]);
+  return rows[0]?.organization ?? null;
 }
 
 /** The running rollouts, of some fleets or of all. */

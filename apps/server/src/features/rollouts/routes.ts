@@ -2,10 +2,11 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireUser } from "../../lib/authenticate.ts";
+import { auditActorOf, recordAudit } from "../audit/record.ts";
 import { mayDo } from "../data-api/actions.ts";
 import { applyControl, ROLLOUT_CONTROLS, type RolloutControl } from "./controls.ts";
 import { applyEffect } from "./engine.ts";
-import { rolloutById, rolloutSummary } from "./queries.ts";
+import { organizationOf, rolloutById, rolloutSummary } from "./queries.ts";
 
 /**
  * A rollout's controls (docs/rollouts.md): `POST /rollout/v1/{id}/{pause|resume|skip-soak|abort|promote}`,
@@ -13,6 +14,15 @@ import { rolloutById, rolloutSummary } from "./queries.ts";
  * its waves. Reading goes through /v7 (`rollout`, `rollout_wave`, `rollout_device`). This plugin
  * also runs the engine's periodic tick on this instance.
  */
+/** The audit log's name of each control (docs/audit-and-webhooks.md). */
+const AUDIT_ACTIONS: Record<RolloutControl, string> = {
+  pause: "rollout.paused",
+  resume: "rollout.resumed",
+  "skip-soak": "rollout.soak_skipped",
+  abort: "rollout.aborted",
+  promote: "rollout.promoted",
+};
+
 export async function rolloutRoutes(app: FastifyInstance, { db, devices, rollouts }: AppContext) {
   rollouts.start();
   app.addHook("onClose", () => rollouts.stop());
@@ -43,7 +53,17 @@ export async function rolloutRoutes(app: FastifyInstance, { db, devices, rollout
     if (!(await mayDo(db, user.caller, "rollout.update", { fleet: rollout.fleet }))) {
       throw new FlotillaError("forbidden");
     }
-    const effect = await db.transaction((tx) => applyControl(tx, rollout.id, control as RolloutControl));
+    const effect = await db.transaction(async (tx) => {
+      const applied = await applyControl(tx, rollout.id, control as RolloutControl);
+      await recordAudit(tx, auditActorOf(request), {
+        action: AUDIT_ACTIONS[control as RolloutControl],
+        organization: await organizationOf(tx, rollout.fleet),
+        targetType: "rollout",
+        targetId: rollout.id,
+        details: { fleet: rollout.fleet, from_release: rollout.from_release, to_release: rollout.to_release },
+      });
+      return applied;
+    });
     applyEffect(devices, effect);
     // A resumed or un-soaked wave may pass at once.
     if (control === "resume" || control === "skip-soak") await rollouts.evaluate(rollout.id);

@@ -12,6 +12,7 @@ import ssh2, {
 import type { AppContext } from "../../context.ts";
 import type { Caller } from "../../lib/authenticate.ts";
 import { mayDo } from "../data-api/actions.ts";
+import { configuredBuilder } from "../releases/builder.ts";
 import { terminalRefusal, visibleTerminalDevice } from "../terminal/access.ts";
 import { TerminalLimitError, terminalMessage } from "../terminal/sessions.ts";
 import { tunnelDevice, tunnelTarget } from "../tunnels/access.ts";
@@ -22,6 +23,8 @@ const { Server, utils } = ssh2;
 
 import { globalRolesOf } from "../users/service.ts";
 import { type GatewayCommand, parseGatewayCommand, USAGE } from "./commands.ts";
+import { parseGitCommand } from "./git-commands.ts";
+import { type GitPushes, gitPushes } from "./git-push.ts";
 import { loadSshHostKey } from "./host-key.ts";
 import { runningContainers, sshUser } from "./queries.ts";
 
@@ -29,7 +32,8 @@ import { runningContainers, sshUser } from "./queries.ts";
  * The SSH gateway (`balena ssh`, docs/balena-cli.md "SSH gateway"): users log in with their
  * username and an SSH key they stored; the command names the device and the target
  * (commands.ts); the session is a terminal session over cloudlink like the web terminal's, with
- * the same permission checks and the same audit rows (`via: "ssh"`).
+ * the same permission checks and the same audit rows (`via: "ssh"`). `git push` to
+ * `{user}@{host}:{organization}/{fleet}.git` builds a release (git-push.ts).
  */
 
 /** Bounds (DESIGN §8): connections at once, time and tries to authenticate, input held before the shell runs. */
@@ -37,8 +41,10 @@ const MAX_CONNECTIONS = 512;
 const AUTH_TIMEOUT_MS = 30_000;
 const MAX_AUTH_ATTEMPTS = 10;
 const MAX_PENDING_INPUT_CHARS = 256 * 1024;
+/** How often the repositories of deleted fleets are looked for. */
+const GIT_PRUNE_INTERVAL_MS = 6 * 60 * 60_000;
 
-type Log = Pick<FastifyBaseLogger, "error" | "debug">;
+type Log = Pick<FastifyBaseLogger, "error" | "warn" | "debug">;
 
 export type SshGateway = { port: number; close(): Promise<void> };
 
@@ -48,6 +54,12 @@ export async function startSshGateway(
   listen: { port: number; host: string },
 ): Promise<SshGateway> {
   const connections = new Set<Connection>();
+  const pushes = gitPushes(ctx, log, configuredBuilder(ctx.config));
+  const prune = () =>
+    pushes.prune().catch((error: unknown) => log.error({ err: error }, "ssh gateway: pruning git repositories failed"));
+  void prune();
+  const pruning = setInterval(prune, GIT_PRUNE_INTERVAL_MS);
+  pruning.unref();
   const server = new Server({ hostKeys: [loadSshHostKey(ctx.config.dataDir)], ident: "Flotilla" }, (client) => {
     if (connections.size >= MAX_CONNECTIONS) {
       client.end();
@@ -84,7 +96,7 @@ export async function startSshGateway(
       clearTimeout(authTimer);
       const user = caller;
       if (!user) return client.end();
-      client.on("session", (accept) => handleSession(ctx, log, user, accept()));
+      client.on("session", (accept) => handleSession(ctx, log, pushes, user, accept()));
       // `ssh -L port:{uuid}.balena:{port}` and `ssh -W {uuid}:{port}`: a tunnel to a device's port.
       client.on("tcpip", (accept, reject, info) => {
         forwardToDevice(ctx, user, info, accept, reject).catch((error: unknown) => {
@@ -105,6 +117,7 @@ export async function startSshGateway(
   return {
     port: (server.address() as AddressInfo).port,
     async close() {
+      clearInterval(pruning);
       for (const client of connections) client.end();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
@@ -182,7 +195,7 @@ async function userOfKey(ctx: AppContext, auth: PublicKeyAuthContext): Promise<C
   };
 }
 
-function handleSession(ctx: AppContext, log: Log, caller: Caller, session: Session) {
+function handleSession(ctx: AppContext, log: Log, pushes: GitPushes, caller: Caller, session: Session) {
   let size = { cols: 80, rows: 24 };
   let resize: ((cols: number, rows: number) => void) | undefined;
   const sized = (info: { cols: number; rows: number }) => ({
@@ -202,6 +215,14 @@ function handleSession(ctx: AppContext, log: Log, caller: Caller, session: Sessi
   session.on("shell", (accept) => refuse(accept(), `No device named. ${USAGE}`));
   session.on("exec", (accept, _reject, info) => {
     const channel = accept();
+    const git = parseGitCommand(info.command);
+    if (git) {
+      pushes.run(caller, channel, git).catch((error: unknown) => {
+        log.error({ err: error }, "ssh gateway: a git push failed");
+        if (!channel.destroyed) refuse(channel, "The push failed on the server. Nothing was changed.");
+      });
+      return;
+    }
     run(ctx, caller, channel, parseGatewayCommand(info.command), size, (handler) => {
       resize = handler;
     }).catch((error: unknown) => {

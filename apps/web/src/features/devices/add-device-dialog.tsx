@@ -7,13 +7,17 @@ import Dialog from "@mui/material/Dialog";
 import DialogActions from "@mui/material/DialogActions";
 import DialogContent from "@mui/material/DialogContent";
 import DialogTitle from "@mui/material/DialogTitle";
+import FormControl from "@mui/material/FormControl";
 import FormControlLabel from "@mui/material/FormControlLabel";
+import FormLabel from "@mui/material/FormLabel";
 import MenuItem from "@mui/material/MenuItem";
+import Radio from "@mui/material/Radio";
+import RadioGroup from "@mui/material/RadioGroup";
 import Stack from "@mui/material/Stack";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
+import { useEffect, useId, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk, useServices } from "../../app-services.tsx";
 import { CommandBlock } from "../../components/command-block.tsx";
@@ -22,6 +26,8 @@ import { saveBlob } from "../../lib/save-blob.ts";
 import type { Fleet } from "../fleet-access/data.ts";
 import { useDeviceTypes } from "../fleets/data.ts";
 import { type ExpiryChoice, expiryDateFor } from "../preferences/api-key-expiry.ts";
+import { type AddDeviceCommon, provisioningKeyName } from "./add-device-common.ts";
+import { BalenaOsAddDevice } from "./balenaos-add-device.tsx";
 
 /** Form changes reach the shown commands after 300 ms (spec 2 §9). */
 export const ADD_DEVICE_DEBOUNCE_MS = 300;
@@ -61,15 +67,12 @@ function useDebounced<T>(value: T, ms: number): T {
 }
 
 /**
- * Add device (spec 2 §2, §7): choose a device type compatible with the fleet, create a
- * provisioning key with an expiry, then copy the agent's commands — for a real device or a
- * number of simulated ones.
+ * Add device (spec 2 §2, §7; issue 35): choose a device type compatible with the fleet and the
+ * device's operating system — Debian or Raspberry Pi OS running flotilla-agent, or balenaOS with
+ * balena's own Supervisor — then download its configuration (or a configured balenaOS image).
  */
 export function AddDeviceDialog({ fleet, onClose }: { fleet: Fleet; onClose: () => void }) {
   const { t } = useTranslation();
-  const sdk = useSdk();
-  const { config } = useServices();
-  const queryClient = useQueryClient();
   const deviceTypes = useDeviceTypes();
   const fleetType = fleet.is_for__device_type[0];
   // Devices of another CPU architecture cannot join the fleet (spec 2 §5).
@@ -78,7 +81,78 @@ export function AddDeviceDialog({ fleet, onClose }: { fleet: Fleet; onClose: () 
     (type) => architecture === undefined || type.is_of__cpu_architecture[0]?.slug === architecture,
   );
   const [deviceType, setDeviceType] = useState(fleetType?.slug ?? "");
-  const [choice, setChoice] = useState<ExpiryChoice>("30");
+  const [system, setSystem] = useState<"agent" | "balenaos">("agent");
+  const [expiry, setExpiry] = useState<ExpiryChoice>("30");
+  const systemLabel = useId();
+  const header = (
+    <>
+      <TextField
+        select
+        size="small"
+        label={t("devices.add.device_type")}
+        value={deviceType}
+        onChange={(event) => setDeviceType(event.target.value)}
+      >
+        {compatible.map((type) => (
+          <MenuItem key={type.slug} value={type.slug}>
+            {type.name}
+          </MenuItem>
+        ))}
+      </TextField>
+      <FormControl>
+        <FormLabel id={systemLabel} sx={{ typography: "body2", fontWeight: 500 }}>
+          {t("devices.add.system")}
+        </FormLabel>
+        <RadioGroup
+          row
+          aria-labelledby={systemLabel}
+          value={system}
+          onChange={(event) => setSystem(event.target.value as typeof system)}
+        >
+          <FormControlLabel value="agent" control={<Radio size="small" />} label={t("devices.add.system_agent")} />
+          <FormControlLabel
+            value="balenaos"
+            control={<Radio size="small" />}
+            label={t("devices.add.system_balenaos")}
+          />
+        </RadioGroup>
+      </FormControl>
+    </>
+  );
+  const expirySelect = (disabled: boolean) => (
+    <TextField
+      select
+      size="small"
+      label={t("devices.add.key_expiry")}
+      value={expiry}
+      disabled={disabled}
+      onChange={(event) => setExpiry(event.target.value as ExpiryChoice)}
+    >
+      {(["1", "7", "30", "90", "never"] as const).map((value) => (
+        <MenuItem key={value} value={value}>
+          {value === "never" ? t("devices.add.never") : t("devices.add.days", { count: Number(value) })}
+        </MenuItem>
+      ))}
+    </TextField>
+  );
+  const common: AddDeviceCommon = { fleet, deviceType, expiry, header, expirySelect, onClose };
+  return (
+    <Dialog open onClose={onClose} maxWidth="sm" fullWidth>
+      <DialogTitle>{t("devices.add.title", { fleet: fleet.app_name })}</DialogTitle>
+      {system === "agent" ? <AgentAddDevice {...common} /> : <BalenaOsAddDevice {...common} />}
+    </Dialog>
+  );
+}
+
+/**
+ * A device running flotilla-agent: a provisioning key with an expiry, then the agent's commands —
+ * for a real device (config.json and the installer) or a number of simulated ones.
+ */
+function AgentAddDevice({ fleet, deviceType, expiry, header, expirySelect, onClose }: AddDeviceCommon) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const { config } = useServices();
+  const queryClient = useQueryClient();
   const [simulate, setSimulate] = useState(false);
   const [count, setCount] = useState("3");
   const [key, setKey] = useState<string>();
@@ -90,12 +164,12 @@ export function AddDeviceDialog({ fleet, onClose }: { fleet: Fleet; onClose: () 
   const create = useMutation({
     meta: { reportErrors: false },
     mutationFn: async () => {
-      const expiry = expiryDateFor(choice, "");
-      if (!expiry.ok) throw new Error(t(`preferences.tokens.${expiry.error}`));
+      const expiryDate = expiryDateFor(expiry, "");
+      if (!expiryDate.ok) throw new Error(t(`preferences.tokens.${expiryDate.error}`));
       return sdk.models.application.generateProvisioningKey({
         slugOrUuidOrId: fleet.id,
-        keyExpiryDate: expiry.expiryDate as string,
-        keyName: t("devices.add.key_name", { date: new Date().toISOString().slice(0, 10) }),
+        keyExpiryDate: expiryDate.expiryDate as string,
+        keyName: provisioningKeyName(t),
       });
     },
     onSuccess: async (created) => {
@@ -109,13 +183,13 @@ export function AddDeviceDialog({ fleet, onClose }: { fleet: Fleet; onClose: () 
   const download = useMutation({
     meta: { reportErrors: false },
     mutationFn: async () => {
-      const expiry = expiryDateFor(choice, "");
-      if (!expiry.ok) throw new Error(t(`preferences.tokens.${expiry.error}`));
+      const expiryDate = expiryDateFor(expiry, "");
+      if (!expiryDate.ok) throw new Error(t(`preferences.tokens.${expiryDate.error}`));
       const options = {
         version: APP_VERSION,
         deviceType,
-        provisioningKeyName: t("devices.add.key_name", { date: new Date().toISOString().slice(0, 10) }),
-        ...(expiry.expiryDate ? { provisioningKeyExpiryDate: expiry.expiryDate } : {}),
+        provisioningKeyName: provisioningKeyName(t),
+        ...(expiryDate.expiryDate ? { provisioningKeyExpiryDate: expiryDate.expiryDate } : {}),
       };
       return sdk.models.os.getConfig(fleet.id, options as Parameters<typeof sdk.models.os.getConfig>[1]);
     },
@@ -130,37 +204,11 @@ export function AddDeviceDialog({ fleet, onClose }: { fleet: Fleet; onClose: () 
   const shownKey = simulate ? key : undefined;
   const finished = simulate ? key !== undefined : configSaved;
   return (
-    <Dialog open onClose={onClose} maxWidth="sm" fullWidth>
-      <DialogTitle>{t("devices.add.title", { fleet: fleet.app_name })}</DialogTitle>
+    <>
       <DialogContent>
         <Stack spacing={2} sx={{ pt: 1 }}>
-          <TextField
-            select
-            size="small"
-            label={t("devices.add.device_type")}
-            value={deviceType}
-            onChange={(event) => setDeviceType(event.target.value)}
-          >
-            {compatible.map((type) => (
-              <MenuItem key={type.slug} value={type.slug}>
-                {type.name}
-              </MenuItem>
-            ))}
-          </TextField>
-          <TextField
-            select
-            size="small"
-            label={t("devices.add.key_expiry")}
-            value={choice}
-            disabled={simulate && finished}
-            onChange={(event) => setChoice(event.target.value as ExpiryChoice)}
-          >
-            {(["1", "7", "30", "90", "never"] as const).map((value) => (
-              <MenuItem key={value} value={value}>
-                {value === "never" ? t("devices.add.never") : t("devices.add.days", { count: Number(value) })}
-              </MenuItem>
-            ))}
-          </TextField>
+          {header}
+          {expirySelect(simulate && finished)}
           <Box sx={{ display: "flex", alignItems: "center", gap: 2 }}>
             <FormControlLabel
               control={<Checkbox checked={simulate} onChange={(event) => setSimulate(event.target.checked)} />}
@@ -241,6 +289,6 @@ export function AddDeviceDialog({ fleet, onClose }: { fleet: Fleet; onClose: () 
           </Button>
         )}
       </DialogActions>
-    </Dialog>
+    </>
   );
 }

@@ -101,6 +101,8 @@ export interface Device {
   }>;
   is_running__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
   is_pinned_on__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
+  /** What the device should run now: its pin, its rollout wave's, or the fleet's. */
+  should_be_running__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
   device_tag: Array<{ id: number; tag_key: string; value: string }>;
 }
 
@@ -114,6 +116,7 @@ const deviceExpand = {
   },
   is_running__release: RELEASE,
   is_pinned_on__release: RELEASE,
+  should_be_running__release: RELEASE,
   device_tag: { $select: ["id", "tag_key", "value"], $orderby: { tag_key: "asc" } },
 };
 

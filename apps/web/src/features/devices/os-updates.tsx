@@ -65,7 +65,7 @@ export function updateAbilities(userAccessRoles: ReadonlyArray<{ role: string }>
 }
 
 /** OS versions per device type, as balena-sdk answers them; OS types are cached 10 minutes (spec 2 §9). */
-function useOsVersions(slugs: string[]) {
+export function useOsVersions(slugs: string[]) {
   const sdk = useSdk();
   const sorted = [...new Set(slugs)].sort();
   return useQuery({

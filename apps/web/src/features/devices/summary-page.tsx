@@ -147,7 +147,8 @@ export function DeviceSummaryPage() {
   const [logFilter, setLogFilter] = useState<{ text: string; at: number }>();
   if (!device) return null;
   const fleet = device.belongs_to__application[0];
-  const target = device.is_pinned_on__release[0] ?? fleet?.should_be_running__release[0];
+  // The device's own target (a halted rollout leaves it on the previous release), not the fleet's.
+  const target = device.should_be_running__release[0];
   const support = supportAccessState(device.is_accessible_by_support_until__date);
   const url = deviceUrl(device.uuid, config.deviceUrlsBaseDomain);
   // A release links to its page under the device's fleet (spec 2 §2 "Device pages").

@@ -81,14 +81,14 @@ export function FleetMembersPage() {
             $select: "id",
             $filter: filter,
             $expand: { user: { $select: ["id", "username"] }, application_membership_role: { $select: "name" } },
-            $orderby: { id: "asc" },
+            // By username across pages (spec 2 §7 Applications), the id keeping equal names in order.
+            $orderby: "user/username asc,id asc",
             $top: FLEET_MEMBERS_PAGE_SIZE,
             $skip: page * FLEET_MEMBERS_PAGE_SIZE,
           },
         }),
         pineOf(sdk).get<number>({ resource: "user_application_membership", options: { $count: { $filter: filter } } }),
       ]);
-      rows.sort((a, b) => (a.user[0]?.username ?? "").localeCompare(b.user[0]?.username ?? ""));
       return { rows, total };
     },
   });

@@ -330,7 +330,7 @@ export function FleetSummaryPage() {
         )}
         {fleet.is_of__class === "fleet" ? (
           <Box sx={{ gridColumn: { lg: "1 / -1" }, "&:empty": { display: "none" } }}>
-            <FleetRolloutCard fleetId={fleet.id} />
+            <FleetRolloutCard fleetId={fleet.id} canSteer={fleetAbilities(fleet).steerRollout} />
           </Box>
         ) : null}
         <Box sx={{ gridColumn: { lg: "1 / -1" } }}>

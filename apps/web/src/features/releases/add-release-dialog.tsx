@@ -17,7 +17,9 @@ import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { CommandBlock } from "../../components/command-block.tsx";
 import { TextLink } from "../../components/links.tsx";
+import type { RuntimeConfig } from "../../lib/config.ts";
 import type { Fleet } from "../fleet-access/data.ts";
+import { useSessionUser } from "../preferences/use-user.ts";
 import { useCliVersion } from "./data.ts";
 
 export type CliPlatform = "linux" | "macos" | "windows";
@@ -41,6 +43,21 @@ export function cliCommands(apiUrl: string, fleet: { app_name: string; organizat
     login: `npx flotilla login --api ${apiUrl}`,
     push: `npx flotilla push ${owner ? `${owner}/` : ""}${fleet.app_name}`,
   };
+}
+
+/**
+ * The git commands for a fleet (docs/releases.md "Git push"): a remote on the SSH gateway named
+ * `flotilla` (`{user}@{host}:{slug}.git` on port 22, an `ssh://` URL with the port otherwise),
+ * and the push of main that builds a release.
+ */
+export function gitCommands(gateway: NonNullable<RuntimeConfig["sshGateway"]>, username: string, slug: string) {
+  const plain = /^[A-Za-z0-9._-]+$/.test(username);
+  const user = plain ? username : encodeURIComponent(username);
+  const remote =
+    gateway.port === 22 && plain
+      ? `${user}@${gateway.host}:${slug}.git`
+      : `ssh://${user}@${gateway.host}${gateway.port === 22 ? "" : `:${gateway.port}`}/${slug}.git`;
+  return { remoteAdd: `git remote add flotilla ${remote}`, push: "git push flotilla main" };
 }
 
 function Commands({ lines, label }: { lines: string[]; label: string }) {
@@ -87,8 +104,9 @@ function Step({ number, title, children }: { number: number; title: string; chil
 /**
  * Add release (spec 2 §2 "Add-release dialog"): the CLI, recommended, with how to get it per
  * operating system, its version from `{api}/cli/package.json` (fetched without token), and the
- * login and push commands; git, which this server does not take pushes from yet, with the SSH
- * keys of the user's preferences.
+ * login and push commands; git: the SSH-key step (the user's preferences), the remote on the
+ * server's SSH gateway with the user's name and the fleet's slug, and the push. Without a
+ * gateway (FLOTILLA_SSH_PORT unset) the git method says how the operator turns it on.
  */
 export function AddReleaseDialog({ fleet, onClose }: { fleet: Fleet; onClose: () => void }) {
   const { t } = useTranslation();
@@ -99,6 +117,8 @@ export function AddReleaseDialog({ fleet, onClose }: { fleet: Fleet; onClose: ()
   );
   const version = useCliVersion(config.apiUrl);
   const commands = cliCommands(config.apiUrl, fleet);
+  const username = useSessionUser()?.username ?? "<username>";
+  const git = config.sshGateway ? gitCommands(config.sshGateway, username, fleet.slug) : undefined;
   return (
     <Dialog open onClose={onClose} maxWidth="sm" fullWidth aria-labelledby="add-release-title">
       <DialogTitle id="add-release-title">{t("releases.add.title", { name: fleet.app_name })}</DialogTitle>
@@ -158,9 +178,32 @@ export function AddReleaseDialog({ fleet, onClose }: { fleet: Fleet; onClose: ()
               <Commands lines={[commands.push]} label={t("releases.add.push")} />
             </Step>
           </Stack>
+        ) : git ? (
+          <Stack spacing={2.5}>
+            <Step number={1} title={t("releases.add.git_key")}>
+              <Typography variant="body2" color="text.secondary">
+                {t("releases.add.git_key_text", { username })}{" "}
+                <TextLink to="/preferences/sshkeys" underline="hover">
+                  {t("releases.add.ssh_keys_link")}
+                </TextLink>
+              </Typography>
+            </Step>
+            <Step number={2} title={t("releases.add.git_remote")}>
+              <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }}>
+                {t("releases.add.git_remote_text")}
+              </Typography>
+              <Commands lines={[git.remoteAdd]} label={t("releases.add.git_remote")} />
+            </Step>
+            <Step number={3} title={t("releases.add.git_push")}>
+              <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }}>
+                {t("releases.add.git_push_text")}
+              </Typography>
+              <Commands lines={[git.push]} label={t("releases.add.git_push")} />
+            </Step>
+          </Stack>
         ) : (
           <Stack spacing={2}>
-            <Alert severity="info">{t("releases.add.git_not_offered")}</Alert>
+            <Alert severity="info">{t("releases.add.git_no_gateway")}</Alert>
             <Typography variant="body2" color="text.secondary">
               {t("releases.add.git_ssh_text")}{" "}
               <TextLink to="/preferences/sshkeys" underline="hover">

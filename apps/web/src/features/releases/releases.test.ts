@@ -1,7 +1,7 @@
 import { RELEASE_TEXTS } from "@flotilla/domain";
 import { describe, expect, it } from "vitest";
 import en from "../../locales/en.json";
-import { cliCommands } from "./add-release-dialog.tsx";
+import { cliCommands, gitCommands } from "./add-release-dialog.tsx";
 import { batchTargets } from "./batch-dialogs.tsx";
 import { compositionYaml } from "./composition.ts";
 import { tagChanges } from "./data.ts";
@@ -235,6 +235,18 @@ describe("add-release commands", () => {
     const commands = cliCommands("http://api.example", { app_name: "demo-fleet", organization: [{ handle: "demo" }] });
     expect(commands.login).toBe("npx flotilla login --api http://api.example");
     expect(commands.push).toBe("npx flotilla push demo/demo-fleet");
+  });
+
+  it("add the fleet's git remote on the SSH gateway, with the port in an ssh:// URL unless it is 22", () => {
+    const onPort = gitCommands({ host: "fleet.example.com", port: 2222 }, "ann", "demo/demo-fleet");
+    expect(onPort.remoteAdd).toBe("git remote add flotilla ssh://ann@fleet.example.com:2222/demo/demo-fleet.git");
+    expect(onPort.push).toBe("git push flotilla main");
+    expect(gitCommands({ host: "fleet.example.com", port: 22 }, "ann", "demo/demo-fleet").remoteAdd).toBe(
+      "git remote add flotilla ann@fleet.example.com:demo/demo-fleet.git",
+    );
+    expect(gitCommands({ host: "fleet.example.com", port: 22 }, "ann smith", "demo/x").remoteAdd).toBe(
+      "git remote add flotilla ssh://ann%20smith@fleet.example.com/demo/x.git",
+    );
   });
 });
 

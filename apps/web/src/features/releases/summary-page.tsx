@@ -27,6 +27,8 @@ import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { classPath } from "../fleets/create-dialog.tsx";
 import { Card } from "../orgs/ui.tsx";
+import { useReleaseRollouts } from "../rollouts/data.ts";
+import { releaseName } from "../rollouts/model.ts";
 import { ReleaseRolloutCard } from "../rollouts/rollout-cards.tsx";
 import { releaseErrorText } from "./batch-dialogs.tsx";
 import { BuildLogTerminal } from "./build-log.tsx";
@@ -78,9 +80,18 @@ const imagesOf = (release: Release): Array<ReleaseImage & { service: string }> =
 
 function ReleaseCard({ release }: { release: Release }) {
   const { t } = useTranslation();
+  // A rollout of this release that halted or was aborted leaves the devices it did not reach on the previous one.
+  const rollout = useReleaseRollouts(release.id).data?.[0];
+  const stopped = rollout?.is_in_effect && (rollout.status === "halted" || rollout.status === "aborted");
   // Deployment: whether the fleet targets the release, how many devices run it or are pinned to it.
   const deployment = [
-    release.should_be_running_on__application > 0 ? t("releases.deployment.fleet_target") : null,
+    release.should_be_running_on__application > 0
+      ? stopped
+        ? t(`releases.deployment.fleet_target_${rollout.status as "halted" | "aborted"}`, {
+            previous: releaseName(rollout.from__release[0]),
+          })
+        : t("releases.deployment.fleet_target")
+      : null,
     t("releases.deployment.running_on", { count: release.is_running_on__device }),
     release.should_be_running_on__device > 0
       ? t("releases.deployment.pinned", { count: release.should_be_running_on__device })

@@ -60,8 +60,8 @@ export interface RolloutRow {
   modified_at: string;
   ended_at: string | null;
   policy: ReleasePolicy;
-  from__release: Array<{ id: number; raw_version: string; commit: string }>;
-  to__release: Array<{ id: number; raw_version: string; commit: string }>;
+  from__release: Array<{ id: number; raw_version: string; commit: string; is_invalidated: boolean }>;
+  to__release: Array<{ id: number; raw_version: string; commit: string; is_invalidated: boolean }>;
   rollout_wave: RolloutWaveRow[];
 }
 
@@ -69,7 +69,7 @@ export interface RolloutDetail extends RolloutRow {
   rollout_device: RolloutDeviceRow[];
 }
 
-const RELEASE = { $select: ["id", "raw_version", "commit"] } as const;
+const RELEASE = { $select: ["id", "raw_version", "commit", "is_invalidated"] } as const;
 const ROLLOUT_SELECT = [
   "id",
   "status",
@@ -203,6 +203,39 @@ export function useRolloutControl(rolloutId: number, fleetId: number | undefined
     onSuccess: async () => {
       await queryClient.invalidateQueries({ queryKey: ["rollout", rolloutId] });
       await queryClient.invalidateQueries({ queryKey: ["fleet", fleetId, "rollouts"] });
+    },
+  });
+}
+
+export type Recovery = "invalidate" | "pin";
+
+/**
+ * After a halted or aborted rollout: invalidate its new release (no device or fleet takes it
+ * again), or pin the fleet to the previous release (which ends the rollout: every device runs it).
+ */
+export function useRolloutRecovery(rollout: RolloutRow, fleetId: number) {
+  const { sdk } = useServices();
+  const queryClient = useQueryClient();
+  return useMutation({
+    meta: { reportErrors: false },
+    mutationFn: async (action: Recovery) => {
+      const to = rollout.to__release[0];
+      const from = rollout.from__release[0];
+      if (action === "invalidate" && to) {
+        await pineOf(sdk).patch({ resource: "release", id: to.id, body: { is_invalidated: true } });
+      } else if (action === "pin" && from) {
+        await pineOf(sdk).patch({
+          resource: "application",
+          id: fleetId,
+          body: { should_be_running__release: from.id },
+        });
+      }
+    },
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ["rollout", rollout.id] });
+      await queryClient.invalidateQueries({ queryKey: ["fleet", fleetId] });
+      await queryClient.invalidateQueries({ queryKey: ["release"] });
+      await queryClient.invalidateQueries({ queryKey: ["device"] });
     },
   });
 }

@@ -6,9 +6,9 @@ import Typography from "@mui/material/Typography";
 import { useTranslation } from "react-i18next";
 import { TextLink } from "../../components/links.tsx";
 import { Card } from "../orgs/ui.tsx";
-import { versionText } from "../releases/model.ts";
 import { type RolloutRow, useFleetRollouts, useReleaseRollouts } from "./data.ts";
-import { rolloutProgress } from "./model.ts";
+import { releaseName, rolloutProgress } from "./model.ts";
+import { RolloutRecovery } from "./recovery.tsx";
 
 const STATUS_COLOR: Record<RolloutStatus, "info" | "warning" | "error" | "success" | "default"> = {
   running: "info",
@@ -33,9 +33,6 @@ export const rolloutPath = (fleetId: number, rolloutId: number) => `/fleets/${fl
 
 /** A server reason ("wave 1 failed: …") as a sentence. */
 export const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
-
-export const releaseName = (release: RolloutRow["to__release"][number] | undefined) =>
-  release ? versionText(release) || release.commit.slice(0, 7) : "—";
 
 /** The rollout's progress in one line: releases, wave, a bar; for the summaries and the list. */
 export function RolloutProgress({ rollout, fleetId }: { rollout: RolloutRow; fleetId: number }) {
@@ -83,15 +80,20 @@ export function RolloutProgress({ rollout, fleetId }: { rollout: RolloutRow; fle
   );
 }
 
-/** The fleet summary's card: the rollout in progress (running, paused or halted), if any. */
-export function FleetRolloutCard({ fleetId }: { fleetId: number }) {
+/**
+ * The fleet summary's card: the rollout in progress (running, paused or halted), or the last one
+ * when it was aborted and the fleet still names its release; with what to do after a failure.
+ */
+export function FleetRolloutCard({ fleetId, canSteer }: { fleetId: number; canSteer: boolean }) {
   const { t } = useTranslation();
   const rollouts = useFleetRollouts(fleetId, { top: 1, poll: 10_000 });
   const latest = rollouts.data?.[0];
   if (!latest?.is_in_effect || latest.status === "completed") return null;
+  const title = t(latest.status === "aborted" ? "rollouts.card_title_aborted" : "rollouts.card_title");
   return (
-    <Card title={t("rollouts.card_title")} label={t("rollouts.card_title")}>
+    <Card title={title} label={title}>
       <RolloutProgress rollout={latest} fleetId={fleetId} />
+      <RolloutRecovery rollout={latest} fleetId={fleetId} canSteer={canSteer} />
     </Card>
   );
 }
@@ -102,8 +104,9 @@ export function ReleaseRolloutCard({ releaseId, fleetId }: { releaseId: number; 
   const rollouts = useReleaseRollouts(releaseId);
   const latest = rollouts.data?.[0];
   if (!latest?.is_in_effect || latest.status === "completed") return null;
+  const title = t(latest.status === "aborted" ? "rollouts.card_title_aborted" : "rollouts.card_title");
   return (
-    <Card title={t("rollouts.card_title")} label={t("rollouts.card_title")}>
+    <Card title={title} label={title}>
       <RolloutProgress rollout={latest} fleetId={fleetId} />
     </Card>
   );

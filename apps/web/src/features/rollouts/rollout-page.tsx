@@ -35,11 +35,13 @@ import {
   DEVICE_STATES,
   type DeviceState,
   deviceState,
+  releaseName,
   rolloutProgress,
   soakLeft,
   stateCounts,
 } from "./model.ts";
-import { RolloutProgress, RolloutStatusChip, releaseName, sentence, WAVE_COLOR } from "./rollout-cards.tsx";
+import { RolloutRecovery } from "./recovery.tsx";
+import { RolloutProgress, RolloutStatusChip, sentence, WAVE_COLOR } from "./rollout-cards.tsx";
 
 const STATE_COLOR: Record<DeviceState, string> = {
   waiting: "text.disabled",
@@ -292,6 +294,7 @@ export function RolloutPage() {
           </Typography>
         </Box>
         {open ? <Controls rollout={rollout} fleetId={fleetId} canSteer={abilities.steerRollout} /> : null}
+        <RolloutRecovery rollout={rollout} fleetId={fleetId} canSteer={abilities.steerRollout} />
       </Paper>
       <Box
         sx={{ display: "grid", gap: 1.5 }}

@@ -1,7 +1,9 @@
 -- A device that never connected is `inactive`, as balena's API says of a registered device that
 -- never came online (it was `configuring`): the overall status expression of src/model/devices.ts
 -- changed, so the two indexes built on it (migrations 0007 and 0025) are built again on the new
--- one. The expression must stay identical to overallStatusSql (model.test.ts compares them).
+-- one, the per-fleet counts' status function (migration 0032) computes the new one, and the
+-- counts are taken again. The expression must stay identical to overallStatusSql (model.test.ts
+-- and fleet-status-counts.test.ts compare them).
 DROP INDEX IF EXISTS "device_application_status_name_idx";--> statement-breakpoint
 CREATE INDEX "device_application_status_name_idx" ON "device" USING btree (
   "belongs_to__application",
@@ -36,4 +38,19 @@ BEGIN
       ELSE 'operational'
     END) gin_trgm_ops)$sql$;
   END IF;
-END $$;
+END $$;--> statement-breakpoint
+CREATE OR REPLACE FUNCTION "flotilla_device_status"(d "device") RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE
+    WHEN NOT d."is_active" THEN 'inactive'
+    WHEN d."provisioning_state" = 'Post-Provisioning' THEN 'post-provisioning'
+    WHEN d."provisioning_progress" IS NOT NULL THEN 'configuring'
+    WHEN d."last_connectivity_event" IS NULL AND d."api_heartbeat_state" = 'unknown' AND NOT d."is_connected_to_vpn" THEN 'inactive'
+    WHEN d."api_heartbeat_state" IN ('offline', 'unknown') AND NOT d."is_connected_to_vpn" THEN 'disconnected'
+    WHEN (d."api_heartbeat_state" IN ('online', 'timeout')) <> d."is_connected_to_vpn" THEN 'reduced-functionality'
+    WHEN d."update_status" IN ('downloading', 'downloaded', 'applying changes') OR d."download_progress" IS NOT NULL THEN 'updating'
+    ELSE 'operational'
+  END
+$$;--> statement-breakpoint
+DELETE FROM "fleet_status_count";--> statement-breakpoint
+INSERT INTO "fleet_status_count" ("application", "status", "n")
+SELECT "belongs_to__application", "flotilla_device_status"(d), count(*)::int FROM "device" d GROUP BY 1, 2;

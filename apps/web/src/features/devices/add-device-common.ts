@@ -1,0 +1,22 @@
+import type { TFunction } from "i18next";
+import type { ReactNode } from "react";
+import type { Fleet } from "../fleet-access/data.ts";
+import type { ExpiryChoice } from "../preferences/api-key-expiry.ts";
+
+/** What the add-device dialog's two ways (flotilla-agent, balenaOS) share. */
+export type AddDeviceCommon = {
+  fleet: Fleet;
+  /** The chosen device type's slug. */
+  deviceType: string;
+  /** The provisioning key's expiry. */
+  expiry: ExpiryChoice;
+  /** The device type and operating system choices, first in the dialog. */
+  header: ReactNode;
+  /** The provisioning key's expiry select (disabled once a key is shown). */
+  expirySelect: (disabled: boolean) => ReactNode;
+  onClose: () => void;
+};
+
+/** The name of the provisioning key a download creates. */
+export const provisioningKeyName = (t: TFunction) =>
+  t("devices.add.key_name", { date: new Date().toISOString().slice(0, 10) });
