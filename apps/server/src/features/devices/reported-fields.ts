@@ -86,8 +86,13 @@ function takeIsOnline(body: WriteValues): boolean | null | undefined {
 type Devices = Pick<DeviceServices, "userWroteReportedFields">;
 
 export function deviceReportedFieldHooks(devices: Devices): ResourceHooks {
-  /** `is_online` of a POST, kept from before the insert to after it. */
-  const onlineOfCreate = new WeakMap<WriteValues, boolean | null>();
+  /** The `is_online` of a write, kept from before its INSERT or UPDATE (it is no column) to after it. */
+  const onlineOf = new WeakMap<WriteValues, boolean | null>();
+  const takeOnline = (body: WriteValues) => {
+    checkReportedFields(body);
+    const online = takeIsOnline(body);
+    if (online !== undefined) onlineOf.set(body, online);
+  };
 
   async function afterWrite(
     context: HookContext,
@@ -102,23 +107,10 @@ export function deviceReportedFieldHooks(devices: Devices): ResourceHooks {
     }
   }
 
-  const onlineOfUpdate = new WeakMap<WriteValues, boolean | null>();
   return {
-    beforeCreate({ body }) {
-      checkReportedFields(body);
-      const online = takeIsOnline(body);
-      if (online !== undefined) onlineOfCreate.set(body, online);
-    },
-    async afterCreate(context) {
-      await afterWrite(context, [context.id], context.body, onlineOfCreate.get(context.body));
-    },
-    beforeUpdate({ body }) {
-      checkReportedFields(body);
-      const online = takeIsOnline(body);
-      if (online !== undefined) onlineOfUpdate.set(body, online);
-    },
-    async afterUpdate(context) {
-      await afterWrite(context, context.ids, context.body, onlineOfUpdate.get(context.body));
-    },
+    beforeCreate: ({ body }) => takeOnline(body),
+    afterCreate: (context) => afterWrite(context, [context.id], context.body, onlineOf.get(context.body)),
+    beforeUpdate: ({ body }) => takeOnline(body),
+    afterUpdate: (context) => afterWrite(context, context.ids, context.body, onlineOf.get(context.body)),
   };
 }
