@@ -50,7 +50,6 @@ export async function deviceTypeJsons(ctx: AppContext, caller: Caller | undefine
  * (features/os-images), else the agent package; `GET /download` itself is in features/os-images.
  */
 export async function deviceTypeRoutes(app: FastifyInstance, ctx: AppContext) {
-  const read = (request: FastifyRequest, query: string) => readDeviceTypes(ctx, request.auth, query);
   const deviceType = (request: FastifyRequest, slug: string | undefined) => deviceTypeBySlug(ctx, request.auth, slug);
 
   const guest = { config: { guest: true } };
