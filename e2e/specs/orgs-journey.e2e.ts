@@ -171,6 +171,11 @@ describe("organizations: an administrator and an invited member", () => {
     await dialog.getByLabel("Email address").fill(invitee);
     await dialog.getByRole("button", { name: "Send invitation" }).click();
     await dialog.getByText("This user has already been invited").waitFor();
+    // A member is refused by the form (spec 3 §5; the API itself would invite them, as balena's does).
+    await dialog.getByLabel("Email address").fill(DEMO.email.toUpperCase());
+    await dialog.getByRole("button", { name: "Send invitation" }).click();
+    await dialog.getByText("This user is already a member").waitFor();
+    expect(await pending.getByText(DEMO.email, { exact: false }).count()).toBe(0);
     await dialog.getByRole("button", { name: "Cancel" }).click();
     // The last administrator can be neither demoted nor removed.
     const members = admin.getByRole("table", { name: "Members" });

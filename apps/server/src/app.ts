@@ -64,7 +64,7 @@ import { createSupervisorApis } from "./features/vpn/supervisor-api.ts";
 import { webhookRoutes } from "./features/webhooks/routes.ts";
 import { bearerToken, isKnownDeviceKey, registerAuthentication, tokenHashOf } from "./lib/authenticate.ts";
 import { serverTlsOptions } from "./lib/certificates.ts";
-import { ERROR_CODE_HEADER, registerErrorHandler } from "./lib/error-handler.ts";
+import { ERROR_CODE_HEADER, ERROR_PARAMS_HEADER, registerErrorHandler } from "./lib/error-handler.ts";
 import { createSealer } from "./lib/sealed.ts";
 import { loadSecret } from "./lib/secret.ts";
 
@@ -127,7 +127,7 @@ export async function buildApi(ctx: AppContext, logger: FastifyBaseLogger): Prom
     origin: [ctx.config.publicUrl],
     methods: ["GET", "HEAD", "POST", "PATCH", "PUT", "DELETE", "OPTIONS"],
     allowedHeaders: ["Authorization", "Content-Type", "X-Balena-Client"],
-    exposedHeaders: ["Retry-After", ERROR_CODE_HEADER],
+    exposedHeaders: ["Retry-After", ERROR_CODE_HEADER, ERROR_PARAMS_HEADER],
     maxAge: 600,
   });
   // Request bodies are not unpacked by the plugin: the device log stream reads its own gzip

@@ -288,7 +288,7 @@ describe("balena deploy through /v7", () => {
     const made = await post({ semver: "1.0.0-rc.1+b7" });
     expect(made.status).toBe(201);
     expect(await made.json()).toMatchObject({
-      raw_version: "1.0.0-rc.1",
+      raw_version: "1.0.0-rc.1+b7",
       semver_prerelease: "rc.1",
       semver_build: "b7",
       is_created_by__user: { __id: userId },

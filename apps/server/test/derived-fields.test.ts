@@ -51,7 +51,7 @@ describe("derived fields", () => {
       {
         id: fleet.id,
         total_devices: 3,
-        device_count_grouped_by_status: { operational: 1, inactive: 1, configuring: 1 },
+        device_count_grouped_by_status: { operational: 1, inactive: 2 },
       },
       { id: empty.id, total_devices: 0, device_count_grouped_by_status: {} },
     ]);

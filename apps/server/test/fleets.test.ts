@@ -18,8 +18,14 @@ let acme: { id: number; handle: string };
 let globex: { id: number; handle: string };
 let elsewhere: { id: number; handle: string };
 
-const NAME_TAKEN = (type: string) =>
-  `This name is already used by another ${type}. Note that the name is case-insensitive`;
+/** balena's words for a taken fleet name (balena-cli looks for "unique"); the dashboard's are the spec's. */
+const NAME_TAKEN = '"organization" and "app_name" must be unique.';
+
+/** The spec's params the API sends with an error the dashboard words itself (x-flotilla-error-params). */
+const paramsOf = (error: unknown) => {
+  const header = (error as { responseHeaders?: Headers }).responseHeaders?.get("x-flotilla-error-params");
+  return header ? JSON.parse(decodeURIComponent(header)) : undefined;
+};
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -44,7 +50,13 @@ async function v7(token: string, method: string, path: string, body?: unknown) {
     },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: response.status, code: response.headers.get("x-flotilla-error-code"), text: await response.text() };
+  const params = response.headers.get("x-flotilla-error-params");
+  return {
+    status: response.status,
+    code: response.headers.get("x-flotilla-error-code"),
+    params: params ? JSON.parse(decodeURIComponent(params)) : undefined,
+    text: await response.text(),
+  };
 }
 
 const typeId = async (table: "device_type" | "application_type", slug: string) => {
@@ -60,27 +72,36 @@ const fleetRow = async (id: number) =>
   ).rows[0];
 
 describe("fleet name (spec 2 §5)", () => {
+  const LENGTH_RULE =
+    "It is necessary that each application has an app name that has a Length (Type) that is greater than or equal to 4 and is less than or equal to 100.";
+  const CHARACTERS = "App name may only contain [a-zA-Z0-9_-]";
   it.each([
-    ["", "A name is required"],
-    ["abc", "The name should be at least 4 characters long"],
-    ["a".repeat(101), "The name should not be more than 100 characters long"],
-    ["my fleet", "The name can only contain alphanumeric characters, hyphens or underscores"],
-    ["-fleet", "The name can only contain alphanumeric characters, hyphens or underscores"],
-    ["_fleet", "The name can only contain alphanumeric characters, hyphens or underscores"],
-  ])("refuses %j on create and rename", async (name, text) => {
-    await expect(
-      sdk.models.application.create({ name, deviceType: "raspberrypi4-64", organization: "acme" }),
-    ).rejects.toThrow(text);
-    const fleet = await t.factories.fleet(acme);
-    await expect(sdk.models.application.rename(fleet.id, name)).rejects.toThrow(text);
-  });
+    ["", LENGTH_RULE, "A name is required"],
+    ["abc", LENGTH_RULE, "The name should be at least 4 characters long"],
+    ["a".repeat(101), LENGTH_RULE, "The name should not be more than 100 characters long"],
+    ["my fleet", CHARACTERS, "The name can only contain alphanumeric characters, hyphens or underscores"],
+    ["-fleet", CHARACTERS, "The name can only contain alphanumeric characters, hyphens or underscores"],
+    ["_fleet", CHARACTERS, "The name can only contain alphanumeric characters, hyphens or underscores"],
+  ])(
+    "refuses %j on create and rename, in balena's words (the spec's go to the dashboard)",
+    async (name, words, problem) => {
+      const created = await sdk.models.application
+        .create({ name, deviceType: "raspberrypi4-64", organization: "acme" })
+        .catch((error: unknown) => error);
+      expect(created).toMatchObject({ statusCode: 400, message: expect.stringContaining(words) });
+      expect(paramsOf(created)).toEqual({ problem });
+      const fleet = await t.factories.fleet(acme);
+      const renamed = await sdk.models.application.rename(fleet.id, name).catch((error: unknown) => error);
+      expect(renamed).toMatchObject({ statusCode: 400, message: expect.stringContaining(words) });
+    },
+  );
 
   it("is unique case-insensitively per organization, for every class, on create and rename", async () => {
     await t.factories.fleet(acme, { name: "Weather" });
     await t.factories.fleet(acme, { name: "camera-block", className: "block" });
     await expect(
       sdk.models.application.create({ name: "WEATHER", deviceType: "raspberrypi4-64", organization: "acme" }),
-    ).rejects.toThrow(NAME_TAKEN("fleet"));
+    ).rejects.toThrow(NAME_TAKEN);
     await expect(
       sdk.models.application.create({
         name: "Camera-Block",
@@ -88,9 +109,9 @@ describe("fleet name (spec 2 §5)", () => {
         organization: "acme",
         applicationClass: "block",
       }),
-    ).rejects.toThrow(NAME_TAKEN("block"));
+    ).rejects.toThrow(NAME_TAKEN);
     const other = await t.factories.fleet(acme, { name: "rename-me" });
-    await expect(sdk.models.application.rename(other.id, "weather")).rejects.toThrow(NAME_TAKEN("fleet"));
+    await expect(sdk.models.application.rename(other.id, "weather")).rejects.toThrow(NAME_TAKEN);
     // Another organization may use the name; renaming to the same name in another case is fine.
     const created = await sdk.models.application.create({
       name: "weather",
@@ -114,7 +135,9 @@ describe("fleet name (spec 2 §5)", () => {
       organization: acme.id,
       is_for__device_type: await typeId("device_type", "raspberrypi4-64"),
     });
-    expect(again).toMatchObject({ status: 409, code: "already_used", text: NAME_TAKEN("fleet") });
+    expect(again).toMatchObject({ status: 409, code: "already_used", text: NAME_TAKEN });
+    // The dashboard words it with the spec's text and these params (apps/web lib/errors.ts).
+    expect(again.params).toEqual({ type: "fleet" });
   });
 });
 
@@ -413,7 +436,7 @@ describe("transfer of ownership (spec 2 §5)", () => {
     await t.factories.fleet(globex, { name: "Duplicate" });
     const fleet = await t.factories.fleet(acme, { name: "duplicate" });
     const response = await v7(owner.token, "PATCH", `application(${fleet.id})`, { organization: globex.id });
-    expect(response).toMatchObject({ status: 409, code: "already_used", text: NAME_TAKEN("fleet") });
+    expect(response).toMatchObject({ status: 409, code: "already_used", text: NAME_TAKEN });
   });
 
   it("needs application.transfer: a fleet developer may not, even to an organization they administer", async () => {

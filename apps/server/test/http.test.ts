@@ -31,6 +31,8 @@ describe("API basics", () => {
     const get = await fetch(`${t.url}/ping`, { headers: { origin: "http://dashboard.test:8080" } });
     expect(get.headers.get("access-control-expose-headers")).toContain("Retry-After");
     expect(get.headers.get("access-control-expose-headers")).toContain("x-flotilla-error-code");
+    // The dashboard words balena-worded errors itself from these params (domain errors.ts).
+    expect(get.headers.get("access-control-expose-headers")).toContain("x-flotilla-error-params");
   });
 
   it("serves the feature flags without a token", async () => {

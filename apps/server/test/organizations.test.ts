@@ -22,8 +22,9 @@ afterAll(async () => {
   await mail.close();
 });
 
-const NAME_TAKEN = (type: string) =>
-  `This name is already used by another ${type}. Note that the name is case-insensitive`;
+/** A taken name in balena's words ("unique", which its clients look for); the dashboard shows the spec's (fleets.test.ts). */
+const NAME_TAKEN = (type: "organization" | "team") =>
+  type === "organization" ? '"name" must be unique.' : '"belongs_to__organization" and "name" must be unique.';
 const LAST_ADMIN = "The last administrator of an organization cannot be removed, demoted or leave it";
 
 async function subscribe(organizationId: number, planCode: string) {
@@ -193,7 +194,7 @@ describe("organization members", () => {
 });
 
 describe("organization invitations", () => {
-  it("refuse a missing, invalid, existing or already invited invitee (spec 3 §5 keys)", async () => {
+  it("refuse a missing, invalid or already invited invitee (spec 3 §5 keys); a member is invited again, as on balena", async () => {
     const admin = await t.factories.user();
     const member = await t.factories.user({ email: `Member-${Date.now()}@Example.com` });
     const org = await t.factories.organization({ admins: [admin.user], members: [member.user] });
@@ -203,8 +204,9 @@ describe("organization invitations", () => {
     expect((await invite({})).text).toBe("An invitee is required");
     const invalid = await invite({ invitee: "not-an-email" });
     expect([invalid.status, invalid.text]).toEqual([400, "Invalid email address"]);
+    // balena's API invites a member again (the dashboard's form refuses with invitee_already_exist).
     const existing = await invite({ invitee: ` ${member.user.email?.toUpperCase()} ` });
-    expect([existing.status, existing.text]).toEqual([409, "This user is already a member"]);
+    expect(existing.status).toBe(201);
     const first = await invite({ invitee: "  new.person@example.com " });
     expect(first.status).toBe(201);
     const again = await invite({ invitee: "NEW.PERSON@example.com" });
@@ -496,14 +498,15 @@ describe("fleet members and invitations", () => {
       { invitee: invitee.user.email, is_invited_to__application: fleet.id },
       admin.token,
     );
-    expect(existing.text).toBe("This user is already a member");
-    // Organization administrators already administer every fleet of it.
+    // Invited again, as balena's API does (the dashboard refuses first); so is an organization
+    // administrator, who already administers every fleet of it.
+    expect(existing.status).toBe(201);
     const administrator = await api.post(
       "/v7/invitee__is_invited_to__application",
       { invitee: admin.user.email, is_invited_to__application: fleet.id },
       admin.token,
     );
-    expect([administrator.status, administrator.text]).toEqual([409, "This user is already a member"]);
+    expect(administrator.status).toBe(201);
     const other = await api.post(
       "/v7/invitee__is_invited_to__application",
       { invitee: "revoked@example.com", is_invited_to__application: fleet.id },

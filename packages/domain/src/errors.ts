@@ -1,6 +1,11 @@
 /**
  * The error catalogue: every error the API sends carries one of these codes, and the
  * dashboard translates the code (i18n key `errors.<code>`). Texts are the spec's.
+ *
+ * `balenaWords`: the API answers these in balena's own words (a duplicate name says "unique", a
+ * data rule keeps pinejs's "It is necessary that each …"), as balena's clients match on them; the
+ * throw site gives those words and the spec's `params`, which travel in ERROR_PARAMS_HEADER, so
+ * the dashboard shows `text` with them instead (apps/web lib/errors.ts).
  */
 export const errorCatalogue = {
   bad_request: { status: 400, text: "Invalid request." },
@@ -43,7 +48,10 @@ export const errorCatalogue = {
   already_used: {
     status: 409,
     text: "This name is already used by another {type}. Note that the name is case-insensitive",
+    balenaWords: true,
   },
+  // A fleet, app or block name (spec 2 §5 "Fleet name"): `problem` is the spec's text of it.
+  fleet_name_invalid: { status: 400, text: "{problem}", balenaWords: true },
   name_required: { status: 400, text: "A name is required" },
   invitee_required: { status: 400, text: "An invitee is required" },
   invalid_email: { status: 400, text: "Invalid email address" },
@@ -187,7 +195,9 @@ export const errorCatalogue = {
   free_plan_allowance_exceeded: { status: 402, text: "provisioned more devices than free allowance" },
   // Devices (spec 2 §4, §5, §6, §8 keyed errors; docs/device-protocol.md).
   device_not_found: { status: 404, text: "Device not found: {device}" },
-  device_must_be_online: { status: 400, text: "The device must be online for this action" },
+  // balena's words for a device its relay cannot reach (balena-sdk getSupervisorState and the
+  // device actions surface them; balena answers 404, the dashboard's keyed error needs a 400).
+  device_must_be_online: { status: 400, text: "No online device(s) found" },
   device_already_inactive: { status: 400, text: "The device is already inactive" },
   device_deactivation_paid_only: { status: 402, text: "Deactivation needs a paid plan" },
   device_frozen: {
@@ -198,7 +208,7 @@ export const errorCatalogue = {
     status: 403,
     text: "Only developers, operators and organization administrators of the target fleet can move a device into it",
   },
-  device_release_not_in_fleet: { status: 400, text: "Release not found: {release}" },
+  device_release_not_in_fleet: { status: 400, text: "Release not found: {release}", balenaWords: true },
   local_mode_supervisor_too_old: { status: 400, text: "Local mode needs supervisor 4 or later" },
   local_mode_os_not_supported: { status: 400, text: "Local mode is not available on OS 1.x" },
   local_mode_dev_variant_required: { status: 400, text: "Local mode needs a development OS variant" },
@@ -253,15 +263,25 @@ export const errorCatalogue = {
   release_not_selectable: {
     status: 400,
     text: "Only a successful release that is not invalidated can be selected: {release}",
+    balenaWords: true,
   },
   release_version_invalid: { status: 400, text: "The release version must be three numbers: major.minor.patch" },
   build_upload_invalid: { status: 400, text: "The upload is not a tar archive: {message}" },
   build_url_invalid: { status: 400, text: "The build URL must be an http(s) URL of a tar archive" },
   internal_error: { status: 500, text: "Something went wrong, please try again later." },
   service_unavailable: { status: 503, text: "Service unavailable." },
-} as const satisfies Record<string, { status: number; text: string }>;
+} as const satisfies Record<string, { status: number; text: string; balenaWords?: true }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
+
+/** The header in which the API sends an error's `params` (URI-encoded JSON), for the dashboard's texts. */
+export const ERROR_PARAMS_HEADER = "x-flotilla-error-params";
+
+/** Whether the API words this code as balena does, the dashboard as the catalogue does (see above). */
+export function hasBalenaWords(code: string): code is ErrorCode {
+  const entry = (errorCatalogue as Record<string, { balenaWords?: true }>)[code];
+  return entry?.balenaWords === true;
+}
 
 /** Fill `{name}` placeholders of a catalogue text. */
 export function formatErrorText(template: string, params: Record<string, string | number> = {}): string {

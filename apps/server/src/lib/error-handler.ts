@@ -1,3 +1,4 @@
+import { ERROR_PARAMS_HEADER, hasBalenaWords } from "@flotilla/domain";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { FlotillaError } from "../errors.ts";
 
@@ -35,11 +36,19 @@ function toFlotillaError(error: FastifyError | Error): FlotillaError {
   }
 }
 
-/** Every error names its catalogue code in this header too: under /v7 the body is only the text. */
+/**
+ * Every error names its catalogue code in this header too: under /v7 the body is only the text.
+ * Its params (when it has some) go in ERROR_PARAMS_HEADER.
+ */
 export const ERROR_CODE_HEADER = "x-flotilla-error-code";
+export { ERROR_PARAMS_HEADER };
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: FlotillaError) {
   reply.code(error.statusCode).headers(error.headers).header(ERROR_CODE_HEADER, error.code);
+  // The dashboard words these itself (domain errors.ts `balenaWords`): it needs their params.
+  if (hasBalenaWords(error.code) && Object.keys(error.params).length > 0) {
+    reply.header(ERROR_PARAMS_HEADER, encodeURIComponent(JSON.stringify(error.params)));
+  }
   if (TEXT_ERROR_PREFIXES.some((prefix) => request.url.startsWith(prefix))) {
     return reply.type("text/plain; charset=utf-8").send(error.message);
   }

@@ -18,7 +18,12 @@ import { paidPlan } from "./organizations.ts";
 /**
  * The device's overall status (spec 2 §4), one SQL expression so lists can filter, sort and
  * count by it. Cloudlink stands in for balena's VPN: a device whose heartbeat and cloudlink
- * disagree has reduced functionality.
+ * disagree has reduced functionality. A device that never connected (no connectivity event, no
+ * heartbeat, no cloudlink) is `inactive`, as balena's API and balena-sdk's `getStatus` say of a
+ * device that was registered and never came online; one that reports provisioning progress is
+ * `configuring` meanwhile. Migrations 0007, 0025 and 0033 index this very expression, and the
+ * per-fleet counts' function `flotilla_device_status` (migrations 0032, 0033) computes it: change
+ * them together (model.test.ts and fleet-status-counts.test.ts compare them).
  */
 /**
  * The release device `d` of fleet `a` should run: its pin, else its wave's in a phased rollout
@@ -34,7 +39,8 @@ export const targetReleaseSql = (d: string, a: string) =>
 export const overallStatusSql = (d: string) => `CASE
   WHEN NOT ${d}."is_active" THEN 'inactive'
   WHEN ${d}."provisioning_state" = 'Post-Provisioning' THEN 'post-provisioning'
-  WHEN ${d}."last_connectivity_event" IS NULL OR ${d}."provisioning_progress" IS NOT NULL THEN 'configuring'
+  WHEN ${d}."provisioning_progress" IS NOT NULL THEN 'configuring'
+  WHEN ${d}."last_connectivity_event" IS NULL AND ${d}."api_heartbeat_state" = 'unknown' AND NOT ${d}."is_connected_to_vpn" THEN 'inactive'
   WHEN ${d}."api_heartbeat_state" IN ('offline', 'unknown') AND NOT ${d}."is_connected_to_vpn" THEN 'disconnected'
   WHEN (${d}."api_heartbeat_state" IN ('online', 'timeout')) <> ${d}."is_connected_to_vpn" THEN 'reduced-functionality'
   WHEN ${d}."update_status" IN ('downloading', 'downloaded', 'applying changes') OR ${d}."download_progress" IS NOT NULL THEN 'updating'
@@ -62,6 +68,8 @@ export const deviceResources = [
     name: "device",
     table: "device",
     alternateKeys: [["uuid"]],
+    // `is_online` is computed; a user's write of it is kept apart (features/devices/reported-fields.ts).
+    parameters: { is_online: "Boolean" },
     fields: [
       id,
       createdAt,
@@ -78,7 +86,7 @@ export const deviceResources = [
       editable("is_active", "Boolean"),
       field("api_heartbeat_state", "Text"),
       field("changed_api_heartbeat_state_on__date", "Date Time"),
-      field("last_connectivity_event", "Date Time"),
+      editable("last_connectivity_event", "Date Time"),
       field("is_connected_to_vpn", "Boolean"),
       field("last_vpn_event", "Date Time"),
       field("is_locked_until__date", "Date Time"),
@@ -87,13 +95,13 @@ export const deviceResources = [
       editable("public_address", "Text"),
       editable("ip_address", "Text"),
       editable("mac_address", "Text"),
-      field("memory_usage", "Integer"),
-      field("memory_total", "Integer"),
-      field("storage_block_device", "Text"),
-      field("storage_usage", "Integer"),
-      field("storage_total", "Integer"),
-      field("cpu_usage", "Integer"),
-      field("cpu_temp", "Integer"),
+      editable("memory_usage", "Integer"),
+      editable("memory_total", "Integer"),
+      editable("storage_block_device", "Text"),
+      editable("storage_usage", "Integer"),
+      editable("storage_total", "Integer"),
+      editable("cpu_usage", "Integer"),
+      editable("cpu_temp", "Integer"),
       editable("cpu_id", "Text"),
       editable("is_undervolted", "Boolean"),
       editable("status", "Text"),
@@ -105,7 +113,7 @@ export const deviceResources = [
       editable("os_version", "Text"),
       editable("os_variant", "Text"),
       editable("supervisor_version", "Text"),
-      ref("is_running__release", "release"),
+      ref("is_running__release", "release", { writable: true }),
       ref("is_pinned_on__release", "release", { writable: true }),
       ref("should_be_managed_by__release", "release", { writable: true }),
       // The host OS release an OS update moves the device to (set by POST /v2/{uuid}/resinhup).
@@ -130,10 +138,12 @@ export const deviceResources = [
         (d) =>
           `CASE WHEN ${d}."provisioning_progress" IS NOT NULL THEN ${d}."provisioning_progress" ELSE ${d}."download_progress" END`,
       ),
+      // What the heartbeat and cloudlink say, unless a user wrote it since (reported-fields.ts).
       computed(
         "is_online",
         "Boolean",
-        (d) => `(${d}."api_heartbeat_state" IN ('online', 'timeout') OR ${d}."is_connected_to_vpn")`,
+        (d) =>
+          `COALESCE(${d}."written_is_online", ${d}."api_heartbeat_state" IN ('online', 'timeout') OR ${d}."is_connected_to_vpn")`,
       ),
       computed("is_frozen", "Boolean", isFrozenSql),
       // balena's computed target: what the device should run now (its pin, its rollout wave's, the fleet's).

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../../test/harness.ts";
 import type { Database } from "../db/index.ts";
+import { overallStatusSql } from "./devices.ts";
 import { model } from "./index.ts";
 
 let db: Database;
@@ -56,5 +57,20 @@ describe("the data model", () => {
   it("never exposes password hashes", () => {
     const user = model.resource("user");
     expect(user?.fields.map((f) => f.column ?? f.name)).not.toContain("password_hash");
+  });
+
+  it("keeps the overall status expression the one its indexes are built on (migrations 0007, 0025, 0033)", async () => {
+    // PostgreSQL uses an expression index only for the very same expression: lists by status
+    // would scan every device of a fleet if the model and the migration drifted apart.
+    const plan = await db.transaction(async (tx) => {
+      await tx.query("SET LOCAL enable_seqscan = off");
+      const { rows } = await tx.query<{ "QUERY PLAN": string }>(
+        `EXPLAIN SELECT d.id FROM "device" AS d WHERE d."belongs_to__application" = 1 AND ${overallStatusSql("d")} = 'inactive'`,
+      );
+      return rows.map((row) => row["QUERY PLAN"]).join("\n");
+    });
+    expect(plan).toContain("device_application_status_name_idx");
+    // The status condition is answered by the index (an Index Cond), not filtered row by row.
+    expect(plan).toMatch(/Index Cond: .*CASE WHEN/);
   });
 });

@@ -2,11 +2,35 @@ import { computed, createdAt, editable, field, id, many, pairResource, ref, reso
 
 const semverSql = (r: string) => `(${r}."semver_major" || '.' || ${r}."semver_minor" || '.' || ${r}."semver_patch")`;
 /**
- * `1.2.3`, `1.2.3-pre`, `1.2.3+rev4` as balena writes it. (balena names a draft
- * `1.2.3-<created_at in ms>`; not yet: the dashboard shows drafts by this text, see compat-3.)
+ * The version as balena writes it: `major.minor.patch`, then `-` and the prerelease and, for a
+ * draft, its `created_at` in ms (`1.2.3-1732847362123`, `1.2.3-beta.1732847362123`: unique per
+ * draft until it is finalized), then `+` and the build, the revision (`rev1`, unless the build
+ * names it) and the variant. Finalized: `1.2.3`, `1.2.3+rev1`, … The dashboard shows a draft as
+ * its semver with a "Draft" chip (apps/web releases/model.ts `versionText`).
  */
-const rawVersionSql = (r: string) =>
-  `(${semverSql(r)} || CASE WHEN ${r}."semver_prerelease" <> '' THEN '-' || ${r}."semver_prerelease" ELSE '' END || CASE WHEN ${r}."revision" IS NOT NULL AND ${r}."revision" > 0 THEN '+rev' || ${r}."revision" ELSE '' END)`;
+export const rawVersionSql = (r: string) => {
+  const revised = `(COALESCE(${r}."revision", 0) > 0)`;
+  const draftMs = `CASE WHEN NOT ${r}."is_final" THEN floor(extract(epoch FROM ${r}."created_at") * 1000)::bigint::text END`;
+  const revisionTag = `CASE WHEN ${revised} AND ('.' || ${r}."semver_build" || '.') NOT LIKE ('%.rev' || ${r}."revision" || '.%') THEN 'rev' || ${r}."revision" END`;
+  return `(${semverSql(r)}
+    || CASE WHEN ${r}."semver_prerelease" <> '' OR NOT ${r}."is_final"
+            THEN '-' || concat_ws('.', NULLIF(${r}."semver_prerelease", ''), ${draftMs}) ELSE '' END
+    || CASE WHEN ${r}."semver_build" <> '' OR ${revised} OR ${r}."variant" <> ''
+            THEN '+' || concat_ws('.', NULLIF(${r}."semver_build", ''), ${revisionTag}, NULLIF(${r}."variant", '')) ELSE '' END)`;
+};
+
+/**
+ * balena's data rules of releases, in its words (pinejs answers a broken rule with the rule
+ * itself): what a fleet or a device may be pinned to, and one successful release per commit.
+ */
+export const RELEASE_RULES = {
+  fleet:
+    'It is necessary that each release that should be running on an application, has a status that is equal to "success" and belongs to the application.',
+  device:
+    'It is necessary that each release that is pinned to a device, has a status that is equal to "success" and belongs to an application1 that the device belongs to.',
+  commit:
+    'It is necessary that each application that owns a release1 that has a status that is equal to "success" and has a commit1, owns at most one release2 that has a status that is equal to "success" and has a commit2 that is equal to the commit1.',
+} as const;
 
 const releaseImageImage = ref("image", "image", { writable: true, required: true });
 const releaseImageRelease = ref("is_part_of__release", "release", { writable: true, required: true });
@@ -16,6 +40,7 @@ export const releaseResources = [
     name: "release",
     table: "release",
     alternateKeys: [["belongs_to__application", "commit"]],
+    rules: { release_app_commit_key: RELEASE_RULES.commit },
     // balena-cli and balena-release write the version as one string (client-releases.ts).
     parameters: { semver: "Text" },
     fields: [
@@ -113,7 +138,8 @@ export const releaseResources = [
       editable("push_timestamp", "Date Time"),
       editable("dockerfile", "Text"),
       editable("image_size", "Big Integer"),
-      editable("is_stored_at__image_location", "Text", true),
+      // Chosen by the server with a registry, else given or named after the compose file (client-releases.ts).
+      editable("is_stored_at__image_location", "Text"),
       editable("project_type", "Text"),
       editable("error_message", "Text"),
       // Long: balena answers it only when it is selected.

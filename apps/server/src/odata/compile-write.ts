@@ -24,9 +24,11 @@ export function checkBody(model: Model, resource: ResourceDefinition, body: unkn
   const values: WriteValues = {};
   const namesByColumn = new Map<string, string>();
   for (const [name, value] of Object.entries(body)) {
-    if (resource.parameters?.[name]) {
-      if (value !== null && value !== undefined && typeof value !== "string")
-        throw badRequest(`"${name}" must be a string`);
+    const parameter = resource.parameters?.[name];
+    if (parameter) {
+      const type = parameter === "Boolean" ? "boolean" : "string";
+      if (value !== null && value !== undefined && typeof value !== type)
+        throw badRequest(`"${name}" must be a ${type}`);
       values[name] = value ?? undefined;
       continue;
     }
@@ -46,7 +48,7 @@ export function checkBody(model: Model, resource: ResourceDefinition, body: unkn
 export function dropParameters(resource: ResourceDefinition, values: WriteValues) {
   for (const name of Object.keys(resource.parameters ?? {})) {
     const field = resource.fields.find((each) => each.name === name);
-    if (!field || (field.references && typeof values[name] !== "number")) delete values[name];
+    if (!field || field.computed || (field.references && typeof values[name] !== "number")) delete values[name];
   }
 }
 

@@ -12,7 +12,8 @@ function isPostgresError(error: unknown): error is PostgresError {
 
 /**
  * Turns what the database refused into the client's error, naming fields by their API names:
- * unique 409 (`"uuid" must be unique.`: pinejs-client's upsert looks for /unique/i), foreign key,
+ * unique 409 (`"uuid" must be unique.`: pinejs-client's upsert looks for /unique/i) unless the
+ * index is one of the resource's data rules (400 with the rule's text, as pinejs), foreign key,
  * not-null, check and bad-value errors 400. Anything else is left alone (a 500).
  */
 export function fromDatabaseError(
@@ -27,11 +28,14 @@ export function fromDatabaseError(
     new FlotillaError(code, message, { cause: error });
   const keyColumns = columnsOfDetail(error.detail);
   switch (error.code) {
-    case "23505":
+    case "23505": {
+      const rule = error.constraint ? resource?.rules?.[error.constraint] : undefined;
+      if (rule) return fail("bad_request", rule);
       return fail(
         "conflict",
         keyColumns.length > 0 ? `${names(keyColumns)} must be unique.` : "A value must be unique.",
       );
+    }
     case "23503": {
       const referencing = /still referenced from table "([^"]+)"/.exec(error.detail ?? "");
       if (referencing) {

@@ -69,9 +69,15 @@ export type ResourceDefinition = {
   /**
    * Body-only inputs of POST/PATCH that are no column: the resource's hooks turn them into fields
    * (balena's `username` of a fleet membership, the `invitee` email of an invitation). A parameter
-   * may share a field's name; the hook replaces the value. Whatever the hooks leave is dropped.
+   * may share a field's name (a computed one too: device `is_online`); the hook replaces the value.
+   * Whatever the hooks leave is dropped.
    */
-  parameters?: Readonly<Record<string, "Text">>;
+  parameters?: Readonly<Record<string, "Text" | "Boolean">>;
+  /**
+   * Unique indexes that are data rules rather than keys, by index name, with the rule's text: a
+   * violation answers 400 with it, as pinejs answers a broken rule (not 409 "must be unique").
+   */
+  rules?: Readonly<Record<string, string>>;
 };
 
 export type Model = {

@@ -9,6 +9,7 @@ import { deviceQuery } from "../features/devices/data.ts";
 import { useFleet } from "../features/fleet-access/data.ts";
 import { pineOf, useOrganization, useTeams } from "../features/orgs/data.ts";
 import { releaseQuery } from "../features/releases/data.ts";
+import { versionText } from "../features/releases/model.ts";
 import type { CrumbKey, CrumbObject } from "../router.tsx";
 import { TextLink } from "./links.tsx";
 
@@ -53,7 +54,7 @@ function ObjectName({ kind, params }: { kind: CrumbObject; params: Record<string
           : kind === "device"
             ? device.data?.device_name
             : kind === "release"
-              ? release.data?.raw_version
+              ? release.data && versionText(release.data)
               : member.data?.user[0]?.username;
   return <>{name ?? "…"}</>;
 }

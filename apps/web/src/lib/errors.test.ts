@@ -190,6 +190,35 @@ describe("one mapping from API answers to the catalogue's texts", () => {
     expect(errorText(new Error("Request error: Name too long"))).toBe("Error: Name too long.");
   });
 
+  it("words the errors the API sends in balena's words with the spec's text and the sent params", () => {
+    const balena = (statusCode: number, code: string, body: string, params: Record<string, string>) =>
+      Object.assign(requestError(statusCode, body), {
+        responseHeaders: new Headers({
+          "x-flotilla-error-code": code,
+          "x-flotilla-error-params": encodeURIComponent(JSON.stringify(params)),
+        }),
+      });
+    expect(
+      errorText(balena(409, "already_used", '"organization" and "app_name" must be unique.', { type: "fleet" })),
+    ).toBe("This name is already used by another fleet. Note that the name is case-insensitive");
+    const rule =
+      'It is necessary that each release that is pinned to a device, has a status that is equal to "success" and belongs to an application1 that the device belongs to.';
+    expect(errorText(balena(400, "release_not_selectable", rule, { release: "12" }))).toBe(
+      "Only a successful release that is not invalidated can be selected: 12",
+    );
+    expect(
+      errorText(
+        balena(400, "fleet_name_invalid", "App name may only contain [a-zA-Z0-9_-].", {
+          problem: "The name can only contain alphanumeric characters, hyphens or underscores",
+        }),
+      ),
+    ).toBe("The name can only contain alphanumeric characters, hyphens or underscores");
+    // A plain fetch's answer (responseError) carries them as `params`.
+    expect(
+      errorText({ statusCode: 409, apiCode: "already_used", body: '"name" must be unique.', params: { type: "team" } }),
+    ).toBe("This name is already used by another team. Note that the name is case-insensitive");
+  });
+
   it("shows the server's catalogue text for other codes, as it is", () => {
     expect(errorText(coded(409, "invitee_already_invited", "This user has already been invited"))).toBe(
       "This user has already been invited",

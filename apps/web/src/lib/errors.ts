@@ -1,4 +1,10 @@
-import { ERROR_MESSAGE_MAX_LENGTH } from "@flotilla/domain";
+import {
+  ERROR_MESSAGE_MAX_LENGTH,
+  ERROR_PARAMS_HEADER,
+  errorCatalogue,
+  formatErrorText,
+  hasBalenaWords,
+} from "@flotilla/domain";
 import { CHUNK_LOAD_TIMEOUT_CODE } from "./chunk.ts";
 import { t } from "./i18n.ts";
 import { FAILED_QUERY_CHECK_CODE } from "./query-check.ts";
@@ -145,6 +151,25 @@ export function apiErrorCode(error: unknown): string | undefined {
 }
 
 /**
+ * The params of an API error's catalogue text (ERROR_PARAMS_HEADER, URI-encoded JSON), from the
+ * SDK's request errors (`responseHeaders`) or a plain answer's (`params`, responseError below).
+ */
+export function apiErrorParams(error: unknown): Record<string, string | number> {
+  if (typeof error !== "object" || error === null) return {};
+  const { params, responseHeaders } = error as { params?: unknown; responseHeaders?: unknown };
+  if (typeof params === "object" && params !== null) return params as Record<string, string | number>;
+  const headers = responseHeaders as { get?: (name: string) => string | null } | undefined;
+  const raw = typeof headers?.get === "function" ? headers.get(ERROR_PARAMS_HEADER) : null;
+  if (!raw) return {};
+  try {
+    const parsed: unknown = JSON.parse(decodeURIComponent(raw));
+    return typeof parsed === "object" && parsed !== null ? (parsed as Record<string, string | number>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
  * API codes whose words for a person are the dashboard's catalogue text (spec 1 §8, spec 2 §8),
  * not the server's short form ("code invalid") or a database rule ("It is necessary that…").
  * Any other code shows the server's text, which is the catalogue's.
@@ -220,6 +245,8 @@ function uncappedErrorText(error: unknown): string {
   const apiCode = apiErrorCode(error);
   if (apiCode !== undefined && status !== undefined) {
     if (apiCode in CODE_TEXTS) return t(CODE_TEXTS[apiCode as keyof typeof CODE_TEXTS]);
+    // The API words these as balena does (what its clients match on); people read the spec's text.
+    if (hasBalenaWords(apiCode)) return formatErrorText(errorCatalogue[apiCode].text, apiErrorParams(error));
     if (status >= 500) return t("errors.unexpected");
     // Other codes: the server's text is the catalogue's (spec 1 §8), shown as it is.
     if (body && !RAW_TEXT.test(body)) return body;
@@ -280,6 +307,8 @@ export interface ApiAnswerError {
   statusCode: number;
   apiCode: string | undefined;
   body: string;
+  /** The catalogue text's params (ERROR_PARAMS_HEADER), for the codes the dashboard words itself. */
+  params: Record<string, string | number>;
 }
 
 /**
@@ -300,5 +329,6 @@ export async function responseError(response: Response): Promise<ApiAnswerError>
     statusCode: response.status,
     apiCode: header || (typeof fields.code === "string" ? fields.code : undefined),
     body: typeof fields.message === "string" ? fields.message : json === undefined ? text : "",
+    params: apiErrorParams({ responseHeaders: response.headers }),
   };
 }

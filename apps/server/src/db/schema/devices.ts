@@ -32,6 +32,11 @@ export const device = pgTable(
     changed_api_heartbeat_state_on__date: date(),
     last_connectivity_event: date(),
     is_connected_to_vpn: boolean().notNull().default(false),
+    /**
+     * `is_online` as a user wrote it through /v7 (balena lets a device's users write what it
+     * reports): read as `is_online` until the device's connectivity changes or it reports again.
+     */
+    written_is_online: boolean(),
     last_vpn_event: date(),
     is_locked_until__date: date(),
     is_web_accessible: boolean().notNull().default(false),

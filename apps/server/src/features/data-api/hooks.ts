@@ -24,7 +24,7 @@ import {
 } from "../organizations/hooks.ts";
 import { removeOrganizationLogos } from "../organizations/logo.ts";
 import { supervisorReleaseHooks } from "../os-updates/supervisor-hooks.ts";
-import { imageLocationHooks } from "../releases/client-releases.ts";
+import { imageLocationHooks, releaseImageLocationHooks } from "../releases/client-releases.ts";
 import { devicePinHooks, fleetReleaseHooks, releaseAssetHooks, releaseHooks } from "../releases/hooks.ts";
 import { releasePolicyHooks } from "../rollouts/hooks.ts";
 import { fleetRepositoryHooks } from "../ssh-gateway/git-repositories.ts";
@@ -47,17 +47,14 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
       chainHooks(applicationHooks, fleetReleaseHooks(ctx.devices)),
       fleetRepositoryHooks(ctx.config.dataDir),
     ),
-    // A device key's own writes are narrowed to its fields first (device-key-hooks.ts).
-    device: chainHooks(
-      chainHooks(
-        chainHooks(
-          chainHooks(deviceKeyWriteHooks, merge(deviceHooks, deviceSettingsHooks)),
-          devicePinHooks(ctx.devices),
-        ),
-        supervisorReleaseHooks(ctx.devices),
-      ),
-      deviceReportedFieldHooks,
-    ),
+    // A device key's own writes are narrowed to its fields first (device-key-hooks.ts); the
+    // reported fields come next, as `is_online` is taken out of the body there.
+    device: [
+      deviceReportedFieldHooks(ctx.devices),
+      merge(deviceHooks, deviceSettingsHooks),
+      devicePinHooks(ctx.devices),
+      supervisorReleaseHooks(ctx.devices),
+    ].reduce(chainHooks, deviceKeyWriteHooks),
     device__has__config_var_name: deviceConfigVariableHooks,
     device_tag: chainHooks(frozenDeviceChildHooks("device_tag"), tagKeyHooks("device_tag")),
     application_tag: tagKeyHooks("application_tag"),
@@ -85,6 +82,7 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     release_tag: tagKeyHooks("release_tag"),
     release__has__asset_key: releaseAssetHooks(ctx.config.dataDir),
     image: imageLocationHooks(ctx.config.registry?.host),
+    image__is_part_of__release: releaseImageLocationHooks,
     release_policy: releasePolicyHooks,
     user__has__public_key: sshKeyHooks,
     user: userHooks,

@@ -11,13 +11,15 @@ export type DeviceTypeRow = {
   slug: string;
   name: string;
   is_private: boolean;
+  /** An SVG data URL (migration 0035), as balena's `logo`. */
+  logo: string | null;
   contract: { state?: string } | null;
   is_of__cpu_architecture: { slug: string }[];
   device_type_alias: { is_referenced_by__alias: string }[];
 };
 
 export const DEVICE_TYPE_SELECT =
-  "$select=slug,name,is_private,contract&$expand=is_of__cpu_architecture($select=slug),device_type_alias($select=is_referenced_by__alias)";
+  "$select=slug,name,is_private,logo,contract&$expand=is_of__cpu_architecture($select=slug),device_type_alias($select=is_referenced_by__alias)";
 
 /** The file `GET /download` answers for every device type. */
 export const agentFileName = (version: string) => `flotilla-agent-${version}.tgz`;
@@ -30,6 +32,7 @@ export function deviceTypeJson(row: DeviceTypeRow) {
     arch: row.is_of__cpu_architecture[0]?.slug ?? "",
     state: row.contract?.state ?? "RELEASED",
     private: row.is_private,
+    ...(row.logo ? { logoUrl: row.logo } : {}),
     yocto: { machine: row.slug, deployArtifact: agentFileName(APP_VERSION), fstype: "tgz", compressed: false },
     buildId: APP_VERSION,
     options: [],

@@ -38,6 +38,11 @@ export async function deviceTypeBySlug(
   return row;
 }
 
+/** Every device type the caller may read, as balena's device-type JSON (`/device-types/v1`, `/config`'s `deviceTypes`). */
+export async function deviceTypeJsons(ctx: AppContext, caller: Caller | undefined) {
+  return (await readDeviceTypes(ctx, caller, `${DEVICE_TYPE_SELECT}&$orderby=slug asc`)).map(deviceTypeJson);
+}
+
 /**
  * balena's device-type endpoints (balena-sdk `config.getDeviceTypes`, `os.getDownloadSize`;
  * balena-cli `os download`): readable without a token, as on balena; with one, the caller's
@@ -45,14 +50,11 @@ export async function deviceTypeBySlug(
  * (features/os-images), else the agent package; `GET /download` itself is in features/os-images.
  */
 export async function deviceTypeRoutes(app: FastifyInstance, ctx: AppContext) {
-  const read = (request: FastifyRequest, query: string) => readDeviceTypes(ctx, request.auth, query);
   const deviceType = (request: FastifyRequest, slug: string | undefined) => deviceTypeBySlug(ctx, request.auth, slug);
 
   const guest = { config: { guest: true } };
 
-  app.get("/device-types/v1", guest, async (request) =>
-    (await read(request, `${DEVICE_TYPE_SELECT}&$orderby=slug asc`)).map(deviceTypeJson),
-  );
+  app.get("/device-types/v1", guest, (request) => deviceTypeJsons(ctx, request.auth));
 
   app.get<{ Params: { slug: string } }>("/device-types/v1/:slug", guest, async (request) =>
     deviceTypeJson(await deviceType(request, request.params.slug)),

@@ -114,7 +114,7 @@ export function createHeartbeat(options: {
     await db.query(
       `WITH changed AS (
          UPDATE "device" d SET api_heartbeat_state = $1, changed_api_heartbeat_state_on__date = $2,
-                last_connectivity_event = v.seen
+                last_connectivity_event = v.seen, written_is_online = NULL
            FROM jsonb_to_recordset($3::jsonb) AS v(id int, seen timestamptz)
           WHERE d.id = v.id AND d.api_heartbeat_state <> $1
           RETURNING d.id, d.uuid, d.device_name, d.belongs_to__application),

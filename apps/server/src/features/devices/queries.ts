@@ -268,13 +268,14 @@ export async function fleetExists(db: Db, fleetId: number): Promise<boolean> {
 }
 
 /**
- * `is_connected_to_vpn` and `last_vpn_event` follow the cloudlink socket. A connect answers its
+ * `is_connected_to_vpn` and `last_vpn_event` follow the cloudlink socket (and end an `is_online` a
+ * user wrote: the device's own connectivity speaks again). A connect answers its
  * event's time (as text: the microseconds survive), which the socket's close names. Written for
  * many devices at once: a restart reconnects every device together.
  */
 export async function vpnConnected(db: Db, deviceIds: readonly number[]): Promise<Map<number, string>> {
   const { rows } = await db.query<{ id: number; at: string }>(
-    `UPDATE "device" SET is_connected_to_vpn = true, last_vpn_event = now() WHERE id = ANY($1::int[])
+    `UPDATE "device" SET is_connected_to_vpn = true, last_vpn_event = now(), written_is_online = NULL WHERE id = ANY($1::int[])
      RETURNING id, last_vpn_event::text AS at`,
     [[...new Set(deviceIds)]],
   );
@@ -289,9 +290,14 @@ export async function vpnConnected(db: Db, deviceIds: readonly number[]): Promis
  */
 export async function vpnDisconnected(db: Db, closes: readonly { id: number; since: string | undefined }[]) {
   await db.query(
-    `UPDATE "device" d SET is_connected_to_vpn = false, last_vpn_event = now()
+    `UPDATE "device" d SET is_connected_to_vpn = false, last_vpn_event = now(), written_is_online = NULL
        FROM jsonb_to_recordset($1::jsonb) AS v(id int, since text)
       WHERE d.id = v.id AND (v.since IS NULL OR d.last_vpn_event = v.since::timestamptz)`,
     [JSON.stringify(closes.map(({ id, since }) => ({ id, since: since ?? null })))],
   );
+}
+
+/** `is_online` as a user wrote it (null: what the heartbeat and cloudlink say again). */
+export async function writeUserIsOnline(db: Db, deviceIds: readonly number[], value: boolean | null) {
+  await db.query(`UPDATE "device" SET written_is_online = $2 WHERE id = ANY($1::int[])`, [[...deviceIds], value]);
 }

@@ -1,10 +1,20 @@
 import { FlotillaError } from "../../errors.ts";
-import type { ResourceHooks } from "../../odata/index.ts";
+import type { WriteValues } from "../../odata/compile-write.ts";
+import type { HookContext, ResourceHooks } from "../../odata/index.ts";
+import { writeUserIsOnline } from "./queries.ts";
+import type { DeviceServices } from "./services.ts";
 
 /**
  * Fields a device reports that its users may also write through /v7, as balena lets them
- * (balena-sdk scripts and tests set os_version, supervisor_version, addresses…). The lengths are
- * balena's, and so are the words of its refusals.
+ * (balena-sdk scripts and its test fixtures set os_version, addresses, metrics, `is_online`,
+ * `last_connectivity_event`, `is_running__release`…). The lengths are balena's, and so are the
+ * words of its refusals. A written value stands until the device reports that field again: its
+ * next state report writes every field it reports, the user's among them.
+ *
+ * `is_online` is computed from the heartbeat and cloudlink here, so a written one is kept apart
+ * and read as `is_online` until the device's connectivity changes or it reports again; writing it
+ * is a connectivity event (`last_connectivity_event` becomes now unless the write names one), as
+ * on balena. It never changes `overall_status`, which follows the heartbeat and cloudlink only.
  */
 const MAX_LENGTH: Record<string, [words: string, length: number]> = {
   status: ["a status", 50],
@@ -17,9 +27,31 @@ const MAX_LENGTH: Record<string, [words: string, length: number]> = {
   cpu_id: ["a cpu id", 255],
 };
 
+/** The fields a device's state report writes too (state-report.ts): a user's write of them stands until the next report. */
+const REPORTED_FIELDS = new Set([
+  "status",
+  "os_version",
+  "os_variant",
+  "supervisor_version",
+  "ip_address",
+  "mac_address",
+  "cpu_id",
+  "is_undervolted",
+  "provisioning_progress",
+  "provisioning_state",
+  "cpu_usage",
+  "cpu_temp",
+  "memory_usage",
+  "memory_total",
+  "storage_block_device",
+  "storage_usage",
+  "storage_total",
+  "is_running__release",
+]);
+
 const OS_VARIANTS = new Set(["prod", "dev"]);
 
-function checkReportedFields({ body }: { body: Record<string, unknown> }) {
+function checkReportedFields(body: WriteValues) {
   for (const [name, [words, length]] of Object.entries(MAX_LENGTH)) {
     const value = body[name];
     if (typeof value === "string" && value.length > length) {
@@ -39,7 +71,46 @@ function checkReportedFields({ body }: { body: Record<string, unknown> }) {
   }
 }
 
-export const deviceReportedFieldHooks: ResourceHooks = {
-  beforeCreate: checkReportedFields,
-  beforeUpdate: checkReportedFields,
-};
+/** Takes `is_online` out of the body (it is no column); writing it is a connectivity event. */
+function takeIsOnline(body: WriteValues): boolean | null | undefined {
+  if (!("is_online" in body)) return undefined;
+  const value = body.is_online as boolean | null | undefined;
+  delete body.is_online;
+  if (value === undefined) return undefined;
+  if (value !== null && body.last_connectivity_event === undefined) {
+    body.last_connectivity_event = new Date().toISOString();
+  }
+  return value;
+}
+
+type Devices = Pick<DeviceServices, "userWroteReportedFields">;
+
+export function deviceReportedFieldHooks(devices: Devices): ResourceHooks {
+  /** The `is_online` of a write, kept from before its INSERT or UPDATE (it is no column) to after it. */
+  const onlineOf = new WeakMap<WriteValues, boolean | null>();
+  const takeOnline = (body: WriteValues) => {
+    checkReportedFields(body);
+    const online = takeIsOnline(body);
+    if (online !== undefined) onlineOf.set(body, online);
+  };
+
+  async function afterWrite(
+    context: HookContext,
+    ids: number[],
+    body: WriteValues,
+    online: boolean | null | undefined,
+  ) {
+    if (online !== undefined) await writeUserIsOnline(context.tx, ids, online);
+    const written = Object.keys(body).filter((name) => REPORTED_FIELDS.has(name));
+    if (written.length > 0 || online !== undefined) {
+      context.afterCommit(() => devices.userWroteReportedFields(ids, written));
+    }
+  }
+
+  return {
+    beforeCreate: ({ body }) => takeOnline(body),
+    afterCreate: (context) => afterWrite(context, [context.id], context.body, onlineOf.get(context.body)),
+    beforeUpdate: ({ body }) => takeOnline(body),
+    afterUpdate: (context) => afterWrite(context, context.ids, context.body, onlineOf.get(context.body)),
+  };
+}

@@ -73,6 +73,10 @@ export async function createDeviceServices(
   });
   bus.on("unknown-keys.forget", (payload) => unknownKeys.delete(String((payload as { hash?: unknown }).hash)));
   bus.on("rollouts.started", (payload) => reports.addRollingOut((payload as { fleets: number[] }).fleets));
+  bus.on("reports.user-wrote", (payload) => {
+    const { devices, columns } = payload as { devices: number[]; columns: string[] };
+    for (const device of devices) reports.userWrote(device, columns);
+  });
   bus.on("target-state.invalidate", (payload) => {
     targetStates.invalidate(payload as Invalidation);
     identities.invalidate(payload as Invalidation);
@@ -120,6 +124,11 @@ export async function createDeviceServices(
       targetStates.invalidate(change);
       identities.invalidate(change);
       bus.toAll("target-state.invalidate", change).catch(onError);
+    },
+    /** After a committed /v7 write of reported fields: the devices' next reports overwrite them, on every instance. */
+    userWroteReportedFields(devices: number[], columns: string[]) {
+      for (const device of devices) reports.userWrote(device, columns);
+      bus.toAll("reports.user-wrote", { devices, columns }).catch(onError);
     },
     /** After a committed rollout start: the fleets' wave-moving reports are written sooner, on every instance. */
     rolloutsStarted(fleets: number[]) {

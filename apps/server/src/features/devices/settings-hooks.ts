@@ -1,7 +1,8 @@
 import { runsArchitecture, supervisorMajor } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
-import { FlotillaError } from "../../errors.ts";
+import { FlotillaError, inBalenaWords } from "../../errors.ts";
 import { isFrozenSql } from "../../model/devices.ts";
+import { RELEASE_RULES } from "../../model/releases.ts";
 import type { HookContext, ResourceHooks } from "../../odata/index.ts";
 import { mayDo, requireAction } from "../data-api/actions.ts";
 import { organizationOfFleet } from "../fleets/queries.ts";
@@ -172,7 +173,7 @@ async function checkPin(tx: Db, devices: DeviceFacts[], body: Body) {
   );
   const owner = rows[0]?.fleet;
   if (owner === undefined || [...fleets].some((f) => f !== owner)) {
-    throw new FlotillaError("device_release_not_in_fleet", undefined, { params: { release: String(release) } });
+    throw inBalenaWords("device_release_not_in_fleet", RELEASE_RULES.device, { release: String(release) });
   }
 }
 

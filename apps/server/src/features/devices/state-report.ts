@@ -110,6 +110,8 @@ const COLUMNS = {
   update_status: "text",
   last_update_status_event: "timestamptz",
   is_running__release: "int",
+  // Not reported: a report ends an `is_online` a user wrote (reported-fields.ts), once.
+  written_is_online: "boolean",
 } as const;
 type Column = keyof typeof COLUMNS;
 type Value = string | number | boolean | null;
@@ -129,6 +131,7 @@ function columnsOf(report: DeviceReport): Partial<Record<Column, Value>> {
   // `idle` is no update at all; an operational device clears its provisioning fields.
   if (values.update_status === "idle") values.update_status = null;
   if (values.provisioning_state === "") values.provisioning_state = null;
+  values.written_is_online = null;
   return values;
 }
 
@@ -387,6 +390,18 @@ export function createStateReports(options: {
     forget(deviceId: number) {
       written.delete(deviceId);
       reportedImages.delete(deviceId);
+    },
+    /**
+     * A user wrote these columns of the device through /v7 (reported-fields.ts): a report waiting
+     * for the flush no longer overwrites them, and the device's next report writes every column
+     * again, the user's among them (its values are no longer taken as already written).
+     */
+    userWrote(deviceId: number, columns: readonly string[]) {
+      written.delete(deviceId);
+      const waiting = pending.get(deviceId);
+      if (!waiting) return;
+      for (const column of columns) delete waiting[column as Column];
+      if (Object.keys(waiting).length === 0) pending.delete(deviceId);
     },
     flush,
     /** Calls `listener` with the fleets of the devices whose changes a flush wrote (phased rollouts judge their waves). */

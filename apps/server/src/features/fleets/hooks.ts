@@ -4,16 +4,15 @@ import {
   type ApplicationClass,
   type ApplicationType,
   FREE_PLAN_DEVICE_ALLOWANCE,
-  fleetName,
   fleetTypeState,
   freePlanDeviceBlock,
   isDiscontinuedDeviceType,
 } from "@flotilla/domain";
 import { FlotillaError } from "../../errors.ts";
-import { parseInput } from "../../lib/validation.ts";
 import type { HookContext, ResourceHooks } from "../../odata/index.ts";
 import { requireAction } from "../data-api/actions.ts";
 import { isPaidOrganization } from "../organizations/queries.ts";
+import { checkedFleetName, nameTaken } from "./fleet-name.ts";
 import {
   applicationTypeById,
   applicationTypeIdBySlug,
@@ -49,7 +48,7 @@ export const applicationHooks: ResourceHooks = {
     if (missing(body.app_name) || missing(body.organization) || missing(body.is_for__device_type)) {
       throw new FlotillaError("missing_required_attributes");
     }
-    body.app_name = parseInput(fleetName, body.app_name);
+    body.app_name = checkedFleetName(body.app_name);
     const applicationClass = (body.is_of__class ?? "fleet") as ApplicationClass;
     if (!APPLICATION_CLASSES.includes(applicationClass)) {
       throw new FlotillaError("bad_request", `"is_of__class" must be one of ${APPLICATION_CLASSES.join(", ")}`);
@@ -64,7 +63,7 @@ export const applicationHooks: ResourceHooks = {
     }
     refuseDiscontinued(deviceType);
     if (await isNameTaken(tx, Number(body.organization), String(body.app_name))) {
-      throw new FlotillaError("already_used", undefined, { params: { type: applicationClass } });
+      throw nameTaken(applicationClass);
     }
     if (missing(body.application_type)) {
       body.application_type = await applicationTypeIdBySlug(tx, DEFAULT_APPLICATION_TYPE);
@@ -138,11 +137,11 @@ function normalizeSettings(body: Record<string, unknown>) {
 }
 
 async function checkRename(tx: Tx, id: number, fleet: FleetFacts, body: Record<string, unknown>) {
-  body.app_name = parseInput(fleetName, body.app_name);
+  body.app_name = checkedFleetName(body.app_name);
   if (body.app_name === fleet.appName) return;
   if (fleet.isLegacy) throw new FlotillaError("cannot_rename_legacy");
   if (await isNameTaken(tx, fleet.organization, String(body.app_name), id)) {
-    throw new FlotillaError("already_used", undefined, { params: { type: fleet.applicationClass } });
+    throw nameTaken(fleet.applicationClass);
   }
   body.slug = `${fleet.handle}/${String(body.app_name)}`.toLowerCase();
 }
@@ -171,7 +170,7 @@ async function checkTransfer(
     throw new FlotillaError("invalid_device_type", undefined, { params: { type: privateType } });
   const name = String(body.app_name ?? fleet.appName);
   if (await isNameTaken(tx, targetId, name, id)) {
-    throw new FlotillaError("already_used", undefined, { params: { type: fleet.applicationClass } });
+    throw nameTaken(fleet.applicationClass);
   }
   body.slug = `${target.handle}/${name}`.toLowerCase();
   await detachFromOrganization(tx, id, targetId);

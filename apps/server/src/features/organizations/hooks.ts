@@ -1,5 +1,5 @@
 import { handleFromName } from "@flotilla/domain";
-import { FlotillaError } from "../../errors.ts";
+import { FlotillaError, inBalenaWords } from "../../errors.ts";
 import type { ResourceHooks } from "../../odata/index.ts";
 import {
   idIn,
@@ -26,7 +26,8 @@ async function refuseTakenOrganizationName(tx: Q, userId: number | undefined, na
       WHERE m."user" = $1 AND lower(o.name) = lower($2) AND o.id IS DISTINCT FROM $3`,
     [userId, name, exceptId ?? null],
   );
-  if (rows.length > 0) throw new FlotillaError("already_used", undefined, { params: { type: "organization" } });
+  // "unique" in the API, as balena's clients look for; the dashboard shows the spec's text.
+  if (rows.length > 0) throw inBalenaWords("already_used", '"name" must be unique.', { type: "organization" });
 }
 
 /**
@@ -141,7 +142,9 @@ async function refuseTakenTeamName(tx: Q, organization: number, name: string, ex
     'SELECT 1 FROM "team" WHERE belongs_to__organization = $1 AND lower(name) = lower($2) AND id IS DISTINCT FROM $3',
     [organization, name, exceptId ?? null],
   );
-  if (rows.length > 0) throw new FlotillaError("already_used", undefined, { params: { type: "team" } });
+  if (rows.length > 0) {
+    throw inBalenaWords("already_used", '"belongs_to__organization" and "name" must be unique.', { type: "team" });
+  }
 }
 
 /** Teams: a required name, unique case-insensitively within the organization (spec 3 §5). */

@@ -2,6 +2,7 @@ import { FlotillaError } from "../../errors.ts";
 import type { WriteValues } from "../../odata/compile-write.ts";
 import type { HookContext, ResourceHooks } from "../../odata/index.ts";
 import { claimRepository, newImageLocation } from "../registry/access.ts";
+import { composedImageOfService, nameImageLocation, unnamedReleaseImages } from "./queries.ts";
 
 /**
  * Releases and images that clients create through /v7, as `balena deploy` (balena-cli with
@@ -72,19 +73,24 @@ export function refuseCreatorChange(body: WriteValues) {
 
 /**
  * With a registry (FLOTILLA_REGISTRY_URL), an image's location is the server's choice, a new
- * repository of that registry, as balena's API chooses it: the client pushes there. Without
- * one, a client-given location is kept (a prebuilt reference) and none is an error.
+ * repository of that registry, as balena's API chooses it: the client pushes there. Without one,
+ * an image is created as balena-cli's deploy and balena-sdk's fixtures create it: a location the
+ * client gives is kept (a prebuilt reference); else it names the image as the compose file gives
+ * it for an `image:` service (the fleet's newest release naming the service, then the release the
+ * image joins); else it is empty ("": a record without a pullable image, as the SDK's fixtures).
  */
 export function imageLocationHooks(registryHost: string | undefined): ResourceHooks {
   return {
-    beforeCreate({ body }) {
-      if (registryHost) body.is_stored_at__image_location = newImageLocation(registryHost);
-      else if (typeof body.is_stored_at__image_location !== "string" || body.is_stored_at__image_location === "") {
-        throw new FlotillaError(
-          "bad_request",
-          "This server has no image registry (FLOTILLA_REGISTRY_URL) to store the image: give is_stored_at__image_location",
-        );
+    async beforeCreate({ tx, body }) {
+      if (registryHost) {
+        body.is_stored_at__image_location = newImageLocation(registryHost);
+        return;
       }
+      const given = body.is_stored_at__image_location;
+      if (typeof given === "string" && given !== "") return;
+      const service = Number(body.is_a_build_of__service);
+      const composed = Number.isInteger(service) ? await composedImageOfService(tx, service) : undefined;
+      body.is_stored_at__image_location = composed ?? "";
     },
     async afterCreate({ tx, id }) {
       if (registryHost) await claimRepository(tx, id);
@@ -96,3 +102,13 @@ export function imageLocationHooks(registryHost: string | undefined): ResourceHo
     },
   };
 }
+
+/** An image with an empty location that joins a release takes the one the release's compose file gives it. */
+export const releaseImageLocationHooks: ResourceHooks = {
+  async afterCreate({ tx, id }) {
+    for (const row of await unnamedReleaseImages(tx, [id])) {
+      const composed = await composedImageOfService(tx, row.service, row.release);
+      if (composed) await nameImageLocation(tx, row.image, composed);
+    }
+  },
+};

@@ -1,5 +1,6 @@
 import { isFailedTypeRelease } from "@flotilla/domain";
-import { FlotillaError } from "../../errors.ts";
+import { FlotillaError, inBalenaWords } from "../../errors.ts";
+import { RELEASE_RULES } from "../../model/releases.ts";
 import type { WriteValues } from "../../odata/compile-write.ts";
 import type { HookContext, ResourceHooks } from "../../odata/index.ts";
 import type { DeviceServices } from "../devices/services.ts";
@@ -114,8 +115,11 @@ export const releaseAssetHooks = (dataDir: string): ResourceHooks => ({
   },
 });
 
-/** A fleet or a device may only be pinned to a successful, valid release (spec 2 §4). */
-async function checkSelectable(tx: Tx, release: unknown) {
+/**
+ * A fleet or a device may only be pinned to a successful, valid release (spec 2 §4). The API
+ * answers with balena's rule of the pin (RELEASE_RULES), the dashboard with the spec's text.
+ */
+async function checkSelectable(tx: Tx, release: unknown, pinned: keyof typeof RELEASE_RULES) {
   if (release === null || release === undefined) return;
   const { rows } = await tx.query<{ status: string; is_invalidated: boolean }>(
     `SELECT status, is_invalidated FROM "release" WHERE id = $1`,
@@ -123,7 +127,7 @@ async function checkSelectable(tx: Tx, release: unknown) {
   );
   const found = rows[0];
   if (found && (found.is_invalidated || found.status !== "success")) {
-    throw new FlotillaError("release_not_selectable", undefined, { params: { release: String(release) } });
+    throw inBalenaWords("release_not_selectable", RELEASE_RULES[pinned], { release: String(release) });
   }
 }
 
@@ -131,7 +135,7 @@ async function checkSelectable(tx: Tx, release: unknown) {
 export function fleetReleaseHooks(devices: Devices): ResourceHooks {
   return {
     async beforeUpdate({ tx, body }) {
-      await checkSelectable(tx, body.should_be_running__release);
+      await checkSelectable(tx, body.should_be_running__release, "fleet");
       // "Track latest" (balena-sdk's trackLatestRelease names the latest release too): the fleet
       // follows the latest itself below, so it moves as a tracking fleet does, through its
       // release policy (docs/rollouts.md) rather than as a pin.
@@ -152,7 +156,7 @@ export function fleetReleaseHooks(devices: Devices): ResourceHooks {
 export function devicePinHooks(devices: Devices): ResourceHooks {
   return {
     async beforeUpdate({ tx, body }) {
-      await checkSelectable(tx, body.is_pinned_on__release);
+      await checkSelectable(tx, body.is_pinned_on__release, "device");
     },
     afterUpdate({ ids, body, afterCommit }) {
       if (body.is_pinned_on__release === undefined) return;

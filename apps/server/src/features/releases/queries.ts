@@ -1,5 +1,6 @@
 import { BUILD_TIMEOUT_MS, RELEASE_TEXTS } from "@flotilla/domain";
 import type { Queryable } from "../../db/index.ts";
+import { rawVersionSql } from "../../model/releases.ts";
 import type { ReleaseMove } from "../rollouts/start.ts";
 import { enqueueReleaseEvents, releaseEventOf } from "../webhooks/events.ts";
 import type { ServiceSpec } from "./project.ts";
@@ -146,10 +147,7 @@ export async function finishRelease(
   const event = releaseEventOf(outcome.status);
   if (event) await enqueueReleaseEvents(db, [release], event);
   const { rows } = await db.query<{ raw_version: string }>(
-    `SELECT semver_major || '.' || semver_minor || '.' || semver_patch
-            || CASE WHEN semver_prerelease <> '' THEN '-' || semver_prerelease ELSE '' END
-            || CASE WHEN revision > 0 THEN '+rev' || revision ELSE '' END AS raw_version
-       FROM "release" WHERE id = $1`,
+    `SELECT ${rawVersionSql("r")} AS raw_version FROM "release" AS r WHERE r.id = $1`,
     [release],
   );
   return { raw_version: rows[0]?.raw_version ?? "0.0.0" };
@@ -243,4 +241,42 @@ export async function findReleaseAsset(db: Db, id: number): Promise<StoredAsset 
   );
   const row = rows[0];
   return row && { ...row, id: Number(row.id), fleet: Number(row.fleet) };
+}
+
+/**
+ * The image a compose file names for a service without a build (`image: nginx:alpine`): from the
+ * release's composition when given, else from the newest release of the service's fleet that
+ * names the service (balena deploy creates the release, then the service and its image). A
+ * service the composition builds (`build:`) names no image here: it is the client's to push.
+ */
+export async function composedImageOfService(db: Db, service: number, release?: number): Promise<string | undefined> {
+  const { rows } = await db.query<{ image: string }>(
+    `SELECT r.composition -> 'services' -> s.service_name ->> 'image' AS image
+       FROM "service" s JOIN "release" r ON r.belongs_to__application = s.application
+      WHERE s.id = $1 AND ($2::int IS NULL OR r.id = $2)
+        AND jsonb_typeof(r.composition -> 'services' -> s.service_name -> 'image') = 'string'
+        AND NOT (r.composition -> 'services' -> s.service_name ? 'build')
+      ORDER BY (r.status = 'running') DESC, r.created_at DESC, r.id DESC LIMIT 1`,
+    [service, release ?? null],
+  );
+  return rows[0]?.image || undefined;
+}
+
+/** Names an image's location when it has none yet (a data-API image of a server without a registry). */
+export async function nameImageLocation(db: Db, image: number, location: string) {
+  await db.query(
+    `UPDATE "image" SET is_stored_at__image_location = $2 WHERE id = $1 AND is_stored_at__image_location = ''`,
+    [image, location],
+  );
+}
+
+/** The image and release of release_image rows whose image has no location yet. */
+export async function unnamedReleaseImages(db: Db, releaseImages: readonly number[]) {
+  const { rows } = await db.query<{ image: number; release: number; service: number }>(
+    `SELECT ri.image, ri.is_part_of__release AS release, i.is_a_build_of__service AS service
+       FROM "release_image" ri JOIN "image" i ON i.id = ri.image
+      WHERE ri.id = ANY($1::int[]) AND i.is_stored_at__image_location = ''`,
+    [[...releaseImages]],
+  );
+  return rows;
 }

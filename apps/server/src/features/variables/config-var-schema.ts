@@ -71,6 +71,23 @@ const COMMON: Readonly<Record<string, ConfigVarProperty>> = {
   },
 };
 
+const hdmiGroup = (what: string): ConfigVarProperty => ({
+  type: "integer",
+  description: `${what}: 0 as the display says, 1 CEA (televisions), 2 DMT (computer monitors).`,
+  default: 0,
+  minimum: 0,
+  maximum: 2,
+  will_reboot: true,
+});
+
+const hdmiMode = (what: string): ConfigVarProperty => ({
+  type: "integer",
+  description: `${what}: a mode number of the HDMI group (e.g. 82 is 1080p 60 Hz in DMT).`,
+  default: 1,
+  minimum: 1,
+  will_reboot: true,
+});
+
 /** Boot configuration (config.txt) of Raspberry Pi family boards. */
 const RASPBERRY_PI: Readonly<Record<string, ConfigVarProperty>> = {
   BALENA_HOST_CONFIG_gpu_mem: {
@@ -96,13 +113,46 @@ const RASPBERRY_PI: Readonly<Record<string, ConfigVarProperty>> = {
   BALENA_HOST_CONFIG_disable_splash: onOff("Hide the rainbow splash screen at boot.", "1", true),
   BALENA_HOST_CONFIG_enable_uart: onOff("Enable the serial console (UART).", "0", true),
   BALENA_HOST_CONFIG_hdmi_force_hotplug: onOff("Use HDMI even when no display is detected.", "0", true),
+  BALENA_HOST_CONFIG_gpio: {
+    type: "string",
+    description: 'GPIO pins set at boot: pin ranges and their modes, each quoted (e.g. "17=op,dh").',
+    will_reboot: true,
+  },
+  BALENA_HOST_CONFIG_hdmi_group: hdmiGroup("HDMI mode group"),
+  BALENA_HOST_CONFIG_hdmi_mode: hdmiMode("HDMI resolution and refresh rate"),
+  BALENA_HOST_CONFIG_hdmi_cvt: {
+    type: "string",
+    description:
+      "A custom HDMI mode: width height refresh-rate aspect margins interlace reduced-blanking (e.g. 800 480 60 6 0 0 0).",
+    will_reboot: true,
+  },
+  BALENA_HOST_CONFIG_display_rotate: {
+    type: "string",
+    description: "Rotate or flip the display: 0, 1, 2 or 3 quarter turns, or a flip such as 0x10000.",
+    default: "0",
+    will_reboot: true,
+  },
+};
+
+/** The second HDMI port of the boards that have two (Raspberry Pi 4 and 400, Compute Module 4). */
+const SECOND_HDMI_PORT: Readonly<Record<string, ConfigVarProperty>> = {
+  "BALENA_HOST_CONFIG_hdmi_force_hotplug:1": onOff(
+    "Use the second HDMI port even when no display is detected.",
+    "0",
+    true,
+  ),
+  "BALENA_HOST_CONFIG_hdmi_group:1": hdmiGroup("HDMI mode group of the second port"),
+  "BALENA_HOST_CONFIG_hdmi_mode:1": hdmiMode("HDMI resolution and refresh rate of the second port"),
 };
 
 const isRaspberryPi = (slug: string) => /^(raspberry|rpi|fincm3|raspberrypi)/.test(slug);
+const hasSecondHdmiPort = (slug: string) =>
+  ["raspberrypi4-64", "raspberrypi400-64", "raspberrypicm4-ioboard"].includes(slug);
 
 /** The schema's properties for a device type slug (the common ones without a type). */
 export function configVarProperties(deviceType?: string): Record<string, ConfigVarProperty> {
-  return deviceType !== undefined && isRaspberryPi(deviceType) ? { ...COMMON, ...RASPBERRY_PI } : { ...COMMON };
+  if (deviceType === undefined || !isRaspberryPi(deviceType)) return { ...COMMON };
+  return { ...COMMON, ...RASPBERRY_PI, ...(hasSecondHdmiPort(deviceType) ? SECOND_HDMI_PORT : {}) };
 }
 
 /** The answer of `GET /config/vars` (balena-sdk `config.getConfigVarSchema`). */
@@ -120,7 +170,7 @@ export function configVarsAnswer(rules: VariableRules, deviceType?: string) {
   };
 }
 
-const EVERY_PROPERTY: Readonly<Record<string, ConfigVarProperty>> = { ...COMMON, ...RASPBERRY_PI };
+const EVERY_PROPERTY: Readonly<Record<string, ConfigVarProperty>> = { ...COMMON, ...RASPBERRY_PI, ...SECOND_HDMI_PORT };
 
 /** A known configuration variable's description, whichever namespace names it. */
 export function knownConfigVariable(name: string): ConfigVarProperty | undefined {

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
+import { deviceTypeJsons } from "../device-types/routes.ts";
 import { configVarsAnswer } from "./config-var-schema.ts";
+import { publicConfig } from "./public-config.ts";
 
 /**
  * `GET /config`: balena-sdk's `config.getAll()`.
@@ -9,18 +11,14 @@ import { configVarsAnswer } from "./config-var-schema.ts";
  * (spec 2 §7): the variable name rules of this server and the configuration variables' schema for
  * the device type (an alias names its type). Public, like balena's: it holds no tenant data.
  */
-export async function variableRoutes(app: FastifyInstance, { db, config }: AppContext) {
-  // balena-sdk `config.getAll()`: the public settings a client may show (no secrets here).
-  app.get("/config", { config: { public: true } }, async () => ({
-    deployment: null,
-    deviceUrlsBase: config.deviceUrlsBaseDomain,
-    adminUrl: config.publicUrl,
-    gitServerUrl: "",
-    DEVICE_ONLINE_ICON: "",
-    DEVICE_OFFLINE_ICON: "",
-    signupCodeRequired: false,
-    supportedSocialProviders: [],
-  }));
+export async function variableRoutes(app: FastifyInstance, ctx: AppContext) {
+  const { db, config } = ctx;
+  // balena-sdk `config.getAll()`: the public settings a client may show (no secrets here), with
+  // balena's keys (features/variables/public-config.ts).
+  app.get("/config", { config: { public: true } }, async (_request, reply) => {
+    reply.header("cache-control", "public, max-age=300");
+    return publicConfig(config, await deviceTypeJsons(ctx, undefined));
+  });
 
   app.get("/config/vars", { config: { public: true } }, async (request, reply) => {
     const query = request.query as Record<string, unknown>;

@@ -8,17 +8,10 @@ import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { PageHeader } from "../../components/page.tsx";
 import { type SupervisorAction, SupervisorActionDialog } from "./actions.tsx";
-import { type Device, usePageDevice } from "./data.ts";
+import { actionBlockedReason as blockedReason, usePageDevice } from "./data.ts";
 
 const PRIMARY: SupervisorAction[] = ["identify", "restart"];
 const DANGER: SupervisorAction[] = ["purge", "reboot", "shutdown"];
-
-/** Why an action cannot run now (spec 2 §8 keyed warnings), or undefined. */
-function blockedReason(device: Device): "not_fully_provisioned" | "must_be_online" | undefined {
-  if (device.overall_status === "configuring") return "not_fully_provisioned";
-  if (!device.is_connected_to_vpn) return "must_be_online";
-  return undefined;
-}
 
 function ActionRow(props: { action: SupervisorAction; danger?: boolean; reason?: string; onRun: () => void }) {
   const { t } = useTranslation();

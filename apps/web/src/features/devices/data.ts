@@ -96,17 +96,17 @@ export interface Device {
     app_name: string;
     slug: string;
     is_accessible_by_support_until__date: string | null;
-    should_be_running__release: Array<{ id: number; commit: string; raw_version: string }>;
+    should_be_running__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
     user_access_roles: Array<{ role: string }>;
   }>;
-  is_running__release: Array<{ id: number; commit: string; raw_version: string }>;
-  is_pinned_on__release: Array<{ id: number; commit: string; raw_version: string }>;
+  is_running__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
+  is_pinned_on__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
   /** What the device should run now: its pin, its rollout wave's, or the fleet's. */
-  should_be_running__release: Array<{ id: number; commit: string; raw_version: string }>;
+  should_be_running__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
   device_tag: Array<{ id: number; tag_key: string; value: string }>;
 }
 
-const RELEASE = { $select: ["id", "commit", "raw_version"] };
+const RELEASE = { $select: ["id", "commit", "raw_version", "is_final"] };
 
 const deviceExpand = {
   is_of__device_type: { $select: ["id", "slug", "name"], $expand: { is_of__cpu_architecture: { $select: "id" } } },
@@ -289,4 +289,18 @@ export function usePageDevice() {
     device,
     abilities: deviceAbilities(device?.belongs_to__application[0]?.user_access_roles),
   };
+}
+
+/**
+ * Why a device action cannot run now (spec 2 §8 keyed warnings), or undefined: a device still
+ * configuring, or one that never connected (its status is `inactive` while it is active, as on
+ * balena), is not fully provisioned; otherwise it must be on cloudlink.
+ */
+export function actionBlockedReason(
+  device: Pick<Device, "overall_status" | "is_active" | "last_connectivity_event" | "is_connected_to_vpn">,
+): "not_fully_provisioned" | "must_be_online" | undefined {
+  const neverConnected = device.is_active && device.last_connectivity_event === null;
+  if (device.overall_status === "configuring" || neverConnected) return "not_fully_provisioned";
+  if (!device.is_connected_to_vpn) return "must_be_online";
+  return undefined;
 }

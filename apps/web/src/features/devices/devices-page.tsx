@@ -32,6 +32,7 @@ import { EmptyState, PageHeader } from "../../components/page.tsx";
 import { commandAbilities, RunCommandDialog } from "../commands/run-dialog.tsx";
 import { statusColor } from "../fleets/status.tsx";
 import { useFreePlan, usePageFleet } from "../fleets/summary-page.tsx";
+import { isDraft, versionText } from "../releases/model.ts";
 import {
   DeleteDevicesDialog,
   DeviceVariableDialog,
@@ -195,7 +196,12 @@ export function FleetDevicesPage() {
       headerName: t("devices.columns.release"),
       minWidth: 120,
       sortable: false,
-      valueGetter: (_value, row) => row.is_running__release[0]?.raw_version ?? "—",
+      valueGetter: (_value, row) => {
+        const running = row.is_running__release[0];
+        return running
+          ? `${versionText(running)}${isDraft(running) ? ` (${t("releases.draft").toLowerCase()})` : ""}`
+          : "—";
+      },
     },
     { field: "ip_address", headerName: t("devices.columns.ip_address"), minWidth: 130, flex: 0.7 },
     {

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { batchReport, runBatch } from "./batch.ts";
-import { deviceCoordinates, deviceListFilter, localModeProblem, metricLevel, usedPercent } from "./data.ts";
+import {
+  actionBlockedReason,
+  deviceCoordinates,
+  deviceListFilter,
+  localModeProblem,
+  metricLevel,
+  usedPercent,
+} from "./data.ts";
 
 describe("device metric bars", () => {
   it("are green up to 60 %, warning up to 80 %, error above", () => {
@@ -119,5 +126,31 @@ describe("batch actions", () => {
       denied: ["b"],
       others: { count: 1, message: "Operation failed with: Request error: Device must be online." },
     });
+  });
+});
+
+describe("device actions", () => {
+  const device = {
+    overall_status: "operational" as const,
+    is_active: true,
+    last_connectivity_event: "2026-01-01T00:00:00Z",
+    is_connected_to_vpn: true,
+  };
+  it("wait for a device that never connected (inactive, as balena says) or is configuring to be provisioned", () => {
+    expect(
+      actionBlockedReason({
+        ...device,
+        overall_status: "inactive",
+        last_connectivity_event: null,
+        is_connected_to_vpn: false,
+      }),
+    ).toBe("not_fully_provisioned");
+    expect(actionBlockedReason({ ...device, overall_status: "configuring" })).toBe("not_fully_provisioned");
+  });
+  it("need the device online otherwise", () => {
+    expect(actionBlockedReason({ ...device, overall_status: "disconnected", is_connected_to_vpn: false })).toBe(
+      "must_be_online",
+    );
+    expect(actionBlockedReason(device)).toBeUndefined();
   });
 });

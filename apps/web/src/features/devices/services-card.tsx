@@ -18,6 +18,7 @@ import { t as translate } from "../../lib/i18n.ts";
 import { pollingOptions } from "../../lib/query-client.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { Card } from "../orgs/ui.tsx";
+import { versionText } from "../releases/model.ts";
 import type { Device } from "./data.ts";
 
 export type ServiceControl = "start" | "stop" | "restart";
@@ -90,7 +91,7 @@ export function useServiceRows(uuid: string) {
                 imageId: newest.image_id,
                 status: newest.status,
                 downloadProgress: newest.download_progress,
-                version: newest.raw_version ?? null,
+                version: newest.raw_version ? versionText({ raw_version: newest.raw_version }) : null,
               },
             ]
           : [];

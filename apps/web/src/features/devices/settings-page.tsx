@@ -15,6 +15,7 @@ import { PageHeader } from "../../components/page.tsx";
 import { ErrorNote, Setting, SupportAccessSetting, settingRow, useSubmission } from "../../components/settings.tsx";
 import { showToast } from "../../lib/toasts.ts";
 import { shortCommit } from "../fleets/releases.ts";
+import { versionText } from "../releases/model.ts";
 import { DeleteDevicesDialog, MoveDevicesDialog, PinDevicesDialog } from "./actions.tsx";
 import { type Device, deviceUrl, localModeProblem, usePageDevice } from "./data.ts";
 import { OsUpdateSetting, SupervisorUpdateSetting, updateAbilities } from "./os-updates.tsx";
@@ -38,7 +39,7 @@ function ReleaseSetting({ device }: { device: Device }) {
       <Box sx={{ ...settingRow, alignItems: "center" }}>
         <Typography variant="body2" sx={{ flex: 1, fontWeight: 500 }} data-testid="device-release">
           {pinned
-            ? t("devices.settings.pinned_to", { release: `${pinned.raw_version} · ${shortCommit(pinned.commit)}` })
+            ? t("devices.settings.pinned_to", { release: `${versionText(pinned)} · ${shortCommit(pinned.commit)}` })
             : t("devices.settings.tracking")}
         </Typography>
         <Button variant="outlined" onClick={() => setOpen(true)} disabled={!fleet}>

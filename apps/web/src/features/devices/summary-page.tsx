@@ -23,6 +23,7 @@ import { supportAccessState } from "../../lib/support-access.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { Card, NameDialog } from "../orgs/ui.tsx";
+import { ReleaseVersion } from "../releases/release-status.tsx";
 import { type Device, deviceUrl, metricLevel, usedPercent, usePageDevice } from "./data.ts";
 import { LogSearchCard } from "./logs/log-search.tsx";
 import { LogsPanel } from "./logs/logs-panel.tsx";
@@ -151,10 +152,13 @@ export function DeviceSummaryPage() {
   const support = supportAccessState(device.is_accessible_by_support_until__date);
   const url = deviceUrl(device.uuid, config.deviceUrlsBaseDomain);
   // A release links to its page under the device's fleet (spec 2 §2 "Device pages").
-  const releaseLink = (release: { id: number; raw_version: string; commit: string } | undefined, key: string) =>
+  const releaseLink = (
+    release: { id: number; raw_version: string; is_final?: boolean; commit: string } | undefined,
+    key: string,
+  ) =>
     release && fleet ? (
       <TextLink key={key} to={`/fleets/${fleet.id}/releases/${release.id}` as "/"} underline="hover">
-        {release.raw_version}
+        <ReleaseVersion release={release} />
         <Box component="span" sx={{ fontFamily: MONO_FONT_STACK, fontSize: 12.5, color: "text.secondary", ml: 0.75 }}>
           {release.commit.slice(0, 7)}
         </Box>

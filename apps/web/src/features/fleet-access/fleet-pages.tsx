@@ -28,7 +28,7 @@ import { PageHeader } from "../../components/page.tsx";
 import { useLookup } from "../../lib/lookup.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { DEFAULT_FLEET_ROLE, FREE_PLAN_ACCESS, isValidEmail, type PlanAccess } from "../orgs/access.ts";
-import { pineOf, useAllMemberships, usePaidPlan, useTeams } from "../orgs/data.ts";
+import { hasFleetAccess, pineOf, useAllMemberships, usePaidPlan, useTeams } from "../orgs/data.ts";
 import { FleetRolePicker, SeatTotal } from "../orgs/role-picker.tsx";
 import { oneAtATime } from "../orgs/teams-pages.tsx";
 import { Card, Notice, useNumericParam, useSubmission } from "../orgs/ui.tsx";
@@ -319,7 +319,7 @@ function AddFleetMemberDialog(props: {
   const [role, setRole] = useState<FleetRole>(DEFAULT_FLEET_ROLE);
   const [message, setMessage] = useState("");
   const [touched, setTouched] = useState(false);
-  const { error, busy, run } = useSubmission();
+  const { error, setError, busy, run } = useSubmission();
   const trimmed = value.trim();
   const isEmail = isValidEmail(trimmed);
   const candidates = (orgMembers.data ?? [])
@@ -331,6 +331,10 @@ function AddFleetMemberDialog(props: {
     if (!trimmed) return;
     await run(async () => {
       if (isEmail) {
+        if (await hasFleetAccess(sdk, props.fleet.id, props.orgId, trimmed)) {
+          setError(t("orgs.invitee_already_exist"));
+          return;
+        }
         await sdk.models.application.invite.create(props.fleet.id, {
           invitee: trimmed,
           roleName: role,

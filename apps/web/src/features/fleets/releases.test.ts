@@ -6,6 +6,7 @@ const release = (id: number, status: string): ReleaseRow => ({
   status,
   commit: `c${id}`,
   raw_version: "1.0.0",
+  is_final: true,
   created_at: new Date(2026, 0, id).toISOString(),
   is_invalidated: false,
 });

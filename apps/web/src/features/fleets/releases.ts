@@ -7,6 +7,7 @@ export interface ReleaseRow {
   id: number;
   commit: string;
   raw_version: string;
+  is_final: boolean;
   status: string;
   created_at: string;
   start_timestamp?: string | null;
@@ -32,6 +33,7 @@ export function useFleetReleases(fleetId: number, options: { statuses?: string[]
             "id",
             "commit",
             "raw_version",
+            "is_final",
             "status",
             "created_at",
             "start_timestamp",

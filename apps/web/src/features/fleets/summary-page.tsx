@@ -28,7 +28,7 @@ import { type Fleet, fleetAbilities, useFleet } from "../fleet-access/data.ts";
 import { pineOf } from "../orgs/data.ts";
 import { Card, useNumericParam } from "../orgs/ui.tsx";
 import { ReleasePicker, TRACK_LATEST } from "../releases/release-picker.tsx";
-import { ReleaseStatus } from "../releases/release-status.tsx";
+import { ReleaseStatus, ReleaseVersion } from "../releases/release-status.tsx";
 import { FleetRolloutCard } from "../rollouts/rollout-cards.tsx";
 import { classPath } from "./create-dialog.tsx";
 import { useOrganizationPlan } from "./data.ts";
@@ -215,7 +215,7 @@ function ReleasesCard({ fleet }: { fleet: Fleet }) {
                 </TableCell>
                 <TableCell>
                   <TextLink to={`${base}/releases/${release.id}` as "/"} underline="hover">
-                    {release.raw_version}
+                    <ReleaseVersion release={release} />
                   </TextLink>
                 </TableCell>
                 <TableCell>

@@ -300,3 +300,46 @@ export function useMyRoleIn(orgId: number | undefined) {
     throwOnError: false,
   });
 }
+
+/** Rows whose user has this email, compared case-insensitively (pine's `$any` over `user`). */
+const userWithEmail = (email: string) => ({
+  user: {
+    $any: { $alias: "u", $expr: { $eq: [{ $tolower: { $: ["u", "email"] } }, email.trim().toLowerCase()] } },
+  },
+});
+
+/**
+ * Whether this email is already a member of the organization (spec 3 §5 invitee_already_exist).
+ * The API invites a member again, as balena's does (its clients expect it); the invite form
+ * refuses first, in the spec's words.
+ */
+export async function isOrganizationMember(sdk: Sdk, orgId: number, email: string): Promise<boolean> {
+  const count = await pineOf(sdk).get<number>({
+    resource: "organization_membership",
+    options: { $count: { $filter: { is_member_of__organization: orgId, ...userWithEmail(email) } } },
+  });
+  return count > 0;
+}
+
+/** Whether this email already has access to the fleet: a member of it, or an administrator of its organization. */
+export async function hasFleetAccess(sdk: Sdk, fleetId: number, orgId: number, email: string): Promise<boolean> {
+  const [members, administrators] = await Promise.all([
+    pineOf(sdk).get<number>({
+      resource: "user_application_membership",
+      options: { $count: { $filter: { is_member_of__application: fleetId, ...userWithEmail(email) } } },
+    }),
+    pineOf(sdk).get<number>({
+      resource: "organization_membership",
+      options: {
+        $count: {
+          $filter: {
+            is_member_of__organization: orgId,
+            organization_membership_role: { $any: { $alias: "r", $expr: { r: { name: "administrator" } } } },
+            ...userWithEmail(email),
+          },
+        },
+      },
+    }),
+  ]);
+  return members + administrators > 0;
+}

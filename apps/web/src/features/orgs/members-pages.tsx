@@ -43,7 +43,15 @@ import { useLookup } from "../../lib/lookup.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { useSessionUser } from "../preferences/use-user.ts";
 import { isLastAdministrator, isValidEmail, organizationAbilities } from "./access.ts";
-import { type OrgInvite, type OrgMembership, pineOf, useMyOrgRole, useOrganization, useTeams } from "./data.ts";
+import {
+  isOrganizationMember,
+  type OrgInvite,
+  type OrgMembership,
+  pineOf,
+  useMyOrgRole,
+  useOrganization,
+  useTeams,
+} from "./data.ts";
 import { useIsPlatformAdmin, useLogInAs } from "./log-in-as.ts";
 import { ApplicationLink } from "./org-pages.tsx";
 import { Card, useNumericParam, useSubmission } from "./ui.tsx";
@@ -343,6 +351,10 @@ function InviteDialog(props: { open: boolean; orgId: number; onClose: () => void
     setTouched(true);
     if (problem) return;
     await run(async () => {
+      if (await isOrganizationMember(sdk, props.orgId, invitee)) {
+        setError(t("orgs.invitee_already_exist"));
+        return;
+      }
       await sdk.models.organization.invite.create(props.orgId, {
         invitee: invitee.trim(),
         roleName: role,

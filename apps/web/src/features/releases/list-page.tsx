@@ -19,7 +19,7 @@ import { usePageFleet } from "../fleets/summary-page.tsx";
 import { AddReleaseDialog } from "./add-release-dialog.tsx";
 import { type ReleaseBatchAction, ReleaseBatchDialog } from "./batch-dialogs.tsx";
 import { type ReleaseListRow, useReleaseList } from "./data.ts";
-import { buildDurationMs, formatDuration, ReleaseFilterError, releaseAbilities } from "./model.ts";
+import { buildDurationMs, formatDuration, ReleaseFilterError, releaseAbilities, versionText } from "./model.ts";
 import { ReleaseFlags, ReleaseStatus } from "./release-status.tsx";
 
 /**
@@ -74,7 +74,7 @@ export function FleetReleasesPage() {
             underline="hover"
             sx={{ fontWeight: 600, overflow: "hidden", textOverflow: "ellipsis" }}
           >
-            {row.raw_version}
+            {versionText(row)}
           </TextLink>
           <ReleaseFlags release={row} />
         </Box>

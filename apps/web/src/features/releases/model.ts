@@ -190,9 +190,26 @@ export function releaseErrorKey(error: unknown): ReleaseErrorKey | undefined {
   return undefined;
 }
 
+/**
+ * A draft's mark in balena's raw version: its creation time in ms (13 digits), after `-` or after
+ * the prerelease's `.`, before any `+build` (`1.2.3-1732847362123`, `1.2.3-beta.1732847362123+b3`).
+ */
+const DRAFT_TIME = /[-.]\d{13}(?=\+|$)/;
+
+/** Whether a release is a draft: `is_final` when it was read, else the raw version's draft mark. */
+export const isDraft = (release: { raw_version: string; is_final?: boolean }) =>
+  release.is_final === undefined ? DRAFT_TIME.test(release.raw_version) : !release.is_final;
+
+/**
+ * A release's version for people: its raw version, a draft's without the creation time balena
+ * appends until it is finalized (`1.2.3-1732847362123` shows as `1.2.3`, with a Draft flag).
+ */
+export const versionText = (release: { raw_version: string; is_final?: boolean }) =>
+  isDraft(release) ? release.raw_version.replace(DRAFT_TIME, "") : release.raw_version;
+
 /** A release's label in pickers and crumbs: "1.2.3 (abcdef1)". */
-export const releaseLabel = (release: { raw_version: string; commit: string }) =>
-  `${release.raw_version} (${release.commit.slice(0, 7)})`;
+export const releaseLabel = (release: { raw_version: string; is_final?: boolean; commit: string }) =>
+  `${versionText(release)} (${release.commit.slice(0, 7)})`;
 
 /** The semver text of a release for the version edit: major.minor.patch. */
 export const semverText = (release: { semver_major: number; semver_minor: number; semver_patch: number }) =>

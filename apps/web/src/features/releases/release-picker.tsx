@@ -7,7 +7,7 @@ import { useTranslation } from "react-i18next";
 import { formatDate } from "../../lib/format.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { type PickerRelease, usePickerReleases } from "./data.ts";
-import { releaseLabel } from "./model.ts";
+import { releaseLabel, versionText } from "./model.ts";
 
 /** The special entries: "Track latest" for fleets, "No release" (the fleet's release) for devices (decision 5). */
 export const TRACK_LATEST = "latest";
@@ -108,7 +108,7 @@ export function ReleasePicker(props: {
           <Box sx={{ minWidth: 0, maxWidth: 520 }}>
             <Box sx={{ display: "flex", alignItems: "baseline", gap: 1 }}>
               <Typography variant="body2" sx={{ fontWeight: 600 }}>
-                {release.raw_version}
+                {versionText(release)}
               </Typography>
               <Typography variant="caption" sx={{ fontFamily: MONO_FONT_STACK, color: "text.secondary" }}>
                 {release.commit.slice(0, 7)}

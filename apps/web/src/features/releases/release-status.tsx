@@ -6,7 +6,7 @@ import { alpha } from "@mui/material/styles";
 import Typography from "@mui/material/Typography";
 import { useTranslation } from "react-i18next";
 import { statusColors } from "../../theme.ts";
-import { shownStatus } from "./model.ts";
+import { isDraft, shownStatus, versionText } from "./model.ts";
 
 /** One colour per shown status (DESIGN §5): succeeded green, running blue, failed red, cancelled grey, local amber. */
 const COLORS: Record<ReleaseStatusDisplay, string> = {
@@ -41,24 +41,43 @@ export function ReleaseStatus(props: {
   );
 }
 
+const flag = (label: string, color: string) => (
+  <Chip
+    size="small"
+    label={label}
+    sx={{
+      height: 20,
+      fontSize: 11,
+      fontWeight: 600,
+      color,
+      bgcolor: alpha(color, 0.1),
+      border: 1,
+      borderColor: alpha(color, 0.3),
+    }}
+  />
+);
+
+/**
+ * A release's version where releases are named (device pages, the fleet's releases card, pickers):
+ * a draft shows its semver and a Draft flag (its raw version carries balena's creation time).
+ */
+export function ReleaseVersion(props: { release: { raw_version: string; is_final?: boolean } }) {
+  const { t } = useTranslation();
+  return (
+    <>
+      {versionText(props.release)}
+      {isDraft(props.release) ? (
+        <Box component="span" sx={{ ml: 0.75, display: "inline-flex", verticalAlign: "middle" }}>
+          {flag(t("releases.draft"), statusColors.configuring)}
+        </Box>
+      ) : null}
+    </>
+  );
+}
+
 /** Small flags next to a release: draft and invalidated (spec 2 §4: an invalidated release is flagged). */
 export function ReleaseFlags(props: { release: { is_final: boolean; is_invalidated: boolean } }) {
   const { t } = useTranslation();
-  const flag = (label: string, color: string) => (
-    <Chip
-      size="small"
-      label={label}
-      sx={{
-        height: 20,
-        fontSize: 11,
-        fontWeight: 600,
-        color,
-        bgcolor: alpha(color, 0.1),
-        border: 1,
-        borderColor: alpha(color, 0.3),
-      }}
-    />
-  );
   return (
     <Box component="span" sx={{ display: "inline-flex", gap: 0.5 }}>
       {props.release.is_final ? null : flag(t("releases.draft"), statusColors.configuring)}

@@ -10,13 +10,16 @@ import {
   buildDurationMs,
   buildLogTail,
   formatDuration,
+  isDraft,
   RELEASE_SEARCH_MAX_LENGTH,
   ReleaseFilterError,
   releaseAbilities,
   releaseErrorKey,
+  releaseLabel,
   releaseListFilter,
   shownStatus,
   totalImageSize,
+  versionText,
 } from "./model.ts";
 import { pickerEntries } from "./release-picker.tsx";
 
@@ -244,5 +247,24 @@ describe("add-release commands", () => {
     expect(gitCommands({ host: "fleet.example.com", port: 22 }, "ann smith", "demo/x").remoteAdd).toBe(
       "git remote add flotilla ssh://ann%20smith@fleet.example.com/demo/x.git",
     );
+  });
+});
+
+describe("a release's version for people", () => {
+  it("shows a draft by its semver: balena's raw version of a draft ends in its creation time in ms", () => {
+    expect(versionText({ raw_version: "1.2.3-1732847362123", is_final: false })).toBe("1.2.3");
+    expect(versionText({ raw_version: "1.2.3-beta.1732847362123+b3", is_final: false })).toBe("1.2.3-beta+b3");
+    expect(releaseLabel({ raw_version: "0.0.0-1732847362123", is_final: false, commit: "abcdef123" })).toBe(
+      "0.0.0 (abcdef1)",
+    );
+    // Without is_final read (the SDK's own selects), the mark tells.
+    expect(versionText({ raw_version: "1.2.3-1732847362123" })).toBe("1.2.3");
+    expect(isDraft({ raw_version: "1.2.3-1732847362123" })).toBe(true);
+  });
+  it("shows a final release's raw version as it is", () => {
+    expect(versionText({ raw_version: "1.2.3+rev1", is_final: true })).toBe("1.2.3+rev1");
+    expect(versionText({ raw_version: "1.2.3-rc.1", is_final: true })).toBe("1.2.3-rc.1");
+    expect(isDraft({ raw_version: "1.2.3-rc.1" })).toBe(false);
+    expect(isDraft({ raw_version: "1.2.3", is_final: false })).toBe(true);
   });
 });

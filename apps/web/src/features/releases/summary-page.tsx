@@ -41,7 +41,7 @@ import {
   useReleaseRefresh,
   writeReleaseTags,
 } from "./data.ts";
-import { buildDurationMs, formatDuration, type ReleaseAbilities, totalImageSize } from "./model.ts";
+import { buildDurationMs, formatDuration, type ReleaseAbilities, totalImageSize, versionText } from "./model.ts";
 import { ReleaseFlags, ReleaseStatus } from "./release-status.tsx";
 import { AssetsTree, FileDialog } from "./viewers.tsx";
 
@@ -103,7 +103,7 @@ function ReleaseCard({ release }: { release: Release }) {
   const size = totalImageSize(release.release_image.flatMap((link) => link.image));
   const rows: Array<[string, ReactNode]> = [
     [t("releases.fields.status"), <ReleaseStatus key="status" release={release} />],
-    [t("releases.fields.version"), mono(release.raw_version)],
+    [t("releases.fields.version"), mono(versionText(release))],
     [t("releases.fields.deployment"), deployment],
     [
       t("releases.fields.validity"),
@@ -335,7 +335,7 @@ export function ReleaseSummaryPage() {
   return (
     <>
       <PageHeader
-        title={t("releases.release_title", { version: release.raw_version })}
+        title={t("releases.release_title", { version: versionText(release) })}
         description={t("releases.summary_description", { commit: release.commit.slice(0, 7), name: fleet.app_name })}
         actions={<ReleaseFlags release={release} />}
       />

@@ -1,9 +1,10 @@
 import { parseReleasePolicy, type ReleasePolicy, type WavePolicy } from "@flotilla/domain";
+import { versionText } from "../releases/model.ts";
 import type { RolloutDeviceRow, RolloutRow, RolloutWaveRow } from "./data.ts";
 
-/** A release as rollouts name it: its version, else its short commit. */
+/** A release as rollouts name it: its version (a draft's without balena's creation time), else its short commit. */
 export const releaseName = (release: RolloutRow["to__release"][number] | undefined) =>
-  release ? release.raw_version || release.commit.slice(0, 7) : "—";
+  release ? versionText(release) || release.commit.slice(0, 7) : "—";
 
 /** The release policy editor's form and the rollout page's counts (docs/rollouts.md). Pure. */
 
