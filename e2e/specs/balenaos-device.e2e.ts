@@ -7,10 +7,10 @@ import readline from "node:readline";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDeviceNamespace, type DeviceNamespace } from "../../apps/server/test/support/netns.ts";
-import { freePort, launchBrowser, ROOT, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
-import { logIn } from "./accounts-helpers.ts";
-import { api, consent } from "./fleets-helpers.ts";
-import { DEMO, screenshot } from "./web-helpers.ts";
+import { freePort, ROOT, type RunningFlotilla } from "../support/flotilla.ts";
+import { startDemoSession } from "./demo-session.ts";
+import { api } from "./fleets-helpers.ts";
+import { screenshot } from "./web-helpers.ts";
 
 /**
  * A balenaOS device on the device VPN, used from the dashboard (issue balenaos): a device in its
@@ -39,19 +39,17 @@ describe("a balenaOS device on the device VPN", () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-balenaos-"));
     ns = await createDeviceNamespace();
     const subnet = `10.${crypto.randomInt(16, 200)}.${crypto.randomInt(0, 256)}.0/24`;
-    flotilla = await startFlotilla({
-      // The device reaches the API and the VPN over its link to this host.
-      FLOTILLA_HOST: "0.0.0.0",
-      FLOTILLA_VPN_PORT: String(await freePort()),
-      FLOTILLA_VPN_HOST: ns.hostAddress,
-      FLOTILLA_VPN_SUBNET: subnet,
-    });
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.addInitScript(consent);
-    page = await context.newPage();
-    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
-    await page.waitForURL(/\/fleets$/);
+    ({ flotilla, browser, page } = await startDemoSession(
+      0,
+      {},
+      {
+        // The device reaches the API and the VPN over its link to this host.
+        FLOTILLA_HOST: "0.0.0.0",
+        FLOTILLA_VPN_PORT: String(await freePort()),
+        FLOTILLA_VPN_HOST: ns.hostAddress,
+        FLOTILLA_VPN_SUBNET: subnet,
+      },
+    ));
     const apps = await api<{ d: Array<{ id: number }> }>(
       page,
       flotilla.apiUrl,

@@ -7,11 +7,15 @@ import { DEMO } from "./web-helpers.ts";
 export type DemoSession = { flotilla: RunningFlotilla; browser: Browser; page: Page };
 
 /**
- * The demo with `devices` simulated devices, and a Chromium tab (1280 × 900, cookie consent
+ * The demo with `devices` simulated devices (and the server settings in `env`), and a Chromium tab (1280 × 900, cookie consent
  * given) signed in as the demo user on the fleets page: the start of the device specs.
  */
-export async function startDemoSession(devices: number, options: BrowserContextOptions = {}): Promise<DemoSession> {
-  const flotilla = await startFlotilla({ FLOTILLA_DEMO_DEVICES: String(devices) });
+export async function startDemoSession(
+  devices: number,
+  options: BrowserContextOptions = {},
+  env: Record<string, string> = {},
+): Promise<DemoSession> {
+  const flotilla = await startFlotilla({ FLOTILLA_DEMO_DEVICES: String(devices), ...env });
   const browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
   await context.addInitScript(consent);

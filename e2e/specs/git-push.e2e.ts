@@ -5,8 +5,9 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
+import { freePort, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
+import { startDemoSession } from "./demo-session.ts";
 import { api, consent } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
@@ -64,13 +65,7 @@ describe("git push from the add-release dialog", () => {
 
   beforeAll(async () => {
     sshPort = await freePort();
-    flotilla = await startFlotilla({ FLOTILLA_SSH_PORT: String(sshPort) });
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.addInitScript(consent);
-    page = await context.newPage();
-    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
-    await page.waitForURL(/\/fleets$/);
+    ({ flotilla, browser, page } = await startDemoSession(0, {}, { FLOTILLA_SSH_PORT: String(sshPort) }));
     const apps = await api<{ d: Array<{ id: number; app_name: string }> }>(
       page,
       flotilla.apiUrl,
