@@ -183,7 +183,8 @@ describe("flotilla push", () => {
     const dir = writeProject(tempDir("flotilla-cli-project-", made), { "docker-compose.yaml": COMPOSE });
     const run = await cli(["push", "clifleet", "--draft"], { cwd: dir });
     expect(run.code, shown(run)).toBe(0);
-    expect(run.stdout).toMatch(/Release 0\.0\.0 \([0-9a-f]{7}\) created: success/);
+    // A draft is named by its raw version, as balena names it: <semver>-<created_at in ms>.
+    expect(run.stdout).toMatch(/Release 0\.0\.0-\d{13} \([0-9a-f]{7}\) created: success/);
     const [release] = await sdk.models.release.getAllByApplication(fleet.id, {
       $select: ["is_final", "status"],
       $orderby: { id: "desc" },
@@ -199,7 +200,7 @@ describe("flotilla push", () => {
     const run = await cli(["push", fleet.slug, dir]);
     expect(run.code, shown(run)).toBe(1);
     expect(run.stdout).toMatch(/error: docker-compose\.yml: .+/);
-    expect(run.stdout).toMatch(/Release 0\.0\.0 \([0-9a-f]{7}\) created: failed/);
+    expect(run.stdout).toMatch(/Release 0\.0\.0(-\d{13})? \([0-9a-f]{7}\) created: failed/);
   });
 
   it("fails a service that needs building: this server has no builder", async () => {
