@@ -42,14 +42,9 @@ export async function startDeviceVpn(
   let management: Management | undefined;
   const onError = (error: unknown) => logger.error({ err: error }, "vpn: a session was not recorded");
 
-  function link(deviceId: number, fleetId: number, address: string): DeviceLink {
-    const shells = createDeviceShells({
-      ctx,
-      deviceId,
-      address,
-      emit: (frame) => sessionOf(deviceId)?.handle.frame(frame),
-      logger,
-    });
+  /** `emit` hands the device's frames to the relay (its attached link's handle). */
+  function link(deviceId: number, fleetId: number, address: string, emit: (frame: DeviceFrame) => void): DeviceLink {
+    const shells = createDeviceShells({ ctx, deviceId, address, emit, logger });
     return {
       async request(action: RelayAction, data: unknown): Promise<RelayAnswer> {
         const call = supervisorCall(action, data, fleetId);
@@ -78,15 +73,18 @@ export async function startDeviceVpn(
     };
   }
 
-  const sessionOf = (deviceId: number) => [...sessions.values()].find((session) => session.deviceId === deviceId);
-
   async function established(cid: number, uuid: string, address: string) {
     const device = await vpnDeviceByUuid(db, uuid);
     if (!device || !address) {
       management?.kill(cid);
       return;
     }
-    const handle = devices.relay.attachLink(device.id, link(device.id, device.fleet, address));
+    let attached: Session["handle"] | undefined;
+    const handle = devices.relay.attachLink(
+      device.id,
+      link(device.id, device.fleet, address, (frame) => attached?.frame(frame)),
+    );
+    attached = handle;
     devices.heartbeat.seen(device.id);
     const connectedAt = devices.vpnConnected(device.id).then(
       (at) => at as string | undefined,
