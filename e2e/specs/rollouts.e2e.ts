@@ -273,6 +273,7 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
         exact: false,
       })
       .waitFor();
+    await shot(page, "rollouts-release-halted");
     await page.getByRole("region", { name: "Rollout in progress" }).getByRole("link", { name: "View rollout" }).click();
     await page.getByRole("region", { name: "Rollout overview" }).waitFor();
     const short = String(bad?.commit).slice(0, 7);
