@@ -111,7 +111,7 @@ export function reportPageWeight(loads: Load[]): boolean {
     const ok = load.bytes <= budget;
     within &&= ok;
     const largest = load.files
-      .slice(0, 3)
+      .slice(0, process.env.PAGE_WEIGHT_FILES ? undefined : 3)
       .map((file) => `${file.name.replace(/^\/assets\//, "")} ${kb(file.bytes)}`)
       .join(", ");
     console.log(

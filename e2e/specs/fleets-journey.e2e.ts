@@ -40,7 +40,7 @@ describe("fleets: create, list, settings, transfer, delete", () => {
   it("creates a fleet with the suggested name", async () => {
     await logIn(admin, flotilla.dashboardUrl, DEMO.email, DEMO.password);
     await admin.waitForURL(/\/fleets$/);
-    await admin.getByRole("grid", { name: "Fleets" }).getByRole("link", { name: "demo-fleet" }).waitFor();
+    await admin.getByRole("table", { name: "Fleets" }).getByRole("link", { name: "demo-fleet" }).waitFor();
     await admin.getByRole("button", { name: "Create fleet" }).first().click();
     const dialog = admin.getByRole("dialog", { name: "Create fleet" });
     const name = dialog.getByLabel("Fleet name");
@@ -78,9 +78,21 @@ describe("fleets: create, list, settings, transfer, delete", () => {
 
   it("shows the fleet in the table and the grid lens", async () => {
     await admin.goto(url("/fleets"));
-    const table = admin.getByRole("grid", { name: "Fleets" });
+    const table = admin.getByRole("table", { name: "Fleets" });
     await table.getByRole("link", { name: fleetName }).waitFor();
     await shot(admin, "04-fleets-table");
+    // The headers sort: by name, then by name descending.
+    const firstColumn = async () => {
+      const rows = await table.getByRole("row").all();
+      return Promise.all(rows.slice(1).map((row) => row.getByRole("cell").first().innerText()));
+    };
+    const byName = (a: string, b: string) => a.localeCompare(b, undefined, { sensitivity: "base", numeric: true });
+    await table.getByRole("button", { name: "Name" }).click();
+    const ascending = await firstColumn();
+    expect(ascending.length).toBeGreaterThan(1);
+    expect(ascending).toEqual([...ascending].sort(byName));
+    await table.getByRole("button", { name: "Name" }).click();
+    expect(await firstColumn()).toEqual([...ascending].reverse());
     await admin.getByRole("button", { name: "Grid" }).click();
     const card = admin.getByRole("list", { name: "Fleets" }).getByRole("listitem", { name: fleetName });
     await card.waitFor();
@@ -214,7 +226,7 @@ describe("fleets: create, list, settings, transfer, delete", () => {
     await confirm.click();
     await admin.getByText(`${renamed} deleted`).waitFor();
     await admin.waitForURL(/\/fleets$/);
-    await admin.getByRole("grid", { name: "Fleets" }).getByRole("link", { name: "demo-fleet" }).waitFor();
+    await admin.getByRole("table", { name: "Fleets" }).getByRole("link", { name: "demo-fleet" }).waitFor();
     expect(await admin.getByRole("link", { name: renamed }).count()).toBe(0);
     // The deleted fleet's address leads to /fleets.
     await admin.goto(url(`/fleets/${fleetId}`));

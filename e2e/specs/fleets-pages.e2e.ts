@@ -80,10 +80,10 @@ describe("fleet pages: blocks, apps, organization lists, free plan", () => {
 
   it("lists an organization's fleets and blocks", async () => {
     await page.goto(url(`/orgs/${ids.org}/fleets`));
-    await page.getByRole("grid", { name: "Fleets" }).getByRole("link", { name: "demo-fleet" }).waitFor();
+    await page.getByRole("table", { name: "Fleets" }).getByRole("link", { name: "demo-fleet" }).waitFor();
     await page.getByText("Demo").first().waitFor();
     await page.goto(url(`/orgs/${ids.org}/blocks`));
-    await page.getByRole("grid", { name: "Blocks" }).getByRole("link", { name: "demo-block" }).waitFor();
+    await page.getByRole("table", { name: "Blocks" }).getByRole("link", { name: "demo-block" }).waitFor();
   });
 
   it("sets the repository URL, public flag, fleet type and default device type", async () => {
@@ -169,7 +169,7 @@ describe("fleet pages: blocks, apps, organization lists, free plan", () => {
     await shot(page, "15-free-plan-reached");
     await page.goto(url("/fleets"));
     await page
-      .getByRole("grid", { name: "Fleets" })
+      .getByRole("table", { name: "Fleets" })
       .getByRole("row", { name: /demo-fleet/ })
       .getByText("10")
       .first()

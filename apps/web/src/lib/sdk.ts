@@ -1,8 +1,10 @@
 import { APP_VERSION } from "@flotilla/domain";
 import type { BalenaSDK } from "balena-sdk";
+import { createSend, storedToken, TOKEN_STORAGE_KEY } from "./api-client.ts";
 import { withChunkTimeout } from "./chunk.ts";
 import type { RuntimeConfig } from "./config.ts";
-import type { Connectivity } from "./request-layer.ts";
+import { type Connectivity, createRequestLayer } from "./request-layer.ts";
+import { noteThrottled } from "./throttle-notice.ts";
 
 export type Sdk = BalenaSDK;
 
@@ -17,8 +19,7 @@ export function withClientId(header: string | undefined): string {
   return header.includes(CLIENT_ID) ? header : `${header} ${CLIENT_ID}`;
 }
 
-/** Where balena-sdk keeps the session token in the browser (balena-settings-storage: `balena-` + key). */
-export const TOKEN_STORAGE_KEY = "balena-token";
+export { TOKEN_STORAGE_KEY };
 
 /** Fetches the SDK's chunk ahead of its first call (the login form does when a person starts on it). */
 export const preloadSdk = () => withChunkTimeout(import("./sdk-impl.ts")).catch(() => undefined);
@@ -81,7 +82,7 @@ export function createSdk(config: RuntimeConfig, connectivity: Connectivity): Sd
   // The token, read and dropped as the SDK's own storage does, without loading the SDK.
   const getToken = async (): Promise<string> => {
     if (ready) return (await load()).auth.getToken();
-    const token = globalThis.localStorage?.getItem(TOKEN_STORAGE_KEY);
+    const token = storedToken();
     if (!token) throw Object.assign(new Error("You have to log in"), { code: "BalenaNotLoggedIn" });
     return token;
   };
@@ -96,9 +97,29 @@ export function createSdk(config: RuntimeConfig, connectivity: Connectivity): Sd
       return Reflect.get(target, key, receiver);
     },
   });
+  // pine and request.send are the dashboard's own (lib/api-client.ts): most pages need nothing else.
+  const send = createRequestLayer(createSend(CLIENT_ID), { connectivity, onRateLimited: noteThrottled });
+  // pinejs-client-core in a chunk of its own: the login page needs no pine.
+  let pineLoaded: Promise<Sdk> | undefined;
+  const loadPine = () => {
+    pineLoaded ??= withChunkTimeout(import("./pine.ts")).then(
+      (module) => ({ pine: module.createPine(config.apiUrl, send) }) as unknown as Sdk,
+    );
+    pineLoaded.catch(() => {
+      pineLoaded = undefined;
+    });
+    return pineLoaded;
+  };
+  const pine = lazyNode(loadPine, ["pine"], new Map());
+  const request = new Proxy(lazyNode(load, ["request"], new Map()) as object, {
+    get(target, key, receiver) {
+      return key === "send" ? send : Reflect.get(target, key, receiver);
+    },
+  });
+  const own: Record<string, unknown> = { auth, pine, request };
   return new Proxy(root as object, {
     get(target, key, receiver) {
-      return key === "auth" ? auth : Reflect.get(target, key, receiver);
+      return typeof key === "string" && key in own ? own[key] : Reflect.get(target, key, receiver);
     },
   }) as Sdk;
 }

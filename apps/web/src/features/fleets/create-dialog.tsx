@@ -28,6 +28,7 @@ import { type ApplicationClass, organizationCan } from "../orgs/access.ts";
 import { pineOf } from "../orgs/data.ts";
 import { useSubmission } from "../orgs/ui.tsx";
 import {
+  classPath,
   useApplicationTypes,
   useDeviceTypes,
   useMyOrganizations,
@@ -48,9 +49,6 @@ export function preferredOrganization(
 ): number | undefined {
   return candidates.find((id) => id !== undefined && administered.includes(id)) ?? administered[0];
 }
-
-export const classPath = (kind: ApplicationClass) =>
-  kind === "app" ? "/apps" : kind === "block" ? "/blocks" : "/fleets";
 
 /**
  * Create a fleet, app or block (spec 2 §2, §5): a suggested adjective-noun name checked live by

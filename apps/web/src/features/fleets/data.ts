@@ -186,3 +186,7 @@ export function useOrgApplicationNames(orgId: number | undefined) {
       }),
   });
 }
+
+/** Where a fleet, app or block lives in the dashboard's routes. */
+export const classPath = (kind: ApplicationClass) =>
+  kind === "app" ? "/apps" : kind === "block" ? "/blocks" : "/fleets";

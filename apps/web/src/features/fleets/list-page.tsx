@@ -13,17 +13,21 @@ import ToggleButton from "@mui/material/ToggleButton";
 import ToggleButtonGroup from "@mui/material/ToggleButtonGroup";
 import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
-import { DataGrid, type GridColDef } from "@mui/x-data-grid";
 import { format } from "date-fns";
-import { useState } from "react";
+import { lazy, Suspense, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { TextLink } from "../../components/links.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
+import { type SortedColumn, SortedTable } from "../../components/sorted-table.tsx";
 import type { ApplicationClass } from "../orgs/access.ts";
 import { useOrganization } from "../orgs/data.ts";
-import { CreateApplicationDialog, classPath } from "./create-dialog.tsx";
-import { type ListedApplication, useApplicationList } from "./data.ts";
+import { classPath, type ListedApplication, useApplicationList } from "./data.ts";
 import { StatusBar, StatusCountsInline, statusBreakdown } from "./status.tsx";
+
+/** The create dialog (and the name rules' zod it needs) loads when it is first opened. */
+const CreateApplicationDialog = lazy(() =>
+  import("./create-dialog.tsx").then((module) => ({ default: module.CreateApplicationDialog })),
+);
 
 export type Lens = "table" | "grid";
 const LENS_KEY = "flotilla.fleetListLens";
@@ -62,84 +66,56 @@ function NameCell({ app }: { app: ListedApplication }) {
 
 function TableLens({ rows, label, showOrg }: { rows: ListedApplication[]; label: string; showOrg: boolean }) {
   const { t } = useTranslation();
-  const columns: GridColDef<ListedApplication>[] = [
+  const columns: SortedColumn<ListedApplication>[] = [
     {
-      field: "app_name",
-      headerName: t("fleets.columns.name"),
-      flex: 1.4,
-      minWidth: 180,
-      renderCell: ({ row }) => <NameCell app={row} />,
+      key: "app_name",
+      header: t("fleets.columns.name"),
+      value: (row) => row.app_name,
+      render: (row) => <NameCell app={row} />,
     },
     ...(showOrg
       ? [
           {
-            field: "organization",
-            headerName: t("fleets.columns.organization"),
-            flex: 1,
-            minWidth: 140,
-            valueGetter: (_value: unknown, row: ListedApplication) => row.organization[0]?.name ?? "",
-          } satisfies GridColDef<ListedApplication>,
+            key: "organization",
+            header: t("fleets.columns.organization"),
+            value: (row) => row.organization[0]?.name ?? "",
+            render: (row) => row.organization[0]?.name ?? "",
+          } satisfies SortedColumn<ListedApplication>,
         ]
       : []),
     {
-      field: "device_type",
-      headerName: t("fleets.columns.device_type"),
-      flex: 1.2,
-      minWidth: 180,
-      valueGetter: (_value, row) => row.is_for__device_type[0]?.name ?? "",
+      key: "device_type",
+      header: t("fleets.columns.device_type"),
+      value: (row) => row.is_for__device_type[0]?.name ?? "",
+      render: (row) => row.is_for__device_type[0]?.name ?? "",
     },
+    { key: "online", header: t("fleets.columns.online"), numeric: true, width: 90, value: online, render: online },
     {
-      field: "online",
-      headerName: t("fleets.columns.online"),
-      type: "number",
+      key: "total_devices",
+      header: t("fleets.columns.devices"),
+      numeric: true,
       width: 90,
-      valueGetter: (_value, row) => online(row),
+      value: (row) => row.total_devices,
+      render: (row) => row.total_devices,
     },
     {
-      field: "total_devices",
-      headerName: t("fleets.columns.devices"),
-      type: "number",
-      width: 90,
+      key: "status",
+      header: t("fleets.columns.status"),
+      width: 160,
+      render: (row) => <StatusBar counts={row.device_count_grouped_by_status} />,
     },
     {
-      field: "status",
-      headerName: t("fleets.columns.status"),
-      flex: 0.8,
-      minWidth: 120,
-      sortable: false,
-      renderCell: ({ row }) => (
-        <Box sx={{ display: "flex", alignItems: "center", height: "100%" }}>
-          <StatusBar counts={row.device_count_grouped_by_status} />
-        </Box>
-      ),
-    },
-    {
-      field: "created_at",
-      headerName: t("fleets.columns.created"),
-      minWidth: 190,
-      flex: 1,
-      valueFormatter: (value: string) => format(new Date(value), DATE_FORMAT),
+      key: "created_at",
+      header: t("fleets.columns.created"),
+      width: 190,
+      nowrap: true,
+      value: (row) => row.created_at,
+      render: (row) => format(new Date(row.created_at), DATE_FORMAT),
     },
   ];
   return (
     <Paper variant="outlined" sx={{ overflow: "hidden" }}>
-      <DataGrid
-        aria-label={label}
-        rows={rows}
-        columns={columns}
-        density="compact"
-        autoHeight
-        disableRowSelectionOnClick
-        disableColumnMenu
-        hideFooter={rows.length <= 25}
-        pageSizeOptions={[25, 50, 100]}
-        initialState={{ pagination: { paginationModel: { pageSize: 25 } } }}
-        sx={{
-          border: 0,
-          "& .MuiDataGrid-columnHeaderTitle": { fontWeight: 600, fontSize: 13 },
-          "& .MuiDataGrid-cell:focus, & .MuiDataGrid-columnHeader:focus": { outline: "none" },
-        }}
-      />
+      <SortedTable label={label} rows={rows} columns={columns} />
     </Paper>
   );
 }
@@ -262,11 +238,13 @@ export function ApplicationListPage({ kind, orgId }: { kind: ApplicationClass; o
         <GridLens rows={rows} label={label} />
       )}
       {creating ? (
-        <CreateApplicationDialog
-          kind={kind}
-          {...(orgId !== undefined ? { orgId } : {})}
-          onClose={() => setCreating(false)}
-        />
+        <Suspense fallback={null}>
+          <CreateApplicationDialog
+            kind={kind}
+            {...(orgId !== undefined ? { orgId } : {})}
+            onClose={() => setCreating(false)}
+          />
+        </Suspense>
       ) : null}
     </>
   );

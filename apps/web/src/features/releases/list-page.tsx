@@ -14,7 +14,7 @@ import { ListToolbar } from "../../components/list-toolbar.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
 import { formatDate, formatFullDate } from "../../lib/format.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
-import { classPath } from "../fleets/create-dialog.tsx";
+import { classPath } from "../fleets/data.ts";
 import { usePageFleet } from "../fleets/summary-page.tsx";
 import { AddReleaseDialog } from "./add-release-dialog.tsx";
 import { type ReleaseBatchAction, ReleaseBatchDialog } from "./batch-dialogs.tsx";

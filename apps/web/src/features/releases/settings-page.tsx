@@ -16,7 +16,7 @@ import { PageHeader } from "../../components/page.tsx";
 import { ErrorNote, Setting, settingRow } from "../../components/settings.tsx";
 import { formatDate } from "../../lib/format.ts";
 import { showToast } from "../../lib/toasts.ts";
-import { classPath } from "../fleets/create-dialog.tsx";
+import { classPath } from "../fleets/data.ts";
 import { pineOf } from "../orgs/data.ts";
 import { releaseErrorText } from "./batch-dialogs.tsx";
 import { deleteReleases, type Release, usePageRelease, useReleaseRefresh } from "./data.ts";

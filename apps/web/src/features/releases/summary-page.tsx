@@ -25,7 +25,7 @@ import { formatBytes, formatDate, formatFullDate } from "../../lib/format.ts";
 import { saveBlob } from "../../lib/save-blob.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
-import { classPath } from "../fleets/create-dialog.tsx";
+import { classPath } from "../fleets/data.ts";
 import { Card } from "../orgs/ui.tsx";
 import { useReleaseRollouts } from "../rollouts/data.ts";
 import { releaseName } from "../rollouts/model.ts";
