@@ -107,4 +107,16 @@ describe("dashboard assets", () => {
       if (encoding) expect(response.headers.vary).toMatch(/accept-encoding/i);
     }
   });
+
+  it("carry only the headers a script obeys; the page keeps its policy", async () => {
+    const asset = await rawGet(`${base}/assets/app-1234.js`, { "accept-encoding": "br" });
+    expect(asset.headers["x-content-type-options"]).toBe("nosniff");
+    for (const name of ["content-security-policy", "strict-transport-security", "x-frame-options", "last-modified"]) {
+      expect(asset.headers[name], name).toBeUndefined();
+    }
+    const page = await rawGet(`${base}/fleets`, {});
+    expect(page.headers["content-security-policy"]).toMatch(/default-src 'self'/);
+    expect(page.headers["x-frame-options"]).toBe("SAMEORIGIN");
+    expect(page.headers.etag).toBeDefined();
+  });
 });
