@@ -9,6 +9,7 @@ import ListItemText from "@mui/material/ListItemText";
 import Menu from "@mui/material/Menu";
 import MenuItem from "@mui/material/MenuItem";
 import Paper from "@mui/material/Paper";
+import Skeleton from "@mui/material/Skeleton";
 import ToggleButton from "@mui/material/ToggleButton";
 import ToggleButtonGroup from "@mui/material/ToggleButtonGroup";
 import Tooltip from "@mui/material/Tooltip";
@@ -23,7 +24,7 @@ import {
 } from "@mui/x-data-grid";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { formatDistanceToNowStrict } from "date-fns";
-import { useEffect, useState } from "react";
+import { lazy, Suspense, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { SearchField } from "../../components/form-fields.tsx";
 import { TextLink } from "../../components/links.tsx";
@@ -44,7 +45,6 @@ import {
 } from "./actions.tsx";
 import { AddDeviceDialog } from "./add-device-dialog.tsx";
 import { DEVICE_PAGE_SIZES, type Device, deviceAbilities, deviceCoordinates, useFleetDevices } from "./data.ts";
-import { DeviceMap } from "./device-map.tsx";
 import { OsUpdateDevicesDialog, SupervisorUpdateDevicesDialog, updateAbilities } from "./os-updates.tsx";
 import { isMatchingAction, type MatchingAction } from "./select-all.ts";
 import { SelectAllBanner } from "./select-all-banner.tsx";
@@ -53,6 +53,10 @@ import { DeviceStatusChip } from "./status-chip.tsx";
 
 type Lens = "table" | "map";
 const COLUMNS_KEY = "flotilla.deviceColumns";
+
+/** The map lens's Leaflet loads when the lens is chosen: the table is what a page opens with. */
+const DeviceMap = lazy(() => import("./device-map.tsx").then((module) => ({ default: module.DeviceMap })));
+
 /** Columns a person may hide; name and status always show. */
 const OPTIONAL_COLUMNS = [
   "uuid",
@@ -332,7 +336,9 @@ export function FleetDevicesPage() {
       </Menu>
       {lens === "map" ? (
         <>
-          <DeviceMap points={points} label={t("devices.map")} />
+          <Suspense fallback={<Skeleton variant="rounded" height={480} />}>
+            <DeviceMap points={points} label={t("devices.map")} />
+          </Suspense>
           <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }}>
             {t("devices.on_map", { count: points.length, total: rows.length })}
           </Typography>
