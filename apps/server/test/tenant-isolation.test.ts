@@ -169,6 +169,9 @@ async function seedOrganization(label: string, people: Tenant) {
         is_finalized_at__date: status === "success" ? new Date().toISOString() : null,
         is_created_by__user: people.admin.id,
         note: `${label} secret release note`,
+        // A running build with progress ahead of it: the stalled-build sweep (2 min) must not
+        // end it while a slow machine runs this test, which would read as a change by A.
+        ...(status === "running" ? { update_timestamp: new Date(Date.now() + 86_400_000).toISOString() } : {}),
       });
       await insert("release_tag", { release, tag_key: "channel", value: "stable" });
       await insert("release_asset", { release, asset_key: "notes.txt", asset: JSON.stringify({ href: "notes" }) });
