@@ -1,5 +1,6 @@
 import { FlotillaError } from "../errors.ts";
 import type { Arithmetic, Comparison, Expr, Literal, PathTail, PropertyPath } from "./ast.ts";
+import { readImpliedByParent } from "./implied-access.ts";
 import type { FieldDefinition, FieldType, Model, ResourceDefinition } from "./model.ts";
 import type { Access, Action, Permissions } from "./permissions.ts";
 import { fieldOf, fieldSql, idField, inverseOf, type Navigation, navigationOf } from "./resolve.ts";
@@ -117,9 +118,15 @@ export class ExpressionCompiler {
    * spares PostgreSQL a hash of every readable parent (docs/benchmarks.md, the tag filter).
    */
   readAccess(binding: Binding, reached?: { parent: Binding; navigation: Navigation }): string | undefined {
+    const access = this.permissions.filter(binding.resource.name, "read");
     const back = reached && inverseOf(this.model, reached.parent.resource, reached.navigation);
+    // Every parent reached here was checked readable (the requested rows, an expansion's, a
+    // chain's earlier hop; an OR's union branches are intersected with the requested rows).
+    if (back && readImpliedByParent(access, this.permissions.filter(reached.parent.resource.name, "read"), back)) {
+      return undefined;
+    }
     const joined = back ? new Map([[binding.alias, new Map([[back, reached.parent]])]]) : undefined;
-    return this.accessCondition(this.permissions.filter(binding.resource.name, "read"), binding, "read", [], joined);
+    return this.accessCondition(access, binding, "read", [], joined);
   }
 
   /** A permission (for `action`) on a row as a condition; undefined when it allows every row. */
