@@ -199,6 +199,8 @@ export const errorCatalogue = {
   // device actions surface them; balena answers 404, the dashboard's keyed error needs a 400).
   device_must_be_online: { status: 400, text: "No online device(s) found" },
   device_already_inactive: { status: 400, text: "The device is already inactive" },
+  // An action that needs the device offline (deactivation), asked of an online one (spec 2 §8).
+  device_must_be_offline: { status: 400, text: "The device must be offline for this action" },
   device_deactivation_paid_only: { status: 402, text: "Deactivation needs a paid plan" },
   device_frozen: {
     status: 403,

@@ -263,6 +263,10 @@ export function usedPercent(used: number | null, total: number | null): number |
   return Math.min(100, Math.round((used / total) * 100));
 }
 
+/** Online by heartbeat (online or timing out) or by cloudlink, as the server's `is_online` (spec 2 §3). */
+export const deviceIsOnline = (device: Pick<Device, "api_heartbeat_state" | "is_connected_to_vpn">) =>
+  device.api_heartbeat_state === "online" || device.api_heartbeat_state === "timeout" || device.is_connected_to_vpn;
+
 /** The device's public URL: its uuid under the configured base domain (spec 2 §2). */
 export const deviceUrl = (uuid: string, baseDomain: string | null) =>
   baseDomain ? `https://${uuid}.${baseDomain}` : undefined;
