@@ -20,3 +20,36 @@ export type AddDeviceCommon = {
 /** The name of the provisioning key a download creates. */
 export const provisioningKeyName = (t: TFunction) =>
   t("devices.add.key_name", { date: new Date().toISOString().slice(0, 10) });
+
+/**
+ * The device type the dialog starts with: the fleet's, when it is in the readable list. Without
+ * it (unknown, or not readable) the dialog says errors.could_not_detect_device_type (spec 2 §8).
+ */
+export function detectedDeviceType<T extends { slug: string }>(
+  types: readonly T[] | undefined,
+  slug: string | undefined,
+): { type: T } | { error: "errors.could_not_detect_device_type" } | undefined {
+  if (types === undefined) return undefined;
+  const type = slug === undefined ? undefined : types.find((candidate) => candidate.slug === slug);
+  return type ? { type } : { error: "errors.could_not_detect_device_type" };
+}
+
+/** A contract's instruction step as text: balena's partials carry links as HTML (`<a href>Etcher</a>`). */
+export const instructionText = (step: string) =>
+  step
+    .replace(/<[^>]*>/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
+
+/** The steps of balena-sdk's deviceType.getInstructions: a list, or lists per host operating system. */
+export function instructionSteps(answer: unknown): string[] {
+  const steps = Array.isArray(answer)
+    ? answer
+    : answer && typeof answer === "object"
+      ? Object.values(answer).flat()
+      : [];
+  return steps
+    .filter((step): step is string => typeof step === "string")
+    .map(instructionText)
+    .filter(Boolean);
+}

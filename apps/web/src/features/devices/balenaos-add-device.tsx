@@ -9,7 +9,7 @@ import DialogContent from "@mui/material/DialogContent";
 import Link from "@mui/material/Link";
 import Stack from "@mui/material/Stack";
 import Typography from "@mui/material/Typography";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Trans, useTranslation } from "react-i18next";
 import { useSdk, useServices } from "../../app-services.tsx";
@@ -20,7 +20,7 @@ import { saveBlob } from "../../lib/save-blob.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { useDeviceTypes } from "../fleets/data.ts";
 import { expiryDateFor } from "../preferences/api-key-expiry.ts";
-import { type AddDeviceCommon, provisioningKeyName } from "./add-device-common.ts";
+import { type AddDeviceCommon, instructionSteps, provisioningKeyName } from "./add-device-common.ts";
 import {
   type BalenaOsSettings,
   balenaOsOptions,
@@ -208,6 +208,7 @@ export function BalenaOsAddDevice({ fleet, deviceType, expiry, header, expirySel
               </Typography>
             </Alert>
           ) : null}
+          <DeviceTypeInstructions slug={deviceType} />
           {error ? <Alert severity="error">{error}</Alert> : null}
           {imageStarted ? (
             <Alert severity="success">
@@ -257,5 +258,42 @@ export function BalenaOsAddDevice({ fleet, deviceType, expiry, header, expirySel
         ) : null}
       </DialogActions>
     </>
+  );
+}
+
+/**
+ * How to install balenaOS on the chosen device type (spec 2 §7 "Device type instructions load per
+ * contract"): balena-sdk's deviceType.getInstructions, computed from the type's contract.
+ */
+function DeviceTypeInstructions({ slug }: { slug: string }) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const instructions = useQuery({
+    queryKey: ["device-type-instructions", slug],
+    enabled: slug !== "",
+    staleTime: 10 * 60_000,
+    meta: { handlesErrors: true },
+    queryFn: async () => instructionSteps(await sdk.models.deviceType.getInstructions(slug)),
+  });
+  if (instructions.isError) {
+    return (
+      <Alert severity="warning">{t("devices.add.instructions_failed", { error: errorText(instructions.error) })}</Alert>
+    );
+  }
+  const steps = instructions.data ?? [];
+  if (steps.length === 0) return null;
+  return (
+    <Box component="section" aria-label={t("devices.add.instructions")}>
+      <Typography variant="subtitle2" component="h3" sx={{ fontWeight: 600, mb: 0.5 }}>
+        {t("devices.add.instructions")}
+      </Typography>
+      <Box component="ol" sx={{ m: 0, pl: 2.5, typography: "body2", color: "text.secondary" }}>
+        {steps.map((step, index) => (
+          // Steps can repeat a sentence; their place in the list is what they are.
+          // biome-ignore lint/suspicious/noArrayIndexKey: the list is static for a device type
+          <li key={index}>{step}</li>
+        ))}
+      </Box>
+    </Box>
   );
 }

@@ -134,6 +134,22 @@ export function deviceQuery(sdk: Sdk, uuid: string) {
   });
 }
 
+/** A uuid prefix a URL may name a device by: 7 to 61 hex digits (a full uuid is 32 or 62). */
+const SHORT_UUID = /^[0-9a-f]{7,61}$/i;
+
+/**
+ * The device a short uuid in a URL names (spec 2 §8): its full uuid when exactly one readable
+ * device starts with it, "ambiguous" when several do ("Device is ambiguous: {device}"), else undefined.
+ */
+export async function resolveShortUuid(sdk: Sdk, prefix: string): Promise<string | "ambiguous" | undefined> {
+  if (!SHORT_UUID.test(prefix)) return undefined;
+  const rows = await pineOf(sdk).get<Array<{ uuid: string }>>({
+    resource: "device",
+    options: { $select: "uuid", $filter: { uuid: { $startswith: prefix.toLowerCase() } }, $top: 2 },
+  });
+  return rows.length > 1 ? "ambiguous" : rows[0]?.uuid;
+}
+
 export const loadDevice = (queryClient: QueryClient, sdk: Sdk, uuid: string) =>
   queryClient.ensureQueryData(deviceQuery(sdk, uuid));
 

@@ -33,6 +33,7 @@ import { type ReactNode, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk, useServices } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
+import { TextLink } from "../../components/links.tsx";
 import { ErrorNote, Setting, settingRow, useSubmission } from "../../components/settings.tsx";
 import type { Sdk } from "../../lib/sdk.ts";
 import { showToast } from "../../lib/toasts.ts";
@@ -73,7 +74,10 @@ export function useOsVersions(slugs: string[]) {
     enabled: sorted.length > 0,
     staleTime: OS_TYPES_CACHE_MS,
     queryFn: async () => {
-      const answer = (await sdk.models.os.getAvailableOsVersions(sorted)) as Record<string, OsRelease[]>;
+      // The host app of each version too: its release page is /apps/{appId}/releases/{releaseId} (spec 2 §2).
+      const answer = (await sdk.models.os.getAvailableOsVersions(sorted, {
+        $select: ["belongs_to__application"],
+      } as never)) as Record<string, OsRelease[]>;
       return Object.fromEntries(sorted.map((slug) => [slug, answer[slug] ?? []])) as Record<string, OsRelease[]>;
     },
   });
@@ -123,7 +127,7 @@ function useSupervisorReleases(architectures: number[]) {
  * Starts an OS update through the device actions service: `POST /v2/{uuid}/resinhup` with the
  * target version, detached (spec 2 §7); anything but "triggered" is "Cannot start the update process".
  */
-async function startOsUpdate(sdk: Sdk, baseUrl: string, uuid: string, version: string, cannotStart: string) {
+export async function startOsUpdate(sdk: Sdk, baseUrl: string, uuid: string, version: string, cannotStart: string) {
   const answer = await sdk.request.send({
     method: "POST",
     url: `/v2/${uuid}/resinhup`,
@@ -594,15 +598,30 @@ export function OsVersionItem({ device }: { device: Pick<Device, "os_version" | 
       })
     : undefined;
   const line = (release as { line?: string } | undefined)?.line;
+  const page = release as { id?: number; belongs_to__application?: { __id: number } } | undefined;
+  const hostApp = page?.belongs_to__application?.__id;
   return (
     <Box sx={{ display: "inline-flex", gap: 1, alignItems: "center", flexWrap: "wrap" }}>
+      {/* Clickable: the OS release's page under /apps/ (spec 2 §2), then the changelog link. */}
+      {page?.id && hostApp ? (
+        <TextLink
+          to={`/apps/${hostApp}/releases/${page.id}` as "/"}
+          underline="hover"
+          aria-label={t("devices.os_version.release_page", { version: device.os_version })}
+        >
+          {device.os_version}
+        </TextLink>
+      ) : (
+        <span>{device.os_version}</span>
+      )}
       <Link
         href={OS_CHANGELOG_URL}
         target="_blank"
         rel="noreferrer"
+        variant="body2"
         aria-label={t("devices.os_version.changelog", { version: device.os_version })}
       >
-        {device.os_version}
+        {t("devices.os_version.changelog_short")}
       </Link>
       {line && ["current", "next", "sunset", "outdated"].includes(line) ? (
         <Chip
