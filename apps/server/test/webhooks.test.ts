@@ -184,7 +184,10 @@ describe("webhooks", () => {
   });
 
   it("names the release a device downloads in device.status_changed, and the one it runs apart", async () => {
-    const created = await call(admin.token, "POST", hooksPath(), { url: receiverUrl, events: ["device.status_changed"] });
+    const created = await call(admin.token, "POST", hooksPath(), {
+      url: receiverUrl,
+      events: ["device.status_changed"],
+    });
     const hook = created.json() as { id: number };
     const running = await t.factories.release(fleet);
     const next = await t.factories.release(fleet);

@@ -59,7 +59,12 @@ function RenameSetting({ device }: { device: Device }) {
           helperText={trimmed === "" ? t("devices.settings.name_required") : undefined}
           sx={{ flex: 1 }}
         />
-        <Button type="submit" variant="outlined" loading={busy} disabled={trimmed === "" || trimmed === device.device_name}>
+        <Button
+          type="submit"
+          variant="outlined"
+          loading={busy}
+          disabled={trimmed === "" || trimmed === device.device_name}
+        >
           {t("devices.rename.save")}
         </Button>
       </Box>

@@ -192,7 +192,10 @@ export function FleetReleasesPage() {
             <Alert severity="error" sx={{ mb: 1.5 }}>
               {t("errors.release_panel_create_filter")}{" "}
               {searchProblem
-                ? t(`releases.search_problem.${searchProblem}`, { count: searchInput.trim().length, max: RELEASE_SEARCH_MAX_LENGTH })
+                ? t(`releases.search_problem.${searchProblem}`, {
+                    count: searchInput.trim().length,
+                    max: RELEASE_SEARCH_MAX_LENGTH,
+                  })
                 : null}
             </Alert>
           ) : null}

@@ -91,7 +91,12 @@ describe("build duration and image size", () => {
     expect(buildDurationMs({ start_timestamp: start, end_timestamp: null, status: "failed" })).toBeUndefined();
     // A build its crashed builder left running times out 120 s after its last update: the
     // duration stops there, an hour later it is the same.
-    const stale = { start_timestamp: start, end_timestamp: null, status: "running", update_timestamp: "2026-01-01T00:00:30Z" };
+    const stale = {
+      start_timestamp: start,
+      end_timestamp: null,
+      status: "running",
+      update_timestamp: "2026-01-01T00:00:30Z",
+    };
     expect(buildDurationMs(stale, Date.parse("2026-01-01T00:05:00Z"))).toBe(150_000);
     expect(buildDurationMs(stale, Date.parse("2026-01-01T01:00:00Z"))).toBe(150_000);
     expect(buildDurationMs({ start_timestamp: null, end_timestamp: null, status: "success" })).toBeUndefined();
