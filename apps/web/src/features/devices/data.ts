@@ -98,6 +98,8 @@ export interface Device {
     is_accessible_by_support_until__date: string | null;
     should_be_running__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
     user_access_roles: Array<{ role: string }>;
+    /** Whether the fleet's type gives devices a public URL (spec 2 §3 application_type). */
+    application_type: Array<{ supports_web_url: boolean }>;
   }>;
   is_running__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
   is_pinned_on__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
@@ -112,7 +114,11 @@ const deviceExpand = {
   is_of__device_type: { $select: ["id", "slug", "name"], $expand: { is_of__cpu_architecture: { $select: "id" } } },
   belongs_to__application: {
     $select: ["id", "app_name", "slug", "is_accessible_by_support_until__date"],
-    $expand: { should_be_running__release: RELEASE, user_access_roles: { $select: "role" } },
+    $expand: {
+      should_be_running__release: RELEASE,
+      user_access_roles: { $select: "role" },
+      application_type: { $select: "supports_web_url" },
+    },
   },
   is_running__release: RELEASE,
   is_pinned_on__release: RELEASE,
@@ -282,6 +288,18 @@ export function usedPercent(used: number | null, total: number | null): number |
 /** Online by heartbeat (online or timing out) or by cloudlink, as the server's `is_online` (spec 2 §3). */
 export const deviceIsOnline = (device: Pick<Device, "api_heartbeat_state" | "is_connected_to_vpn">) =>
   device.api_heartbeat_state === "online" || device.api_heartbeat_state === "timeout" || device.is_connected_to_vpn;
+
+/**
+ * The device's web URL, when it has one (spec 2 §2 "public URL toggle (only when the device has a
+ * web URL)"): its fleet's type supports web URLs and a base domain is configured.
+ */
+export const deviceWebUrl = (
+  device: Pick<Device, "uuid" | "belongs_to__application">,
+  baseDomain: string | null,
+): string | undefined =>
+  device.belongs_to__application[0]?.application_type[0]?.supports_web_url
+    ? deviceUrl(device.uuid, baseDomain)
+    : undefined;
 
 /** The device's public URL: its uuid under the configured base domain (spec 2 §2). */
 export const deviceUrl = (uuid: string, baseDomain: string | null) =>

@@ -26,7 +26,7 @@ import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { Card, NameDialog } from "../orgs/ui.tsx";
 import { ReleaseVersion } from "../releases/release-status.tsx";
-import { type Device, deviceUrl, metricLevel, usedPercent, usePageDevice } from "./data.ts";
+import { type Device, deviceWebUrl, metricLevel, usedPercent, usePageDevice } from "./data.ts";
 import { LogSearchCard } from "./logs/log-search.tsx";
 import { LogsPanel } from "./logs/logs-panel.tsx";
 import { DeviceNotes } from "./notes.tsx";
@@ -190,7 +190,7 @@ export function DeviceSummaryPage() {
   // The device's own target (a halted rollout leaves it on the previous release), not the fleet's.
   const target = device.should_be_running__release[0];
   const support = supportAccessState(device.is_accessible_by_support_until__date);
-  const url = deviceUrl(device.uuid, config.deviceUrlsBaseDomain);
+  const url = deviceWebUrl(device, config.deviceUrlsBaseDomain);
   // A release links to its page under the device's fleet (spec 2 §2 "Device pages").
   const releaseLink = (
     release: { id: number; raw_version: string; is_final?: boolean; commit: string } | undefined,
