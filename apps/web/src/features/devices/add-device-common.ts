@@ -33,23 +33,3 @@ export function detectedDeviceType<T extends { slug: string }>(
   const type = slug === undefined ? undefined : types.find((candidate) => candidate.slug === slug);
   return type ? { type } : { error: "errors.could_not_detect_device_type" };
 }
-
-/** A contract's instruction step as text: balena's partials carry links as HTML (`<a href>Etcher</a>`). */
-export const instructionText = (step: string) =>
-  step
-    .replace(/<[^>]*>/g, "")
-    .replace(/\s+/g, " ")
-    .trim();
-
-/** The steps of balena-sdk's deviceType.getInstructions: a list, or lists per host operating system. */
-export function instructionSteps(answer: unknown): string[] {
-  const steps = Array.isArray(answer)
-    ? answer
-    : answer && typeof answer === "object"
-      ? Object.values(answer).flat()
-      : [];
-  return steps
-    .filter((step): step is string => typeof step === "string")
-    .map(instructionText)
-    .filter(Boolean);
-}

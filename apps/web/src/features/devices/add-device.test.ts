@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { Sdk } from "../../lib/sdk.ts";
 import en from "../../locales/en.json";
 import { type DeviceType, latestHostOsRelease } from "../fleets/data.ts";
-import { detectedDeviceType, instructionSteps } from "./add-device-common.ts";
+import { detectedDeviceType } from "./add-device-common.ts";
 import { startOsUpdate } from "./os-updates.tsx";
 
 describe("add-device dialog (spec 2 §7, §8)", () => {
@@ -14,23 +14,6 @@ describe("add-device dialog (spec 2 §7, §8)", () => {
     expect(detectedDeviceType(types, "no-such-board")).toEqual({ error: "errors.could_not_detect_device_type" });
     expect(detectedDeviceType(types, undefined)).toEqual({ error: "errors.could_not_detect_device_type" });
     expect(en.errors.could_not_detect_device_type).toBe("Could not detect the device type.");
-  });
-
-  it("shows a contract's instructions as text, also when given per host operating system", () => {
-    expect(
-      instructionSteps([
-        "Insert the SD card to the host machine.",
-        'Write the balenaOS file you downloaded to the SD card. We recommend using <a href="https://etcher.balena.io/">Etcher</a>.',
-      ]),
-    ).toEqual([
-      "Insert the SD card to the host machine.",
-      "Write the balenaOS file you downloaded to the SD card. We recommend using Etcher.",
-    ]);
-    expect(instructionSteps({ windows: ["Run the installer."], linux: ["Run dd."] })).toEqual([
-      "Run the installer.",
-      "Run dd.",
-    ]);
-    expect(instructionSteps(undefined)).toEqual([]);
   });
 
   it("names the latest successful release of the default host app, not the ESR one", () => {

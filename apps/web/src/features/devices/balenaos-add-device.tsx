@@ -1,4 +1,4 @@
-import { BALENAOS_DOWNLOAD_PAGE, osImageFileName } from "@flotilla/domain";
+import { BALENAOS_DOWNLOAD_PAGE, deviceTypeInstructions, osImageFileName } from "@flotilla/domain";
 import CheckCircleOutlined from "@mui/icons-material/CheckCircleOutlined";
 import Alert from "@mui/material/Alert";
 import AlertTitle from "@mui/material/AlertTitle";
@@ -9,7 +9,7 @@ import DialogContent from "@mui/material/DialogContent";
 import Link from "@mui/material/Link";
 import Stack from "@mui/material/Stack";
 import Typography from "@mui/material/Typography";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Trans, useTranslation } from "react-i18next";
 import { useSdk, useServices } from "../../app-services.tsx";
@@ -20,7 +20,7 @@ import { saveBlob } from "../../lib/save-blob.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { useDeviceTypes } from "../fleets/data.ts";
 import { expiryDateFor } from "../preferences/api-key-expiry.ts";
-import { type AddDeviceCommon, instructionSteps, provisioningKeyName } from "./add-device-common.ts";
+import { type AddDeviceCommon, provisioningKeyName } from "./add-device-common.ts";
 import {
   type BalenaOsSettings,
   balenaOsOptions,
@@ -267,20 +267,10 @@ export function BalenaOsAddDevice({ fleet, deviceType, expiry, header, expirySel
  */
 function DeviceTypeInstructions({ slug }: { slug: string }) {
   const { t } = useTranslation();
-  const sdk = useSdk();
-  const instructions = useQuery({
-    queryKey: ["device-type-instructions", slug],
-    enabled: slug !== "",
-    staleTime: 10 * 60_000,
-    meta: { handlesErrors: true },
-    queryFn: async () => instructionSteps(await sdk.models.deviceType.getInstructions(slug)),
-  });
-  if (instructions.isError) {
-    return (
-      <Alert severity="warning">{t("devices.add.instructions_failed", { error: errorText(instructions.error) })}</Alert>
-    );
-  }
-  const steps = instructions.data ?? [];
+  // The contract as the device type list read it; the steps are computed from it, without eval
+  // (balena-sdk's getInstructions compiles Handlebars templates, which the CSP forbids).
+  const contract = useDeviceTypes().data?.find((type) => type.slug === slug)?.contract;
+  const steps = useMemo(() => deviceTypeInstructions(contract), [contract]);
   if (steps.length === 0) return null;
   return (
     <Box component="section" aria-label={t("devices.add.instructions")}>

@@ -73,9 +73,12 @@ export function fleetQuery(sdk: Sdk, fleetId: number) {
   });
 }
 
-/** A host OS or supervisor fleet of the OS catalogue (its pages live under /apps/, spec 2 §2). */
-export const isOsCatalogueFleet = (fleet: Pick<Fleet, "organization">) =>
-  fleet.organization[0]?.handle === OS_CATALOGUE_ORGANIZATION;
+/**
+ * A host OS or supervisor fleet of the OS catalogue (its pages live under /apps/, spec 2 §2), by
+ * its slug: users read these public fleets but not the catalogue's organization.
+ */
+export const isOsCatalogueFleet = (fleet: Pick<Fleet, "slug">) =>
+  fleet.slug.startsWith(`${OS_CATALOGUE_ORGANIZATION}/`);
 
 /** The fleet a route guard needs (cached like the pages' query). */
 export const loadFleet = (queryClient: QueryClient, sdk: Sdk, fleetId: number) =>
