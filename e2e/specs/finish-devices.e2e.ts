@@ -238,6 +238,7 @@ describe("finish: devices, releases and fleet pages", () => {
     // The demo user administers the organization: no membership of their own to remove.
     await danger.getByText("You have access through your organization role or a team").waitFor();
     expect(await danger.getByRole("button", { name: "Remove access" }).isDisabled()).toBe(true);
+    await danger.scrollIntoViewIfNeeded();
     await shot(page, "08-danger-zone");
   });
 });
