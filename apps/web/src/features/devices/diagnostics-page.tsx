@@ -83,22 +83,23 @@ function RunPanel({ device, action, canRun }: { device: Device; action: Diagnost
           <Typography variant="body2" color="text.secondary">
             {t(`devices.diagnostics.${action}_help`)}
           </Typography>
-          {data ? (
-            // The run's state (spec 2 §4): configuring, done, error, idle or in progress.
-            <Chip
-              size="small"
-              variant="outlined"
-              color={STATE_COLOURS[data.status]}
-              label={t("devices.diagnostics.state", { state: t(`devices.diagnostics.states.${data.status}`) })}
-              sx={{ mt: 0.75, mr: 1 }}
-            />
-          ) : null}
-          {hasData ? (
-            <Typography variant="caption" color="text.secondary">
-              {t("devices.diagnostics.last_run", { date: formatDate(data.lastRun ?? "") })}
-              {data.diagnose_version ? ` · ${data.diagnose_version}` : ""}
-            </Typography>
-          ) : null}
+          <Box sx={{ display: "flex", alignItems: "center", gap: 1, mt: 0.75, flexWrap: "wrap" }}>
+            {data ? (
+              // The run's state (spec 2 §4): configuring, done, error, idle or in progress.
+              <Chip
+                size="small"
+                variant="outlined"
+                color={STATE_COLOURS[data.status]}
+                label={t("devices.diagnostics.state", { state: t(`devices.diagnostics.states.${data.status}`) })}
+              />
+            ) : null}
+            {hasData ? (
+              <Typography variant="caption" color="text.secondary">
+                {t("devices.diagnostics.last_run", { date: formatDate(data.lastRun ?? "") })}
+                {data.diagnose_version ? ` · ${data.diagnose_version}` : ""}
+              </Typography>
+            ) : null}
+          </Box>
         </Box>
         <Tooltip title={online ? "" : t("info.device_cloudlink_communication_missing")}>
           <span>
