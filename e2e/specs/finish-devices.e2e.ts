@@ -199,6 +199,8 @@ describe("finish: devices, releases and fleet pages", () => {
     await page.goto(url(`/fleets/${ids.fleet}/releases`));
     await page.getByLabel("Search version, commit or tag").fill("x".repeat(201));
     await page.getByText("The search text has 201 characters: at most 200 are allowed.").waitFor();
+    // No rows, and the pager does not count the previous search's.
+    await page.getByText("0–0 of 0").waitFor();
     await shot(page, "05-release-search-too-long");
   });
 

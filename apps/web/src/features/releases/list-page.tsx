@@ -204,7 +204,7 @@ export function FleetReleasesPage() {
               aria-label={t("releases.title")}
               rows={filterFailed ? [] : rows}
               columns={columns}
-              rowCount={releases.data?.total ?? 0}
+              rowCount={filterFailed ? 0 : (releases.data?.total ?? 0)}
               loading={releases.isFetching && !releases.data}
               paginationMode="server"
               paginationModel={pagination}
