@@ -123,6 +123,16 @@ describe("finish: devices, releases and fleet pages", () => {
     await page.waitForTimeout(1000);
     expect(new URL(page.url()).pathname).toMatch(/^\/apps\/\d+\/releases\/\d+$/);
     await shot(page, "03-os-release-page");
+    // The supervisor's release page too, from the device's settings.
+    await page.goto(url(`/devices/${device.uuid}/settings`));
+    await page
+      .getByRole("region", { name: "Supervisor update" })
+      .getByRole("link", { name: "Its release page" })
+      .click();
+    await page.waitForURL(/\/apps\/\d+\/releases\/\d+$/);
+    await page.getByText("16.7.0").first().waitFor();
+    await page.waitForTimeout(1000);
+    expect(new URL(page.url()).pathname).toMatch(/^\/apps\/\d+\/releases\/\d+$/);
   });
 
   it("a short uuid opens its device; a prefix of several says it is ambiguous (DEV-028)", async () => {

@@ -99,6 +99,8 @@ function useDeviceTypeContract(slug: string | undefined) {
   });
 }
 
+type SupervisorRelease = { id: number; raw_version: string; belongs_to__application?: { __id: number } };
+
 function useSupervisorReleases(architectures: number[]) {
   const sdk = useSdk();
   const sorted = [...new Set(architectures)].sort((a, b) => a - b);
@@ -114,12 +116,12 @@ function useSupervisorReleases(architectures: number[]) {
               [
                 arch,
                 (await sdk.models.os.getSupervisorReleasesForCpuArchitecture(arch, {
-                  $select: ["id", "raw_version", "known_issue_list"],
-                })) as Array<{ id: number; raw_version: string }>,
+                  $select: ["id", "raw_version", "known_issue_list", "belongs_to__application"],
+                })) as SupervisorRelease[],
               ] as const,
           ),
         ),
-      ) as Record<number, Array<{ id: number; raw_version: string }>>,
+      ) as Record<number, SupervisorRelease[]>,
   });
 }
 
@@ -289,6 +291,7 @@ export function SupervisorUpdateSetting({ device }: { device: Device }) {
   const [chosen, setChosen] = useState("");
   const options = (arch === undefined ? undefined : releases.data?.[arch]) ?? [];
   const blocked = supervisorUpdateBlocked(device.os_version);
+  const runningRelease = options.find((release) => release.raw_version === device.supervisor_version);
   const value = chosen || options[0]?.raw_version || "";
   const submit = () =>
     void run(async () => {
@@ -302,6 +305,18 @@ export function SupervisorUpdateSetting({ device }: { device: Device }) {
       <Box sx={{ display: "grid", gap: 1.5 }}>
         <Typography variant="body2" data-testid="current-supervisor-version">
           {t("devices.supervisor_update.current", { version: device.supervisor_version ?? "—" })}
+          {/* The supervisor release's page is under /apps/ (spec 2 §2 Route table). */}
+          {runningRelease?.belongs_to__application ? (
+            <>
+              {" · "}
+              <TextLink
+                to={`/apps/${runningRelease.belongs_to__application.__id}/releases/${runningRelease.id}` as "/"}
+                underline="hover"
+              >
+                {t("devices.supervisor_update.release_page")}
+              </TextLink>
+            </>
+          ) : null}
         </Typography>
         {blocked ? (
           <Alert severity="warning">{t("warnings.cannot_update_esr_supervisor")}</Alert>
