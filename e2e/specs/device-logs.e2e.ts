@@ -142,6 +142,8 @@ describe("device live logs and diagnostics", () => {
     const run = page.getByRole("button", { name: "Run checks" });
     await expect.poll(async () => run.isEnabled(), { timeout: 30_000 }).toBe(true);
     await page.getByText("No check data available yet: run them to see the results.").waitFor();
+    // The run's state (spec 2 §4 "Health checks and diagnostics"): idle, in progress, then done.
+    await page.getByText("State: Idle").waitFor();
     await run.click();
     await page.getByRole("status", { name: "Running on the device…" }).waitFor();
     const checks = page.getByRole("table", { name: "Health checks" });
@@ -150,6 +152,7 @@ describe("device live logs and diagnostics", () => {
       .getByText("Passed")
       .waitFor({ timeout: 15_000 });
     await checks.getByRole("row", { name: /check_container_engine/ }).waitFor();
+    await page.getByText("State: Done").waitFor();
     await shot(page, "diagnostics-checks");
 
     await page.getByRole("tab", { name: "Diagnostics" }).click();

@@ -92,6 +92,8 @@ describe("devices: select all that match and run a batch action over them", () =
     await page.getByRole("button", { name: `Select all ${MATCHING} devices that match` }).click();
     await page.getByText(`All ${MATCHING} devices that match are selected.`).waitFor();
     await page.getByText(`${MATCHING} selected`).waitFor();
+    // The grid's footer counts them all too, not the page's 50 rows.
+    await page.getByText(`${MATCHING} rows selected`).waitFor();
     await shot(page, "40-all-matching-selected");
 
     // Only the data API writes run over all matching devices: no reboot of 120 by accident.

@@ -75,6 +75,21 @@ describe("device actions service: checks and diagnose", () => {
     expect(Date.parse(String(done.lastRun))).toBeGreaterThan(Date.now() - 60_000);
   });
 
+  it("answers only reports in one of the five states (spec 2 §4), else a 502 naming the state", async () => {
+    const relay = t.ctx.devices.relay;
+    const original = relay.request;
+    relay.request = async () => ({ status: 200, body: { status: "halfway", checks: [] } });
+    try {
+      const answer = await call("GET", `/v1/${uuid}/checks`);
+      expect(answer).toMatchObject({ status: 502, body: { code: "diagnostics_state_invalid" } });
+      expect(JSON.stringify(answer.body)).toContain("unknown health check state: halfway");
+    } finally {
+      relay.request = original;
+    }
+    const states = ["configuring", "done", "error", "idle", "in_progress"];
+    expect(states).toContain((await call("GET", `/v1/${uuid}/checks`)).body.status);
+  });
+
   it("runs diagnostics, whose report carries the device's own text", async () => {
     expect((await call("POST", `/v1/${uuid}/diagnose`)).status).toBe(202);
     const done = await eventually(async () => {

@@ -1,4 +1,4 @@
-import { APP_VERSION } from "@flotilla/domain";
+import { APP_VERSION, deviceTypeInstructions } from "@flotilla/domain";
 import { type BalenaSDK, getSdk } from "balena-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "./harness.ts";
@@ -46,6 +46,28 @@ describe("device types (balena-sdk)", () => {
     expect(steps.at(-1)).toBe("Connect power to the Raspberry Pi 4 (using 64bit OS) to boot the device.");
     const nuc = (await sdk.models.deviceType.getInstructions("intel-nuc")) as string[];
     expect(nuc).toContain("Insert the USB key to the host machine.");
+  });
+
+  it("computes the same instructions as balena-sdk's Handlebars templates, for every device type (DEV-013)", async () => {
+    const types = (await sdk.models.deviceType.getAll({ $select: ["slug", "contract"] })) as Array<{
+      slug: string;
+      contract: unknown;
+    }>;
+    expect(types.length).toBeGreaterThan(10);
+    const text = (step: string) =>
+      step
+        .replace(/\[([^\]]+)\]\([^)]*\)/g, "$1")
+        .replace(/<[^>]*>/g, "")
+        .replace(/\s+/g, " ")
+        .trim();
+    for (const type of types) {
+      // balena-sdk throws for a contract without an install method; Flotilla shows no steps then.
+      const theirs = (await sdk.models.deviceType.getInstructions(type.contract as never).catch(() => [])) as unknown;
+      expect({ slug: type.slug, steps: deviceTypeInstructions(type.contract) }).toEqual({
+        slug: type.slug,
+        steps: Array.isArray(theirs) ? theirs.map(text).filter(Boolean) : [],
+      });
+    }
   });
 
   it("answers /device-types/v1 as balena's device-type JSON, with the agent as the download", async () => {

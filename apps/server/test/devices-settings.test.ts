@@ -148,6 +148,17 @@ describe("deactivation (spec 2 §4, §5)", () => {
       status: 400,
       code: "device_already_inactive",
     });
+    // An online device (heartbeat or cloudlink) cannot be deactivated (spec 2 §8).
+    const online = await deviceWith({ api_heartbeat_state: "online" }, paidFleet);
+    expect(await patch(online.id, { is_active: false }, owner.token)).toMatchObject({
+      status: 400,
+      code: "device_must_be_offline",
+    });
+    await t.db.query(`UPDATE device SET api_heartbeat_state = 'offline', is_connected_to_vpn = true WHERE id = $1`, [
+      online.id,
+    ]);
+    expect(await patch(online.id, { is_active: false }, owner.token)).toMatchObject({ code: "device_must_be_offline" });
+    expect((await row(online.id)).is_active).toBe(true);
     // A safe operator may update devices but not deactivate them.
     const safe = await t.factories.user();
     await t.factories.fleetMember(safe.user, paidFleet, "safe-operator");

@@ -183,6 +183,34 @@ describe("webhooks", () => {
     expect((await call(admin.token, "DELETE", `${hooksPath()}/${second.id}`)).statusCode).toBe(204);
   });
 
+  it("names the release a device downloads in device.status_changed, and the one it runs apart", async () => {
+    const created = await call(admin.token, "POST", hooksPath(), {
+      url: receiverUrl,
+      events: ["device.status_changed"],
+    });
+    const hook = created.json() as { id: number };
+    const running = await t.factories.release(fleet);
+    const next = await t.factories.release(fleet);
+    await t.db.query(`UPDATE "application" SET should_be_running__release = $2 WHERE id = $1`, [fleet.id, next.id]);
+    const device = await t.factories.device(fleet);
+    await t.db.query(`UPDATE "device" SET is_running__release = $2 WHERE id = $1`, [device.id, running.id]);
+    const report = async (values: Record<string, unknown>) => {
+      await t.ctx.devices.reports.record({ id: device.id, fleet: fleet.id }, values as never);
+      await t.ctx.devices.reports.flush();
+    };
+    await report({ status: "Idle" });
+    await report({ status: "Downloading", update_status: "downloading" });
+    const { rows } = await t.db.query<{ payload: { data: Record<string, unknown> } }>(
+      `SELECT payload FROM "webhook_delivery" WHERE webhook = $1 ORDER BY id`,
+      [hook.id],
+    );
+    expect(rows.map((r) => r.payload.data)).toMatchObject([
+      { status: "Idle", release: running.id, running_release: running.id, target_release: next.id },
+      { status: "Downloading", release: next.id, running_release: running.id, target_release: next.id },
+    ]);
+    expect((await call(admin.token, "DELETE", `${hooksPath()}/${hook.id}`)).statusCode).toBe(204);
+  });
+
   it("retries after a 500, and the delivery log shows both attempts", async () => {
     answers.push(500);
     const release = await t.factories.release(fleet, { status: "running" });

@@ -858,8 +858,9 @@ async function guardFleet(
   preload = false,
 ): Promise<Fleet | undefined> {
   let fleet: Fleet | null;
+  const data = await routeData();
   try {
-    fleet = await (await routeData()).loadFleet(context.queryClient, context.sdk, id);
+    fleet = await data.loadFleet(context.queryClient, context.sdk, id);
   } catch {
     // A failed lookup (network, server) is the page's to report; no redirect on a guess.
     return undefined;
@@ -873,7 +874,10 @@ async function guardFleet(
   if (org && !preload) setPreference("lastOrganization", org.id);
   if (org?.is_frozen) throw redirect({ href: `/orgs/${org.id}`, replace: true });
   const prefix = CLASS_PREFIX[fleet.is_of__class];
-  if (!pathname.startsWith(`/${prefix}/`)) {
+  // Supervisor and OS release pages are reached through /apps/{appId}/releases/{releaseId} (spec 2 §2):
+  // the host OS and supervisor fleets of the OS catalogue stay under /apps/.
+  const osCatalogueRelease = data.isOsCatalogueFleet(fleet) && /^\/apps\/[^/]+\/releases(\/|$)/.test(pathname);
+  if (!osCatalogueRelease && !pathname.startsWith(`/${prefix}/`)) {
     throw redirect({ href: pathname.replace(/^\/[a-z]+\//, `/${prefix}/`), replace: true });
   }
   return fleet;
@@ -917,6 +921,26 @@ function applicationRoutes(parent: typeof fleetsRoute | typeof appsRoute | typeo
     staticData: { crumbObject: "release" },
     beforeLoad: async ({ params, location, context }) => {
       const list = location.pathname.replace(/(\/releases)\/.*$/, "$1");
+      const data = await routeData();
+      // A commit prefix names the release when it is unique in the fleet (spec 2 §8).
+      if (data.isCommitPrefix(params.releaseId)) {
+        const found = await data
+          .resolveCommitPrefix(context.sdk, Number(params.fleetId), params.releaseId)
+          .catch(() => undefined);
+        if (typeof found === "number") {
+          throw redirect({
+            href: location.href.replace(`/releases/${params.releaseId}`, `/releases/${found}`),
+            replace: true,
+          });
+        }
+        showToast(
+          "error",
+          found === "ambiguous"
+            ? t("errors.release_ambiguous")
+            : t("errors.release_not_found", { release: params.releaseId }),
+        );
+        throw redirect({ href: list, replace: true });
+      }
       const releaseId = requireNumericId(params.releaseId, `${list}/${params.releaseId}`);
       let found: Awaited<ReturnType<typeof loadRelease>>;
       try {
@@ -1081,14 +1105,27 @@ const deviceRoute = createRoute({
   getParentRoute: () => verifiedRoute,
   path: "/devices/$uuid",
   staticData: { crumbObject: "device" },
-  beforeLoad: async ({ params, context }) => {
+  beforeLoad: async ({ params, context, location }) => {
     let device: Awaited<ReturnType<typeof loadDevice>>;
+    const data = await routeData();
     try {
-      device = await (await routeData()).loadDevice(context.queryClient, context.sdk, params.uuid);
+      device = await data.loadDevice(context.queryClient, context.sdk, params.uuid);
     } catch {
       return;
     }
     if (!device) {
+      // A short uuid names the device when it is unique (spec 2 §8 "Device is ambiguous: {device}").
+      const found = await data.resolveShortUuid(context.sdk, params.uuid).catch(() => undefined);
+      if (found === "ambiguous") {
+        showToast("error", t("errors.device_ambiguous", { device: params.uuid }));
+        throw redirect({ to: "/", replace: true });
+      }
+      if (found) {
+        throw redirect({
+          href: location.href.replace(`/devices/${params.uuid}`, `/devices/${found}`),
+          replace: true,
+        });
+      }
       await notFoundToast(context, "device", t("errors.device_not_found", { device: params.uuid }), params.uuid);
       throw redirect({ to: "/", replace: true });
     }

@@ -1,5 +1,27 @@
 import { describe, expect, it } from "vitest";
-import { checksNeedNewerOs, supervisorTargetStateVersion } from "./diagnostics.ts";
+import {
+  checksNeedNewerOs,
+  DIAGNOSTICS_STATES,
+  diagnosticsRunning,
+  isDiagnosticsState,
+  supervisorTargetStateVersion,
+} from "./diagnostics.ts";
+
+describe("diagnostics states (spec 2 §4)", () => {
+  it("are configuring, done, error, idle and in_progress; configuring and in_progress are running", () => {
+    expect([...DIAGNOSTICS_STATES].sort()).toEqual(["configuring", "done", "error", "idle", "in_progress"]);
+    expect(["configuring", "done", "error", "idle", "in_progress", "running", 3].map(isDiagnosticsState)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
+    expect(DIAGNOSTICS_STATES.filter((state) => diagnosticsRunning(state))).toEqual(["configuring", "in_progress"]);
+  });
+});
 
 describe("diagnostics rules", () => {
   it("warns before checks on OS versions below 2.11.0", () => {

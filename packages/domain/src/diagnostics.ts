@@ -10,6 +10,14 @@ export type DiagnosticsAction = (typeof DIAGNOSTICS_ACTIONS)[number];
 export const DIAGNOSTICS_STATES = ["configuring", "done", "error", "idle", "in_progress"] as const;
 export type DiagnosticsState = (typeof DIAGNOSTICS_STATES)[number];
 
+/** Whether a report's status is one of the five states of spec 2 §4. */
+export const isDiagnosticsState = (value: unknown): value is DiagnosticsState =>
+  typeof value === "string" && (DIAGNOSTICS_STATES as readonly string[]).includes(value);
+
+/** The states a run is still under way in: the dashboard shows its loading overlay (spec 2 §4). */
+export const diagnosticsRunning = (state: DiagnosticsState | undefined) =>
+  state === "configuring" || state === "in_progress";
+
 export type CheckResult = { name: string; success: boolean; status: string };
 
 export type CheckReport = {

@@ -29,6 +29,8 @@ describe("error catalogue", () => {
         code === "chat_missing_username_hash" ||
         // The device answered but did not start the update: a bad gateway, not the client's fault.
         code === "os_update_not_triggered" ||
+        // The device answered a health check report in none of the five states.
+        code === "diagnostics_state_invalid" ||
         // The support service (Zendesk) could not take the ticket or the file.
         code === "something_went_wrong";
       expect(entry.status >= 500, code).toBe(isServerSide);

@@ -199,6 +199,8 @@ export const errorCatalogue = {
   // device actions surface them; balena answers 404, the dashboard's keyed error needs a 400).
   device_must_be_online: { status: 400, text: "No online device(s) found" },
   device_already_inactive: { status: 400, text: "The device is already inactive" },
+  // An action that needs the device offline (deactivation), asked of an online one (spec 2 §8).
+  device_must_be_offline: { status: 400, text: "The device must be offline for this action" },
   device_deactivation_paid_only: { status: 402, text: "Deactivation needs a paid plan" },
   device_frozen: {
     status: 403,
@@ -220,6 +222,11 @@ export const errorCatalogue = {
     text: "An update on the device is required: device actions need supervisor 7 or later",
   },
   device_relay_timeout: { status: 504, text: "The device did not answer in time" },
+  // A health check or diagnostics report in none of the states of spec 2 §4.
+  diagnostics_state_invalid: {
+    status: 502,
+    text: "The device answered an unknown health check state: {state} (expected configuring, done, error, idle or in_progress)",
+  },
   // OS and supervisor updates (spec 2 §5, §7, §8; os-updates.ts).
   os_version_unparseable: { status: 400, text: "could not parse OS version" },
   os_release_not_found: { status: 404, text: "OS release not found" },

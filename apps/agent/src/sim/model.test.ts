@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TargetState } from "../protocol/target-state.ts";
 import { seeded } from "../testing/fake-clock.ts";
-import { CPU, drift, failsInjectedRelease, SimulatedDevice, TEMP } from "./model.ts";
+import { CPU, drift, failsInjectedRelease, SimulatedDevice, simulatedIpAddress, TEMP } from "./model.ts";
 
 const target = (commit: string, services = ["main", "worker"]): TargetState => ({
   name: "dev",
@@ -268,5 +268,20 @@ describe("failure injection", () => {
     device.targetChanged(target("a".repeat(32)));
     run(device, 20);
     expect(serviceStatuses(device)).toEqual(["Running", "Running"]);
+  });
+});
+
+describe("simulated addresses", () => {
+  it("come from the uuid, so a second simulator's devices do not repeat the first one's", () => {
+    const first = ["0a1b", "0a1c", "0a1d"].map((p) => new SimulatedDevice({ uuid: p.repeat(8), random: seeded(1) }));
+    const second = ["7f00", "7f01", "7f02"].map((p) => new SimulatedDevice({ uuid: p.repeat(8), random: seeded(1) }));
+    const addresses = [...first, ...second].map((device) => device.report().ip_address);
+    expect(new Set(addresses).size).toBe(6);
+    for (const address of addresses) expect(address).toMatch(/^10\.\d{1,3}\.\d{1,3}\.([1-9]\d{0,2})$/);
+    // The same device keeps its address across restarts.
+    expect(simulatedIpAddress("0a1b".repeat(8))).toBe(first[0]?.report().ip_address);
+    // 1000 devices of one run are spread without repeats.
+    const many = new Set(Array.from({ length: 1000 }, (_, i) => simulatedIpAddress(i.toString(16).padStart(32, "0"))));
+    expect(many.size).toBeGreaterThan(990);
   });
 });

@@ -53,13 +53,31 @@ const SERVICE_LINES = [
   "rotated log file",
 ];
 
+/**
+ * A simulated device's local address, from its uuid (FNV-1a, mixed, 24 bits, in 10.0.0.0/8): unique
+ * across simulators, where an index within one simulator made a second one repeat the first's.
+ */
+export function simulatedIpAddress(uuid: string): string {
+  let hash = 0x811c9dc5;
+  for (const char of uuid.toLowerCase()) {
+    hash ^= char.charCodeAt(0);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  // murmur3's finaliser, so that every bit of the uuid moves the three bytes used.
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b) >>> 0;
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35) >>> 0;
+  hash ^= hash >>> 16;
+  return `10.${(hash >>> 16) & 255}.${(hash >>> 8) & 255}.${((hash & 255) % 254) + 1}`;
+}
+
 export type SimulatedDeviceOptions = {
   uuid: string;
   random: Random;
   /** Registered before (a restart of the simulator): skips provisioning. */
   provisioned?: boolean;
   updateLock?: boolean;
-  index?: number;
   /** What the device runs at start (default OS_VERSION and SUPERVISOR_VERSION). */
   osVersion?: string | undefined;
   supervisorVersion?: string | undefined;
@@ -148,8 +166,7 @@ export class SimulatedDevice {
     this.memoryUsed = this.memoryTotal * (0.2 + r() * 0.3);
     this.storageTotal = r() < 0.5 ? 29_542 : 59_300;
     this.storageUsed = this.storageTotal * (0.1 + r() * 0.3);
-    const index = options.index ?? Math.floor(r() * 60_000);
-    this.ipAddress = `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${(index & 255) + 1}`;
+    this.ipAddress = simulatedIpAddress(options.uuid);
     this.macAddress = `02:${options.uuid.slice(0, 10).replace(/(..)(?!$)/g, "$1:")}`;
   }
 

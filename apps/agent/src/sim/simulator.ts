@@ -182,7 +182,6 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       uuid: identity.uuid,
       random,
       provisioned,
-      index,
       updateLock: random() < (options.updateLockRatio ?? 0),
       failRelease:
         options.failRelease && failsInjectedRelease(identity.uuid, options.failRelease.share)

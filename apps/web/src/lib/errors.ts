@@ -192,6 +192,8 @@ const CODE_TEXTS = {
   email_verification_invalid: "errors.verification_link_invalid",
   organization_membership_required: "errors.organization_membership_required",
   device_must_be_online: "errors.device_must_be_online",
+  device_must_be_offline: "errors.device_must_be_offline",
+  diagnostics_state_invalid: "errors.diagnostics_state_invalid",
   device_update_required: "errors.update_required",
   support_portal_not_configured: "errors.support_portal_not_configured",
 } as const satisfies Record<string, Parameters<typeof t>[0]>;

@@ -1,4 +1,4 @@
-import { DIAGNOSTICS_ACTIONS, type DiagnosticsAction } from "@flotilla/domain";
+import { DIAGNOSTICS_ACTIONS, type DiagnosticsAction, isDiagnosticsState } from "@flotilla/domain";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { AppContext } from "../../context.ts";
@@ -30,7 +30,15 @@ export async function diagnosticsRoutes(app: FastifyInstance, { db, devices }: A
     if (!(await mayDo(db, user.caller, "device.access_diagnostics", { device: device.id })))
       throw notAllowed("device.access_diagnostics");
     const parameters = run ? (parseInput(runBody, request.body ?? undefined)?.parameters ?? {}) : {};
-    return devices.relay.request(device.id, action as DiagnosticsAction, { run, parameters });
+    const answer = await devices.relay.request(device.id, action as DiagnosticsAction, { run, parameters });
+    // A report is in one of the five states (spec 2 §4); the device is not trusted to say so.
+    const state = (answer.body as { status?: unknown } | null)?.status;
+    if (answer.status < 300 && !isDiagnosticsState(state)) {
+      throw new FlotillaError("diagnostics_state_invalid", undefined, {
+        params: { state: String(state).slice(0, 40) },
+      });
+    }
+    return answer;
   }
 
   app.get("/v1/:uuid/:action", async (request, reply) => {

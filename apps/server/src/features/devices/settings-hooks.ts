@@ -48,12 +48,15 @@ type DeviceFacts = {
   supervisor_version: string | null;
   os_version: string | null;
   os_variant: string | null;
+  /** Heartbeat online (or timing out) or a cloudlink socket: the device is online (spec 2 §3). */
+  is_online: boolean;
 };
 
 async function deviceFacts(db: Db, ids: number[]): Promise<DeviceFacts[]> {
   const { rows } = await db.query<DeviceFacts>(
     `SELECT d.id, d.is_active, d.belongs_to__application AS fleet, ca.slug AS architecture,
-            d.supervisor_version, d.os_version, d.os_variant
+            d.supervisor_version, d.os_version, d.os_variant,
+            (d.api_heartbeat_state IN ('online', 'timeout') OR d.is_connected_to_vpn) AS is_online
        FROM "device" d JOIN "device_type" dt ON dt.id = d.is_of__device_type
        JOIN "cpu_architecture" ca ON ca.id = dt.is_of__cpu_architecture WHERE d.id = ANY($1::int[])`,
     [ids],
@@ -91,13 +94,17 @@ function checkCustomLocation(body: Body) {
   }
 }
 
-/** Deactivation (spec 2 §4, §5, §6): application.deactivate-device, a paid plan, not already inactive. */
+/**
+ * Deactivation (spec 2 §4, §5, §6, §8): application.deactivate-device, a paid plan, not already
+ * inactive, and offline (errors.device_must_be_offline): an online device is in use.
+ */
 async function checkDeactivation(context: HookContext, devices: DeviceFacts[], active: unknown) {
   const { tx } = context;
   for (const device of devices) {
     await requireAction(tx, actorOf(context), "application.deactivate-device", { device: device.id });
     if (active !== false) continue;
     if (!device.is_active) throw new FlotillaError("device_already_inactive");
+    if (device.is_online) throw new FlotillaError("device_must_be_offline");
     const organization = await organizationOfFleet(tx, device.fleet);
     if (organization === undefined || !(await isPaidOrganization(tx, organization))) {
       throw new FlotillaError("device_deactivation_paid_only");

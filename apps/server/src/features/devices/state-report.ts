@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Queryable } from "../../db/index.ts";
+import { targetReleaseSql } from "../../model/devices.ts";
 import { deliveriesFrom } from "../webhooks/events.ts";
 import { inPieces } from "./batches.ts";
 import {
@@ -142,6 +143,13 @@ type Db = Pick<Queryable, "query">;
  * (update status `done`) and device.update_failed (`aborted`, `rejected`) for the webhooks that
  * want them: `old` sees the rows as they were before the update (one snapshot for the statement).
  */
+/**
+ * A report of a device under way to another release: downloading, installing or applying it. Its
+ * events name that release (`release`), not the one it still runs (`running_release`).
+ */
+const UPDATING_SQL = `(c.update_status IN ('downloading', 'downloaded', 'applying changes')
+  OR lower(c.status) IN ('downloading', 'installing', 'updating'))`;
+
 function deviceEventsSql(set: string, types: string): string {
   return `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(${types})),
      old AS (SELECT d.id, d.status, d.update_status FROM "device" d JOIN v ON v.id = d.id),
@@ -152,8 +160,12 @@ function deviceEventsSql(set: string, types: string): string {
        SELECT a.organization, a.id AS fleet, e.type,
               jsonb_build_object('device', c.uuid, 'device_id', c.id, 'name', c.device_name, 'status', c.status,
                                  'previous_status', o.status, 'update_status', c.update_status,
-                                 'release', c.is_running__release) AS data
+                                 'release', CASE WHEN ${UPDATING_SQL} THEN COALESCE(t.release, c.is_running__release)
+                                                 ELSE c.is_running__release END,
+                                 'running_release', c.is_running__release, 'target_release', t.release) AS data
          FROM changed c JOIN old o ON o.id = c.id JOIN "application" a ON a.id = c.belongs_to__application
+         -- The release the device should run (what it downloads while it updates).
+         LEFT JOIN LATERAL (SELECT ${targetReleaseSql("td", "a")} AS release FROM "device" td WHERE td.id = c.id) t ON true
         CROSS JOIN LATERAL (VALUES
           (CASE WHEN c.status IS DISTINCT FROM o.status THEN 'device.status_changed' END),
           (CASE WHEN c.update_status IS NOT DISTINCT FROM o.update_status THEN NULL

@@ -24,9 +24,9 @@ import { CommandBlock } from "../../components/command-block.tsx";
 import { errorText } from "../../lib/errors.ts";
 import { saveBlob } from "../../lib/save-blob.ts";
 import type { Fleet } from "../fleet-access/data.ts";
-import { useDeviceTypes } from "../fleets/data.ts";
+import { latestHostOsRelease, useDeviceTypes } from "../fleets/data.ts";
 import { type ExpiryChoice, expiryDateFor } from "../preferences/api-key-expiry.ts";
-import { type AddDeviceCommon, provisioningKeyName } from "./add-device-common.ts";
+import { type AddDeviceCommon, detectedDeviceType, provisioningKeyName } from "./add-device-common.ts";
 import { BalenaOsAddDevice } from "./balenaos-add-device.tsx";
 
 /** Form changes reach the shown commands after 300 ms (spec 2 §9). */
@@ -81,17 +81,31 @@ export function AddDeviceDialog({ fleet, onClose }: { fleet: Fleet; onClose: () 
     (type) => architecture === undefined || type.is_of__cpu_architecture[0]?.slug === architecture,
   );
   const [deviceType, setDeviceType] = useState(fleetType?.slug ?? "");
+  const detected = detectedDeviceType(deviceTypes.data, fleetType?.slug);
+  const chosen = compatible.find((type) => type.slug === deviceType);
+  const latestOs = chosen ? latestHostOsRelease(chosen) : undefined;
   const [system, setSystem] = useState<"agent" | "balenaos">("agent");
   const [expiry, setExpiry] = useState<ExpiryChoice>("30");
   const systemLabel = useId();
   const header = (
     <>
+      {detected && "error" in detected ? <Alert severity="error">{t(detected.error)}</Alert> : null}
       <TextField
         select
         size="small"
         label={t("devices.add.device_type")}
-        value={deviceType}
+        value={chosen ? deviceType : ""}
         onChange={(event) => setDeviceType(event.target.value)}
+        helperText={
+          chosen
+            ? [
+                t("devices.add.architecture", { arch: chosen.is_of__cpu_architecture[0]?.slug ?? "—" }),
+                latestOs
+                  ? t("devices.add.latest_os", { version: latestOs.raw_version })
+                  : t("devices.add.no_latest_os"),
+              ].join(" · ")
+            : undefined
+        }
       >
         {compatible.map((type) => (
           <MenuItem key={type.slug} value={type.slug}>

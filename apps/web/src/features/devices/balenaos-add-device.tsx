@@ -1,4 +1,4 @@
-import { BALENAOS_DOWNLOAD_PAGE, osImageFileName } from "@flotilla/domain";
+import { BALENAOS_DOWNLOAD_PAGE, deviceTypeInstructions, osImageFileName } from "@flotilla/domain";
 import CheckCircleOutlined from "@mui/icons-material/CheckCircleOutlined";
 import Alert from "@mui/material/Alert";
 import AlertTitle from "@mui/material/AlertTitle";
@@ -208,6 +208,7 @@ export function BalenaOsAddDevice({ fleet, deviceType, expiry, header, expirySel
               </Typography>
             </Alert>
           ) : null}
+          <DeviceTypeInstructions slug={deviceType} />
           {error ? <Alert severity="error">{error}</Alert> : null}
           {imageStarted ? (
             <Alert severity="success">
@@ -257,5 +258,32 @@ export function BalenaOsAddDevice({ fleet, deviceType, expiry, header, expirySel
         ) : null}
       </DialogActions>
     </>
+  );
+}
+
+/**
+ * How to install balenaOS on the chosen device type (spec 2 §7 "Device type instructions load per
+ * contract"): balena-sdk's deviceType.getInstructions, computed from the type's contract.
+ */
+function DeviceTypeInstructions({ slug }: { slug: string }) {
+  const { t } = useTranslation();
+  // The contract as the device type list read it; the steps are computed from it, without eval
+  // (balena-sdk's getInstructions compiles Handlebars templates, which the CSP forbids).
+  const contract = useDeviceTypes().data?.find((type) => type.slug === slug)?.contract;
+  const steps = useMemo(() => deviceTypeInstructions(contract), [contract]);
+  if (steps.length === 0) return null;
+  return (
+    <Box component="section" aria-label={t("devices.add.instructions")}>
+      <Typography variant="subtitle2" component="h3" sx={{ fontWeight: 600, mb: 0.5 }}>
+        {t("devices.add.instructions")}
+      </Typography>
+      <Box component="ol" sx={{ m: 0, pl: 2.5, typography: "body2", color: "text.secondary" }}>
+        {steps.map((step, index) => (
+          // Steps can repeat a sentence; their place in the list is what they are.
+          // biome-ignore lint/suspicious/noArrayIndexKey: the list is static for a device type
+          <li key={index}>{step}</li>
+        ))}
+      </Box>
+    </Box>
   );
 }

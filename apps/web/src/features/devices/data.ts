@@ -98,6 +98,8 @@ export interface Device {
     is_accessible_by_support_until__date: string | null;
     should_be_running__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
     user_access_roles: Array<{ role: string }>;
+    /** Whether the fleet's type gives devices a public URL (spec 2 §3 application_type). */
+    application_type: Array<{ supports_web_url: boolean }>;
   }>;
   is_running__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
   is_pinned_on__release: Array<{ id: number; commit: string; raw_version: string; is_final: boolean }>;
@@ -112,7 +114,11 @@ const deviceExpand = {
   is_of__device_type: { $select: ["id", "slug", "name"], $expand: { is_of__cpu_architecture: { $select: "id" } } },
   belongs_to__application: {
     $select: ["id", "app_name", "slug", "is_accessible_by_support_until__date"],
-    $expand: { should_be_running__release: RELEASE, user_access_roles: { $select: "role" } },
+    $expand: {
+      should_be_running__release: RELEASE,
+      user_access_roles: { $select: "role" },
+      application_type: { $select: "supports_web_url" },
+    },
   },
   is_running__release: RELEASE,
   is_pinned_on__release: RELEASE,
@@ -132,6 +138,22 @@ export function deviceQuery(sdk: Sdk, uuid: string) {
       return rows[0] ?? null;
     },
   });
+}
+
+/** A uuid prefix a URL may name a device by: 7 to 61 hex digits (a full uuid is 32 or 62). */
+const SHORT_UUID = /^[0-9a-f]{7,61}$/i;
+
+/**
+ * The device a short uuid in a URL names (spec 2 §8): its full uuid when exactly one readable
+ * device starts with it, "ambiguous" when several do ("Device is ambiguous: {device}"), else undefined.
+ */
+export async function resolveShortUuid(sdk: Sdk, prefix: string): Promise<string | "ambiguous" | undefined> {
+  if (!SHORT_UUID.test(prefix)) return undefined;
+  const rows = await pineOf(sdk).get<Array<{ uuid: string }>>({
+    resource: "device",
+    options: { $select: "uuid", $filter: { uuid: { $startswith: prefix.toLowerCase() } }, $top: 2 },
+  });
+  return rows.length > 1 ? "ambiguous" : rows[0]?.uuid;
 }
 
 export const loadDevice = (queryClient: QueryClient, sdk: Sdk, uuid: string) =>
@@ -262,6 +284,22 @@ export function usedPercent(used: number | null, total: number | null): number |
   if (used === null || total === null || total <= 0) return undefined;
   return Math.min(100, Math.round((used / total) * 100));
 }
+
+/** Online by heartbeat (online or timing out) or by cloudlink, as the server's `is_online` (spec 2 §3). */
+export const deviceIsOnline = (device: Pick<Device, "api_heartbeat_state" | "is_connected_to_vpn">) =>
+  device.api_heartbeat_state === "online" || device.api_heartbeat_state === "timeout" || device.is_connected_to_vpn;
+
+/**
+ * The device's web URL, when it has one (spec 2 §2 "public URL toggle (only when the device has a
+ * web URL)"): its fleet's type supports web URLs and a base domain is configured.
+ */
+export const deviceWebUrl = (
+  device: Pick<Device, "uuid" | "belongs_to__application">,
+  baseDomain: string | null,
+): string | undefined =>
+  device.belongs_to__application[0]?.application_type[0]?.supports_web_url
+    ? deviceUrl(device.uuid, baseDomain)
+    : undefined;
 
 /** The device's public URL: its uuid under the configured base domain (spec 2 §2). */
 export const deviceUrl = (uuid: string, baseDomain: string | null) =>

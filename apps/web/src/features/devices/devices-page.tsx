@@ -394,7 +394,11 @@ export function FleetDevicesPage() {
             disableColumnMenu
             density="compact"
             autoHeight
-            localeText={{ noRowsLabel: t("devices.no_match") }}
+            localeText={{
+              noRowsLabel: t("devices.no_match"),
+              // With all matching devices selected the footer counts them all, not this page's rows.
+              footerRowSelected: (count) => t("devices.rows_selected", { count: matching ? total : count }),
+            }}
             sx={{
               border: 0,
               "& .MuiDataGrid-columnHeaderTitle": { fontWeight: 600, fontSize: 13 },

@@ -3,7 +3,9 @@ import { batchReport, runBatch } from "./batch.ts";
 import {
   actionBlockedReason,
   deviceCoordinates,
+  deviceIsOnline,
   deviceListFilter,
+  deviceWebUrl,
   localModeProblem,
   metricLevel,
   usedPercent,
@@ -152,5 +154,22 @@ describe("device actions", () => {
       "must_be_online",
     );
     expect(actionBlockedReason(device)).toBeUndefined();
+  });
+});
+
+describe("device web URL and online state (spec 2 §2, §3)", () => {
+  const fleet = (supports: boolean) => [{ application_type: [{ supports_web_url: supports }] }] as never;
+  it("has a web URL only when its fleet's type supports one and a base domain is set", () => {
+    expect(deviceWebUrl({ uuid: "abc", belongs_to__application: fleet(true) }, "devices.example")).toBe(
+      "https://abc.devices.example",
+    );
+    expect(deviceWebUrl({ uuid: "abc", belongs_to__application: fleet(false) }, "devices.example")).toBeUndefined();
+    expect(deviceWebUrl({ uuid: "abc", belongs_to__application: fleet(true) }, null)).toBeUndefined();
+  });
+
+  it("is online by heartbeat or cloudlink (deactivation needs it offline)", () => {
+    expect(deviceIsOnline({ api_heartbeat_state: "offline", is_connected_to_vpn: false })).toBe(false);
+    expect(deviceIsOnline({ api_heartbeat_state: "timeout", is_connected_to_vpn: false })).toBe(true);
+    expect(deviceIsOnline({ api_heartbeat_state: "unknown", is_connected_to_vpn: true })).toBe(true);
   });
 });

@@ -3,6 +3,8 @@ import {
   checksNeedNewerOs,
   DIAGNOSTICS_POLL_MS,
   type DiagnosticsAction,
+  type DiagnosticsState,
+  diagnosticsRunning,
   HEALTH_CHECKS_POLL_MS,
   supervisorTargetStateVersion,
 } from "@flotilla/domain";
@@ -11,6 +13,7 @@ import ErrorOutlined from "@mui/icons-material/ErrorOutlined";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
+import Chip from "@mui/material/Chip";
 import CircularProgress from "@mui/material/CircularProgress";
 import Paper from "@mui/material/Paper";
 import Tab from "@mui/material/Tab";
@@ -46,7 +49,7 @@ function useDiagnostics(device: Device, action: DiagnosticsAction) {
     queryKey,
     enabled: device.is_connected_to_vpn,
     queryFn: async () => (await sdk.request.send({ method: "GET", url, baseUrl })).body as CheckReport,
-    refetchInterval: (query) => (query.state.data?.status === "in_progress" ? IN_PROGRESS_POLL_MS : POLL_MS[action]),
+    refetchInterval: (query) => (diagnosticsRunning(query.state.data?.status) ? IN_PROGRESS_POLL_MS : POLL_MS[action]),
     refetchIntervalInBackground: false,
     meta: { handlesErrors: true },
   });
@@ -58,12 +61,20 @@ function useDiagnostics(device: Device, action: DiagnosticsAction) {
   return { report, run };
 }
 
+const STATE_COLOURS: Record<DiagnosticsState, "default" | "info" | "success" | "error"> = {
+  idle: "default",
+  configuring: "info",
+  in_progress: "info",
+  done: "success",
+  error: "error",
+};
+
 function RunPanel({ device, action, canRun }: { device: Device; action: DiagnosticsAction; canRun: boolean }) {
   const { t } = useTranslation();
   const { report, run } = useDiagnostics(device, action);
   const data = report.data;
   const online = device.is_connected_to_vpn;
-  const inProgress = data?.status === "in_progress" || run.isPending;
+  const inProgress = diagnosticsRunning(data?.status) || run.isPending;
   const hasData = data !== undefined && data.lastRun !== null;
   return (
     <Box>
@@ -72,12 +83,23 @@ function RunPanel({ device, action, canRun }: { device: Device; action: Diagnost
           <Typography variant="body2" color="text.secondary">
             {t(`devices.diagnostics.${action}_help`)}
           </Typography>
-          {hasData ? (
-            <Typography variant="caption" color="text.secondary">
-              {t("devices.diagnostics.last_run", { date: formatDate(data.lastRun ?? "") })}
-              {data.diagnose_version ? ` · ${data.diagnose_version}` : ""}
-            </Typography>
-          ) : null}
+          <Box sx={{ display: "flex", alignItems: "center", gap: 1, mt: 0.75, flexWrap: "wrap" }}>
+            {data ? (
+              // The run's state (spec 2 §4): configuring, done, error, idle or in progress.
+              <Chip
+                size="small"
+                variant="outlined"
+                color={STATE_COLOURS[data.status]}
+                label={t("devices.diagnostics.state", { state: t(`devices.diagnostics.states.${data.status}`) })}
+              />
+            ) : null}
+            {hasData ? (
+              <Typography variant="caption" color="text.secondary">
+                {t("devices.diagnostics.last_run", { date: formatDate(data.lastRun ?? "") })}
+                {data.diagnose_version ? ` · ${data.diagnose_version}` : ""}
+              </Typography>
+            ) : null}
+          </Box>
         </Box>
         <Tooltip title={online ? "" : t("info.device_cloudlink_communication_missing")}>
           <span>

@@ -33,6 +33,7 @@ import { type ReactNode, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk, useServices } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
+import { TextLink } from "../../components/links.tsx";
 import { ErrorNote, Setting, settingRow, useSubmission } from "../../components/settings.tsx";
 import type { Sdk } from "../../lib/sdk.ts";
 import { showToast } from "../../lib/toasts.ts";
@@ -73,7 +74,10 @@ export function useOsVersions(slugs: string[]) {
     enabled: sorted.length > 0,
     staleTime: OS_TYPES_CACHE_MS,
     queryFn: async () => {
-      const answer = (await sdk.models.os.getAvailableOsVersions(sorted)) as Record<string, OsRelease[]>;
+      // The host app of each version too: its release page is /apps/{appId}/releases/{releaseId} (spec 2 §2).
+      const answer = (await sdk.models.os.getAvailableOsVersions(sorted, {
+        $select: ["belongs_to__application"],
+      } as never)) as Record<string, OsRelease[]>;
       return Object.fromEntries(sorted.map((slug) => [slug, answer[slug] ?? []])) as Record<string, OsRelease[]>;
     },
   });
@@ -95,6 +99,8 @@ function useDeviceTypeContract(slug: string | undefined) {
   });
 }
 
+type SupervisorRelease = { id: number; raw_version: string; belongs_to__application?: { __id: number } };
+
 function useSupervisorReleases(architectures: number[]) {
   const sdk = useSdk();
   const sorted = [...new Set(architectures)].sort((a, b) => a - b);
@@ -110,12 +116,12 @@ function useSupervisorReleases(architectures: number[]) {
               [
                 arch,
                 (await sdk.models.os.getSupervisorReleasesForCpuArchitecture(arch, {
-                  $select: ["id", "raw_version", "known_issue_list"],
-                })) as Array<{ id: number; raw_version: string }>,
+                  $select: ["id", "raw_version", "known_issue_list", "belongs_to__application"],
+                })) as SupervisorRelease[],
               ] as const,
           ),
         ),
-      ) as Record<number, Array<{ id: number; raw_version: string }>>,
+      ) as Record<number, SupervisorRelease[]>,
   });
 }
 
@@ -123,7 +129,7 @@ function useSupervisorReleases(architectures: number[]) {
  * Starts an OS update through the device actions service: `POST /v2/{uuid}/resinhup` with the
  * target version, detached (spec 2 §7); anything but "triggered" is "Cannot start the update process".
  */
-async function startOsUpdate(sdk: Sdk, baseUrl: string, uuid: string, version: string, cannotStart: string) {
+export async function startOsUpdate(sdk: Sdk, baseUrl: string, uuid: string, version: string, cannotStart: string) {
   const answer = await sdk.request.send({
     method: "POST",
     url: `/v2/${uuid}/resinhup`,
@@ -285,6 +291,7 @@ export function SupervisorUpdateSetting({ device }: { device: Device }) {
   const [chosen, setChosen] = useState("");
   const options = (arch === undefined ? undefined : releases.data?.[arch]) ?? [];
   const blocked = supervisorUpdateBlocked(device.os_version);
+  const runningRelease = options.find((release) => release.raw_version === device.supervisor_version);
   const value = chosen || options[0]?.raw_version || "";
   const submit = () =>
     void run(async () => {
@@ -298,6 +305,18 @@ export function SupervisorUpdateSetting({ device }: { device: Device }) {
       <Box sx={{ display: "grid", gap: 1.5 }}>
         <Typography variant="body2" data-testid="current-supervisor-version">
           {t("devices.supervisor_update.current", { version: device.supervisor_version ?? "—" })}
+          {/* The supervisor release's page is under /apps/ (spec 2 §2 Route table). */}
+          {runningRelease?.belongs_to__application ? (
+            <>
+              {" · "}
+              <TextLink
+                to={`/apps/${runningRelease.belongs_to__application.__id}/releases/${runningRelease.id}` as "/"}
+                underline="hover"
+              >
+                {t("devices.supervisor_update.release_page")}
+              </TextLink>
+            </>
+          ) : null}
         </Typography>
         {blocked ? (
           <Alert severity="warning">{t("warnings.cannot_update_esr_supervisor")}</Alert>
@@ -594,15 +613,30 @@ export function OsVersionItem({ device }: { device: Pick<Device, "os_version" | 
       })
     : undefined;
   const line = (release as { line?: string } | undefined)?.line;
+  const page = release as { id?: number; belongs_to__application?: { __id: number } } | undefined;
+  const hostApp = page?.belongs_to__application?.__id;
   return (
     <Box sx={{ display: "inline-flex", gap: 1, alignItems: "center", flexWrap: "wrap" }}>
+      {/* Clickable: the OS release's page under /apps/ (spec 2 §2), then the changelog link. */}
+      {page?.id && hostApp ? (
+        <TextLink
+          to={`/apps/${hostApp}/releases/${page.id}` as "/"}
+          underline="hover"
+          aria-label={t("devices.os_version.release_page", { version: device.os_version })}
+        >
+          {device.os_version}
+        </TextLink>
+      ) : (
+        <span>{device.os_version}</span>
+      )}
       <Link
         href={OS_CHANGELOG_URL}
         target="_blank"
         rel="noreferrer"
+        variant="body2"
         aria-label={t("devices.os_version.changelog", { version: device.os_version })}
       >
-        {device.os_version}
+        {t("devices.os_version.changelog_short")}
       </Link>
       {line && ["current", "next", "sunset", "outdated"].includes(line) ? (
         <Chip

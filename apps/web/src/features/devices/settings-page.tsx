@@ -4,6 +4,7 @@ import Button from "@mui/material/Button";
 import FormControlLabel from "@mui/material/FormControlLabel";
 import Paper from "@mui/material/Paper";
 import Switch from "@mui/material/Switch";
+import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
@@ -17,7 +18,8 @@ import { showToast } from "../../lib/toasts.ts";
 import { shortCommit } from "../fleets/releases.ts";
 import { versionText } from "../releases/model.ts";
 import { DeleteDevicesDialog, MoveDevicesDialog, PinDevicesDialog } from "./actions.tsx";
-import { type Device, deviceUrl, localModeProblem, usePageDevice } from "./data.ts";
+import { type Device, deviceIsOnline, deviceUrl, localModeProblem, usePageDevice } from "./data.ts";
+import { DeviceNotes } from "./notes.tsx";
 import { OsUpdateSetting, SupervisorUpdateSetting, updateAbilities } from "./os-updates.tsx";
 
 function useDeviceChange(device: Device) {
@@ -27,6 +29,57 @@ function useDeviceChange(device: Device) {
     showToast("success", toast);
     await queryClient.invalidateQueries({ queryKey: ["device", device.uuid] });
   };
+}
+
+/** Rename (spec 2 §2 Device pages "Settings"): the device's name, saved with balena-sdk's device.rename. */
+function RenameSetting({ device }: { device: Device }) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const change = useDeviceChange(device);
+  const { error, busy, run } = useSubmission();
+  const [name, setName] = useState(device.device_name);
+  const trimmed = name.trim();
+  return (
+    <Setting title={t("devices.rename.title")} text={t("devices.settings.rename_text")}>
+      <ErrorNote error={error} />
+      <Box
+        component="form"
+        sx={{ ...settingRow, alignItems: "flex-start" }}
+        onSubmit={(event) => {
+          event.preventDefault();
+          void run(() => change(() => sdk.models.device.rename(device.uuid, trimmed), t("devices.rename.done")));
+        }}
+      >
+        <TextField
+          size="small"
+          label={t("devices.rename.label")}
+          value={name}
+          onChange={(event) => setName(event.target.value)}
+          error={trimmed === ""}
+          helperText={trimmed === "" ? t("devices.settings.name_required") : undefined}
+          sx={{ flex: 1 }}
+        />
+        <Button
+          type="submit"
+          variant="outlined"
+          loading={busy}
+          disabled={trimmed === "" || trimmed === device.device_name}
+        >
+          {t("devices.rename.save")}
+        </Button>
+      </Box>
+    </Setting>
+  );
+}
+
+/** Update notes (spec 2 §2): the same markdown editor as the summary, saved 500 ms after typing stops. */
+function NotesSetting({ device }: { device: Device }) {
+  const { t } = useTranslation();
+  return (
+    <Setting title={t("devices.notes.title")} text={t("devices.settings.notes_text")}>
+      <DeviceNotes uuid={device.uuid} note={device.note} editable />
+    </Setting>
+  );
 }
 
 function ReleaseSetting({ device }: { device: Device }) {
@@ -133,13 +186,22 @@ function DeactivateSetting({ device }: { device: Device }) {
   const change = useDeviceChange(device);
   const { error, busy, run } = useSubmission();
   const [confirming, setConfirming] = useState(false);
+  // Only an offline device can be deactivated (spec 2 §8 errors.device_must_be_offline); the server refuses too.
+  const online = deviceIsOnline(device);
   return (
     <Setting title={t("devices.settings.deactivate")} text={t("devices.settings.deactivate_text")}>
       <ErrorNote error={error} />
       {device.is_active ? (
-        <Button variant="outlined" color="warning" onClick={() => setConfirming(true)}>
-          {t("devices.settings.deactivate")}
-        </Button>
+        <>
+          {online ? (
+            <Alert severity="info" sx={{ mb: 1.5 }}>
+              {t("errors.device_must_be_offline")}
+            </Alert>
+          ) : null}
+          <Button variant="outlined" color="warning" disabled={online} onClick={() => setConfirming(true)}>
+            {t("devices.settings.deactivate")}
+          </Button>
+        </>
       ) : (
         <Typography variant="body2" color="text.secondary">
           {t("devices.errors.already_inactive")}
@@ -178,6 +240,8 @@ export function DeviceSettingsPage() {
     <>
       <PageHeader title={t("devices.settings.title")} description={t("devices.settings.description")} />
       <Paper variant="outlined" sx={{ mb: 3 }}>
+        {abilities.update ? <RenameSetting key={device.device_name} device={device} /> : null}
+        {abilities.update ? <NotesSetting device={device} /> : null}
         {abilities.update ? <ReleaseSetting device={device} /> : null}
         {abilities.update ? <PublicUrlSetting device={device} /> : null}
         <LocalModeSetting device={device} allowed={abilities.localMode} />

@@ -7,6 +7,7 @@ import Chip from "@mui/material/Chip";
 import LinearProgress from "@mui/material/LinearProgress";
 import Link from "@mui/material/Link";
 import Stack from "@mui/material/Stack";
+import Switch from "@mui/material/Switch";
 import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useQueryClient } from "@tanstack/react-query";
@@ -19,12 +20,13 @@ import { PageHeader } from "../../components/page.tsx";
 import { Facts } from "../../components/settings.tsx";
 import { laterDate, SupportAccessBanner } from "../../components/support-access-banner.tsx";
 import { type TagRow, TagsDialog } from "../../components/tags-dialog.tsx";
+import { errorText } from "../../lib/errors.ts";
 import { supportAccessState } from "../../lib/support-access.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { Card, NameDialog } from "../orgs/ui.tsx";
 import { ReleaseVersion } from "../releases/release-status.tsx";
-import { type Device, deviceUrl, metricLevel, usedPercent, usePageDevice } from "./data.ts";
+import { type Device, deviceWebUrl, metricLevel, usedPercent, usePageDevice } from "./data.ts";
 import { LogSearchCard } from "./logs/log-search.tsx";
 import { LogsPanel } from "./logs/logs-panel.tsx";
 import { DeviceNotes } from "./notes.tsx";
@@ -136,6 +138,44 @@ const mono = (value: string | null | undefined) =>
     "—"
   );
 
+/** The public URL toggle of the summary card, with the link while it is on. */
+function PublicUrlItem({ device, url, editable }: { device: Device; url: string; editable: boolean }) {
+  const { t } = useTranslation();
+  const sdk = useSdk();
+  const queryClient = useQueryClient();
+  const [busy, setBusy] = useState(false);
+  const toggle = async (on: boolean) => {
+    setBusy(true);
+    try {
+      await (on ? sdk.models.device.enableDeviceUrl(device.uuid) : sdk.models.device.disableDeviceUrl(device.uuid));
+      showToast("success", on ? t("devices.settings.public_url_on") : t("devices.settings.public_url_off"));
+      await queryClient.invalidateQueries({ queryKey: ["device", device.uuid] });
+    } catch (error) {
+      showToast("error", errorText(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Box component="span" sx={{ display: "inline-flex", alignItems: "center", gap: 1, flexWrap: "wrap" }}>
+      <Switch
+        size="small"
+        checked={device.is_web_accessible}
+        disabled={!editable || busy}
+        onChange={(event) => void toggle(event.target.checked)}
+        slotProps={{ input: { "aria-label": t("devices.settings.public_url") } }}
+      />
+      {device.is_web_accessible ? (
+        <Link href={url} target="_blank" rel="noreferrer">
+          {url}
+        </Link>
+      ) : (
+        t("devices.off")
+      )}
+    </Box>
+  );
+}
+
 /** `/devices/{uuid}` (spec 2 §2 "Device pages"): the summary card, metrics, tags and notes. */
 export function DeviceSummaryPage() {
   const { t } = useTranslation();
@@ -150,7 +190,7 @@ export function DeviceSummaryPage() {
   // The device's own target (a halted rollout leaves it on the previous release), not the fleet's.
   const target = device.should_be_running__release[0];
   const support = supportAccessState(device.is_accessible_by_support_until__date);
-  const url = deviceUrl(device.uuid, config.deviceUrlsBaseDomain);
+  const url = deviceWebUrl(device, config.deviceUrlsBaseDomain);
   // A release links to its page under the device's fleet (spec 2 §2 "Device pages").
   const releaseLink = (
     release: { id: number; raw_version: string; is_final?: boolean; commit: string } | undefined,
@@ -250,17 +290,12 @@ export function DeviceSummaryPage() {
               ],
               [t("devices.fields.active"), device.is_active ? t("devices.active") : t("devices.inactive")],
               [t("devices.fields.local_mode"), device.is_in_local_mode ? t("devices.local_mode_on") : t("devices.off")],
+              // The public URL toggle only when the device has a web URL (spec 2 §2 "Summary card fields").
               ...(url
                 ? ([
                     [
                       t("devices.fields.public_url"),
-                      device.is_web_accessible ? (
-                        <Link key="url" href={url} target="_blank" rel="noreferrer">
-                          {url}
-                        </Link>
-                      ) : (
-                        t("devices.off")
-                      ),
+                      <PublicUrlItem key="url" device={device} url={url} editable={abilities.update} />,
                     ],
                   ] as Array<[string, ReactNode]>)
                 : []),

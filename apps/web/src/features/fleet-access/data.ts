@@ -1,3 +1,4 @@
+import { OS_CATALOGUE_ORGANIZATION } from "@flotilla/domain";
 import { type QueryClient, queryOptions, useQuery } from "@tanstack/react-query";
 import { useSdk } from "../../app-services.tsx";
 import type { Sdk } from "../../lib/sdk.ts";
@@ -71,6 +72,13 @@ export function fleetQuery(sdk: Sdk, fleetId: number) {
       })) ?? null,
   });
 }
+
+/**
+ * A host OS or supervisor fleet of the OS catalogue (its pages live under /apps/, spec 2 §2), by
+ * its slug: users read these public fleets but not the catalogue's organization.
+ */
+export const isOsCatalogueFleet = (fleet: Pick<Fleet, "slug">) =>
+  fleet.slug.startsWith(`${OS_CATALOGUE_ORGANIZATION}/`);
 
 /** The fleet a route guard needs (cached like the pages' query). */
 export const loadFleet = (queryClient: QueryClient, sdk: Sdk, fleetId: number) =>

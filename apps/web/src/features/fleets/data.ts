@@ -66,6 +66,25 @@ export interface DeviceType {
   name: string;
   contract: unknown;
   is_of__cpu_architecture: Array<{ slug: string }>;
+  /** Its host OS apps (the default one and any ESR one), each with its latest successful release. */
+  is_default_for__application?: Array<{
+    id: number;
+    application_tag: Array<{ tag_key: string; value: string }>;
+    owns__release: Array<{ id: number; raw_version: string }>;
+  }>;
+}
+
+/**
+ * The latest successful release of a device type's default host app (spec 2 §7 "Lists read"):
+ * the host app whose release policy is not ESR (its `release-policy` application tag).
+ */
+export function latestHostOsRelease(type: DeviceType): { id: number; raw_version: string; app: number } | undefined {
+  const app = (type.is_default_for__application ?? []).find(
+    (candidate) =>
+      !candidate.application_tag.some((tag) => tag.tag_key === "release-policy" && tag.value.toLowerCase() === "esr"),
+  );
+  const release = app?.owns__release[0];
+  return app && release ? { ...release, app: app.id } : undefined;
 }
 
 export function useDeviceTypes() {
@@ -78,7 +97,22 @@ export function useDeviceTypes() {
         resource: "device_type",
         options: {
           $select: ["id", "slug", "name", "contract"],
-          $expand: { is_of__cpu_architecture: { $select: "slug" } },
+          $expand: {
+            is_of__cpu_architecture: { $select: "slug" },
+            // The default host app's latest successful release (spec 2 §7 "Lists read").
+            is_default_for__application: {
+              $select: "id",
+              $expand: {
+                application_tag: { $select: ["tag_key", "value"] },
+                owns__release: {
+                  $select: ["id", "raw_version"],
+                  $filter: { status: "success", is_final: true, is_invalidated: false },
+                  $orderby: [{ created_at: "desc" }, { id: "desc" }],
+                  $top: 1,
+                },
+              },
+            },
+          },
           $orderby: { name: "asc" },
         },
       }),

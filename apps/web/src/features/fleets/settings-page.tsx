@@ -422,8 +422,11 @@ function DangerZone({ fleet, abilities }: { fleet: Fleet; abilities: ReturnType<
     setDialog(undefined);
     action.reset();
   };
+  // Remove access is offered to every user with an access role (spec 2 §6 Other rules); only a
+  // direct membership can be removed here, access through the organization or a team cannot.
+  const hasAccess = myMembership !== undefined || fleet.user_access_roles.length > 0;
   const entries = [
-    myMembership ? ("leave" as const) : null,
+    hasAccess ? ("leave" as const) : null,
     abilities.transfer ? ("transfer" as const) : null,
     abilities.delete ? ("delete" as const) : null,
   ].filter((entry) => entry !== null);
@@ -452,7 +455,17 @@ function DangerZone({ fleet, abilities }: { fleet: Fleet; abilities: ReturnType<
               title={t(`fleets.danger.${entry}`)}
               text={t(`fleets.danger.${entry}_text.${fleet.is_of__class}`)}
             >
-              <Button variant="outlined" color="error" onClick={() => setDialog(entry)}>
+              {entry === "leave" && !myMembership ? (
+                <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }}>
+                  {t("fleets.danger.leave_inherited")}
+                </Typography>
+              ) : null}
+              <Button
+                variant="outlined"
+                color="error"
+                disabled={entry === "leave" && !myMembership}
+                onClick={() => setDialog(entry)}
+              >
                 {t(`fleets.danger.${entry}`)}
               </Button>
             </Setting>

@@ -28,7 +28,7 @@ import { type Fleet, fleetAbilities, useFleet } from "../fleet-access/data.ts";
 import { pineOf } from "../orgs/data.ts";
 import { Card, useNumericParam } from "../orgs/ui.tsx";
 import { ReleasePicker, TRACK_LATEST } from "../releases/release-picker.tsx";
-import { ReleaseStatus, ReleaseVersion } from "../releases/release-status.tsx";
+import { ReleaseFlags, ReleaseStatus, ReleaseVersion } from "../releases/release-status.tsx";
 import { FleetRolloutCard } from "../rollouts/rollout-cards.tsx";
 import { classPath, useOrganizationPlan } from "./data.ts";
 import { FrozenDevicesNotice } from "./frozen-devices.tsx";
@@ -166,7 +166,8 @@ function ReleasesCard({ fleet }: { fleet: Fleet }) {
   const releases = useFleetReleases(fleet.id, { poll: true });
   const building = buildInProgress(releases.data);
   const base = `${classPath(fleet.is_of__class)}/${fleet.id}`;
-  const pinned = fleet.should_be_running__release[0]?.id;
+  // "pinned" only when the fleet holds a fixed release; a fleet tracking the latest is not pinned (spec 2 §4).
+  const pinned = fleet.should_track_latest_release ? undefined : fleet.should_be_running__release[0]?.id;
   const rows = (releases.data ?? []).slice(0, 8);
   return (
     <Card
@@ -218,7 +219,11 @@ function ReleasesCard({ fleet }: { fleet: Fleet }) {
                   </TextLink>
                 </TableCell>
                 <TableCell>
-                  <ReleaseStatus release={release} />
+                  <Box component="span" sx={{ display: "inline-flex", alignItems: "center", gap: 0.75 }}>
+                    <ReleaseStatus release={release} />
+                    {/* An invalidated release is flagged in lists (spec 2 §4 Release rules). */}
+                    {release.is_invalidated ? <ReleaseFlags release={{ ...release, is_final: true }} /> : null}
+                  </Box>
                 </TableCell>
                 <TableCell align="right" sx={{ whiteSpace: "nowrap" }}>
                   {format(new Date(release.created_at), DATE_FORMAT)}

@@ -191,6 +191,30 @@ export function releaseQuery(sdk: Sdk, fleetId: number, releaseId: number) {
   });
 }
 
+/** A commit prefix a release URL may carry instead of the id: 7 to 40 hex digits with a letter in them. */
+export const isCommitPrefix = (text: string) => /^[0-9a-f]{7,40}$/i.test(text) && /[a-f]/i.test(text);
+
+/**
+ * The release of a fleet a commit prefix in a URL names (spec 2 §8): its id when exactly one
+ * release of the fleet starts with it, "ambiguous" when several do, else undefined.
+ */
+export async function resolveCommitPrefix(
+  sdk: Sdk,
+  fleetId: number,
+  prefix: string,
+): Promise<number | "ambiguous" | undefined> {
+  if (!isCommitPrefix(prefix)) return undefined;
+  const rows = await pineOf(sdk).get<Array<{ id: number }>>({
+    resource: "release",
+    options: {
+      $select: "id",
+      $filter: { belongs_to__application: fleetId, commit: { $startswith: prefix.toLowerCase() } },
+      $top: 2,
+    },
+  });
+  return rows.length > 1 ? "ambiguous" : rows[0]?.id;
+}
+
 export const loadRelease = (queryClient: QueryClient, sdk: Sdk, fleetId: number, releaseId: number) =>
   queryClient.ensureQueryData(releaseQuery(sdk, fleetId, releaseId));
 

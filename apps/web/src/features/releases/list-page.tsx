@@ -19,7 +19,15 @@ import { usePageFleet } from "../fleets/summary-page.tsx";
 import { AddReleaseDialog } from "./add-release-dialog.tsx";
 import { type ReleaseBatchAction, ReleaseBatchDialog } from "./batch-dialogs.tsx";
 import { type ReleaseListRow, useReleaseList } from "./data.ts";
-import { buildDurationMs, formatDuration, ReleaseFilterError, releaseAbilities, versionText } from "./model.ts";
+import {
+  buildDurationMs,
+  formatDuration,
+  RELEASE_SEARCH_MAX_LENGTH,
+  ReleaseFilterError,
+  releaseAbilities,
+  releaseSearchProblem,
+  versionText,
+} from "./model.ts";
 import { ReleaseFlags, ReleaseStatus } from "./release-status.tsx";
 
 /**
@@ -52,7 +60,9 @@ export function FleetReleasesPage() {
   const base = `${classPath(fleet.is_of__class)}/${fleet.id}`;
   const rows = releases.data?.rows ?? [];
   const selected = rows.filter((row) => selection.ids.has(row.id) === (selection.type === "include"));
-  const filterFailed = releases.error instanceof ReleaseFilterError;
+  // Said at once, as the user types, not after the query has failed (spec 2 §5 "Release search").
+  const searchProblem = releaseSearchProblem(searchInput);
+  const filterFailed = searchProblem !== undefined || releases.error instanceof ReleaseFilterError;
   const columns: GridColDef<ReleaseListRow>[] = [
     {
       field: "status",
@@ -180,7 +190,13 @@ export function FleetReleasesPage() {
           />
           {filterFailed ? (
             <Alert severity="error" sx={{ mb: 1.5 }}>
-              {t("errors.release_panel_create_filter")}
+              {t("errors.release_panel_create_filter")}{" "}
+              {searchProblem
+                ? t(`releases.search_problem.${searchProblem}`, {
+                    count: searchInput.trim().length,
+                    max: RELEASE_SEARCH_MAX_LENGTH,
+                  })
+                : null}
             </Alert>
           ) : null}
           <Paper variant="outlined" sx={{ overflow: "hidden" }}>
@@ -188,7 +204,7 @@ export function FleetReleasesPage() {
               aria-label={t("releases.title")}
               rows={filterFailed ? [] : rows}
               columns={columns}
-              rowCount={releases.data?.total ?? 0}
+              rowCount={filterFailed ? 0 : (releases.data?.total ?? 0)}
               loading={releases.isFetching && !releases.data}
               paginationMode="server"
               paginationModel={pagination}

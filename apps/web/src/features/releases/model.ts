@@ -1,5 +1,6 @@
 import {
   BUILD_LOG_MAX_LINES,
+  BUILD_TIMEOUT_MS,
   effectiveReleaseStatus,
   isReleaseReadOnly,
   type ReleaseStatusDisplay,
@@ -37,6 +38,16 @@ export const RELEASE_SEARCH_MAX_LENGTH = 200;
 
 export class ReleaseFilterError extends Error {}
 
+/** Why a search text cannot be a release filter, said to the user (spec 2 §5); undefined when it can. */
+export function releaseSearchProblem(text: string): "too_long" | "control_characters" | undefined {
+  const term = text.trim();
+  if (term.length > RELEASE_SEARCH_MAX_LENGTH) return "too_long";
+  // Control characters cannot travel in an OData string literal.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: that is the point of the check
+  if (/[\u0000-\u001f]/.test(term)) return "control_characters";
+  return undefined;
+}
+
 /**
  * The list's `$filter`: the fleet's releases whose raw_version (or commit) contains the search
  * text, or that have a tag whose key or value contains it (spec 2 §5: contains, case-insensitive).
@@ -44,11 +55,9 @@ export class ReleaseFilterError extends Error {}
  */
 export function releaseListFilter(fleetId: number, text: string): Record<string, unknown> {
   if (!Number.isSafeInteger(fleetId) || fleetId <= 0) throw new ReleaseFilterError(`bad fleet id ${fleetId}`);
+  const problem = releaseSearchProblem(text);
+  if (problem) throw new ReleaseFilterError(problem);
   const term = text.trim().toLowerCase();
-  if (term.length > RELEASE_SEARCH_MAX_LENGTH) throw new ReleaseFilterError("search text too long");
-  // Control characters cannot travel in an OData string literal.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: that is the point of the check
-  if (/[\u0000-\u001f]/.test(term)) throw new ReleaseFilterError("control characters in search text");
   if (!term) return { belongs_to__application: fleetId };
   const contains = (field: string | [string, string]) => ({ $contains: [{ $tolower: { $: field } }, term] });
   return {
@@ -76,18 +85,31 @@ type StatusFields = {
 export const shownStatus = (release: StatusFields, now = Date.now()): ReleaseStatusDisplay =>
   releaseStatusDisplay(effectiveReleaseStatus(release, now));
 
-/** How long the build took: end − start, or start → now while it runs; undefined when unknown. */
+/**
+ * How long the build took: end − start, or start → now while it runs; undefined when unknown. A
+ * running build that timed out (no update for 120 s, spec 2 §4: shown as failed) stopped at its
+ * failure, the moment it timed out, so its duration no longer counts up.
+ */
 export function buildDurationMs(
-  release: { start_timestamp: string | null; end_timestamp: string | null; status: string },
+  release: {
+    start_timestamp: string | null;
+    end_timestamp: string | null;
+    status: string;
+    update_timestamp?: string | null;
+    created_at?: string;
+  },
   now = Date.now(),
 ): number | undefined {
   if (!release.start_timestamp) return undefined;
   const start = Date.parse(release.start_timestamp);
+  const lastSign = release.update_timestamp ?? release.start_timestamp;
   const end = release.end_timestamp
     ? Date.parse(release.end_timestamp)
-    : release.status === "running"
-      ? now
-      : Number.NaN;
+    : release.status !== "running"
+      ? Number.NaN
+      : effectiveReleaseStatus(release, now) === "timeout"
+        ? Date.parse(lastSign) + BUILD_TIMEOUT_MS
+        : now;
   if (Number.isNaN(start) || Number.isNaN(end) || end < start) return undefined;
   return end - start;
 }

@@ -17,6 +17,7 @@ import {
   releaseErrorKey,
   releaseLabel,
   releaseListFilter,
+  releaseSearchProblem,
   shownStatus,
   totalImageSize,
   versionText,
@@ -54,6 +55,13 @@ describe("release search filter (spec 2 §5: raw_version or a tag key or value, 
     expect(() => releaseListFilter(Number.NaN, "a")).toThrow(ReleaseFilterError);
     expect(en.errors.release_panel_create_filter).toBe(RELEASE_TEXTS.release_panel_create_filter);
   });
+
+  it("says why a search cannot be a filter: over 200 characters, or control characters", () => {
+    expect(releaseSearchProblem("x".repeat(RELEASE_SEARCH_MAX_LENGTH))).toBeUndefined();
+    expect(releaseSearchProblem("x".repeat(RELEASE_SEARCH_MAX_LENGTH + 1))).toBe("too_long");
+    expect(releaseSearchProblem("a\u0000b")).toBe("control_characters");
+    expect(en.releases.search_problem.too_long).toContain("at most {{max}}");
+  });
 });
 
 describe("shown status (spec 2 §4)", () => {
@@ -81,6 +89,16 @@ describe("build duration and image size", () => {
       ),
     ).toBe(7000);
     expect(buildDurationMs({ start_timestamp: start, end_timestamp: null, status: "failed" })).toBeUndefined();
+    // A build its crashed builder left running times out 120 s after its last update: the
+    // duration stops there, an hour later it is the same.
+    const stale = {
+      start_timestamp: start,
+      end_timestamp: null,
+      status: "running",
+      update_timestamp: "2026-01-01T00:00:30Z",
+    };
+    expect(buildDurationMs(stale, Date.parse("2026-01-01T00:05:00Z"))).toBe(150_000);
+    expect(buildDurationMs(stale, Date.parse("2026-01-01T01:00:00Z"))).toBe(150_000);
     expect(buildDurationMs({ start_timestamp: null, end_timestamp: null, status: "success" })).toBeUndefined();
     expect(formatDuration(65_000)).toBe("1m 5s");
     expect(formatDuration(3_723_000)).toBe("1h 2m 3s");

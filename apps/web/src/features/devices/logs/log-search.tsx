@@ -11,6 +11,7 @@ import { format } from "date-fns";
 import { type FormEvent, useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../../../app-services.tsx";
+import { TextLink } from "../../../components/links.tsx";
 import { errorText } from "../../../lib/errors.ts";
 import { MONO_FONT_STACK } from "../../../theme.ts";
 import { Card } from "../../orgs/ui.tsx";
@@ -22,13 +23,18 @@ import { EMPTY_LOG_SEARCH, type LogSearchForm, logSearchApi, logSearchQuery } fr
  * of the device's own clock, newest first, "Load more" for older lines. Each line shows the time
  * the device logged it, so lines uploaded after an outage sit where they happened.
  */
-export function LogSearchCard(props: { scope: { device: string } | { fleet: number }; fleetId: number }) {
+export function LogSearchCard(props: {
+  scope: { device: string } | { fleet: number };
+  fleetId: number;
+  /** Shows the newest lines without waiting for a first search (the fleet's log page). */
+  searchOnOpen?: boolean;
+}) {
   const { t } = useTranslation();
   const { sdk, config } = useServices();
   const api = useMemo(() => logSearchApi(sdk, config.apiUrl), [sdk, config.apiUrl]);
   const services = useFleetServices(props.fleetId);
   const [form, setForm] = useState<LogSearchForm>(EMPTY_LOG_SEARCH);
-  const [submitted, setSubmitted] = useState<LogSearchForm | null>(null);
+  const [submitted, setSubmitted] = useState<LogSearchForm | null>(props.searchOnOpen ? EMPTY_LOG_SEARCH : null);
   const scopeKey = "device" in props.scope ? `device:${props.scope.device}` : `fleet:${props.scope.fleet}`;
   const results = useInfiniteQuery({
     queryKey: ["log-search", scopeKey, submitted],
@@ -117,9 +123,14 @@ export function LogSearchCard(props: { scope: { device: string } | { fleet: numb
                 </Box>
               </Tooltip>
               {"fleet" in props.scope ? (
-                <Box component="span" sx={{ color: "text.secondary" }}>
+                <TextLink
+                  to="/devices/$uuid"
+                  params={{ uuid: line.device }}
+                  underline="hover"
+                  aria-label={t("log_search.device_link", { uuid: line.device })}
+                >
                   {line.device.slice(0, 7)}
-                </Box>
+                </TextLink>
               ) : null}
               <Box component="span" sx={{ color: "text.secondary", minWidth: 64 }}>
                 {line.isSystem ? t("log_search.system") : (line.serviceName ?? "—")}
