@@ -118,7 +118,17 @@ export function isNetworkError(error: unknown): boolean {
 /** Errors that mean the session is gone: the app logs out (spec 1 §8). */
 export function isAuthError(error: unknown): boolean {
   const code = getErrorCode(error);
-  return code === "BalenaNotLoggedIn" || code === "BalenaExpiredToken" || code === "BalenaMalformedToken";
+  return (
+    code === "BalenaNotLoggedIn" ||
+    code === "BalenaExpiredToken" ||
+    code === "BalenaMalformedToken" ||
+    isNotLoggedIn(error)
+  );
+}
+
+/** The SDK's "not logged in", or the API's (a write sent without a token): "You have to log in." (spec 1 §8). */
+export function isNotLoggedIn(error: unknown): boolean {
+  return getErrorCode(error) === "BalenaNotLoggedIn" || apiErrorCode(error) === "not_logged_in";
 }
 
 /** "Not reported" errors (spec 1 §8): the page handles them, no toast is shown. */
@@ -129,7 +139,7 @@ export function isUnreportedError(error: unknown): boolean {
     getStatusCode(error) === 404 ||
     /^Balena(Organization|Application|Device|Release)NotFound$/.test(code) ||
     code === "BalenaInvalidLoginCredentials" ||
-    code === "BalenaNotLoggedIn" ||
+    isNotLoggedIn(error) ||
     code === REAUTH_CANCELLED_CODE
   );
 }

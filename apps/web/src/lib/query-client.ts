@@ -1,6 +1,6 @@
 import { DEFAULT_POLL_INTERVAL_MS, POLL_GRACE_FACTOR } from "@flotilla/domain";
 import { MutationCache, QueryCache, QueryClient } from "@tanstack/react-query";
-import { apiErrorCode, getErrorCode, getStatusCode, isAuthError } from "./errors.ts";
+import { apiErrorCode, getErrorCode, getStatusCode, isAuthError, isNotLoggedIn } from "./errors.ts";
 import { isFailedQueryCheck } from "./query-check.ts";
 
 /**
@@ -64,11 +64,15 @@ export const isPermissionRefusal = (error: unknown) =>
 
 /**
  * Which text the logout after a lost session shows (spec 1 §8): "Your authentication token has
- * expired." when the token itself ran out, "Your session has expired." otherwise.
+ * expired." when the token itself ran out, "You have to log in." when the request went without
+ * one (signed out in another tab), "Your session has expired." otherwise.
  */
-export function sessionLostText(error: unknown): "errors.token_expired" | "errors.session_expired" {
+export function sessionLostText(error: unknown): SessionLostText {
+  if (isNotLoggedIn(error)) return "errors.not_logged_in";
   return getErrorCode(error) === "BalenaExpiredToken" ? "errors.token_expired" : "errors.session_expired";
 }
+
+export type SessionLostText = "errors.token_expired" | "errors.session_expired" | "errors.not_logged_in";
 
 /**
  * A query whose first load failed ends on the route's error page ("something went wrong", the
