@@ -116,7 +116,7 @@ describe("accounts: guards, shell and CLI login", () => {
     expect(await apps.textContent()).toContain("Alpha");
   });
 
-  it("logs out with \"You have to log in.\" when a change goes without a token (signed out elsewhere)", async () => {
+  it('logs out with "You have to log in." when a change goes without a token (signed out elsewhere)', async () => {
     await page.goto(url("/preferences/details"));
     const newsletter = page.getByRole("switch", { name: "Send me the product newsletter" });
     await newsletter.waitFor();

@@ -301,12 +301,23 @@ describe("organizations: an administrator and an invited member", () => {
     await member.getByRole("button", { name: "Leave organization" }).waitFor();
     expect(await member.getByRole("button", { name: "Delete organization" }).count()).toBe(0);
     await shot(member, "09-member-promoted");
+    const retention = member.getByRole("region", { name: "Log retention" });
+    const days = retention.getByLabel("Keep lines for (days)");
+    await days.waitFor();
     // The earlier "Role changed" toast may still show on a slow machine: wait it out, so the next
     // one is this change's.
     await admin.getByText("Role changed").waitFor({ state: "hidden", timeout: 15_000 });
     await members.getByRole("combobox", { name: `Role of ${memberUsername}` }).click();
     await admin.getByRole("option", { name: "Member" }).click();
     await admin.getByText("Role changed").waitFor();
+
+    // The page the member still has open offers the change; the server refuses it, the error says
+    // why and the field goes back to its stored value (spec 2 §8: a failed form change reverts).
+    await days.fill("3");
+    await retention.getByRole("button", { name: "Save" }).click();
+    await retention.getByText("Only the organization's administrators can change its log retention.").waitFor();
+    expect(await days.inputValue()).toBe("");
+    await shot(member, "09b-failed-change-reverted");
   });
 
   it("the last-admin rules hold; the member leaves", async () => {

@@ -97,6 +97,7 @@ export async function startApp(
         .catch(() => undefined),
     onMutationError: reportError,
     onQueryCheckFailed: reportError,
+    onQueryError: reportError,
   });
   router = createAppRouter({ sdk, queryClient });
 

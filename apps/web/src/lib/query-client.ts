@@ -41,6 +41,11 @@ declare module "@tanstack/react-query" {
        * so a failed first load does not replace the page with the error page.
        */
       handlesErrors?: boolean;
+      /**
+       * true: a failed load is a danger toast with the error's text (spec 2 §8 Behaviour: variable,
+       * release and config loads), and the page stays, showing what it has, instead of the error page.
+       */
+      reportErrors?: boolean;
     };
   }
 }
@@ -82,9 +87,9 @@ export type SessionLostText = "errors.token_expired" | "errors.session_expired" 
  */
 export function shouldThrowQueryError(
   error: unknown,
-  query: { state: { data: unknown }; meta?: { handlesErrors?: boolean } | undefined },
+  query: { state: { data: unknown }; meta?: { handlesErrors?: boolean; reportErrors?: boolean } | undefined },
 ): boolean {
-  if (query.meta?.handlesErrors) return false;
+  if (query.meta?.handlesErrors || query.meta?.reportErrors) return false;
   if (query.state.data !== undefined) return false;
   return !isSessionLostError(error);
 }
@@ -97,15 +102,18 @@ export function createQueryClient(
     onMutationError?: (error: unknown) => void;
     /** A query's answer failed the shape check its page asked for (errors.failed_query_check). */
     onQueryCheckFailed?: (error: unknown) => void;
+    /** A failed load of a query whose meta asks for it (reportErrors): a danger toast. */
+    onQueryError?: (error: unknown) => void;
   } = {},
 ) {
   return new QueryClient({
     queryCache: new QueryCache({
-      onError(error) {
+      onError(error, query) {
         // Any data load answered 401 means the session is gone (a revoked token, an ended session).
         if (isSessionLostError(error)) options.onAuthError?.(error);
         else if (isPermissionRefusal(error)) options.onAuthCheck?.();
         else if (isFailedQueryCheck(error)) options.onQueryCheckFailed?.(error);
+        else if (query.meta?.reportErrors) options.onQueryError?.(error);
       },
     }),
     mutationCache: new MutationCache({
