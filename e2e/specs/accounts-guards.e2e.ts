@@ -117,6 +117,8 @@ describe("accounts: guards, shell and CLI login", () => {
   });
 
   it('logs out with "You have to log in." when a change goes without a token (signed out elsewhere)', async () => {
+    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
+    await page.waitForURL(url("/fleets"));
     await page.goto(url("/preferences/details"));
     const newsletter = page.getByRole("switch", { name: "Send me the product newsletter" });
     await newsletter.waitFor();

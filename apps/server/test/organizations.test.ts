@@ -47,8 +47,33 @@ const membershipOf = async (userId: number, orgId: number) => {
 };
 
 describe("organizations", () => {
+  it("are created only by administrators (of some organization) and platform administrators (spec 1 §6.2)", async () => {
+    const member = await t.factories.user();
+    const org = await t.factories.organization({ members: [member.user] });
+    const refused = await api.post("/v7/organization", { name: "Mine" }, member.token);
+    expect([refused.status, refused.text]).toEqual([
+      403,
+      "Only an administrator of an organization or a platform administrator can create an organization",
+    ]);
+    const { rows } = await t.db.query("SELECT 1 FROM organization WHERE name = 'Mine'");
+    expect(rows).toHaveLength(0);
+    // Other roles only read it: no rename, no delete.
+    await api.patch(`/v7/organization(${org.id})`, { name: "Taken over" }, member.token);
+    expect((await api.del(`/v7/organization(${org.id})`, member.token)).status).not.toBe(200);
+    const after = await t.db.query<{ name: string }>("SELECT name FROM organization WHERE id = $1", [org.id]);
+    expect(after.rows[0]?.name).toBe(org.name);
+    // A platform administrator without any organization may.
+    const staff = await t.factories.user();
+    await grantGlobalRole(t.db.orm, staff.user.id, "balena_admin");
+    expect((await api.post("/v7/organization", { name: "Staff org" }, staff.token)).status).toBe(201);
+    // Once an administrator somewhere, the member may too.
+    await t.factories.organization({ admins: [member.user] });
+    expect((await api.post("/v7/organization", { name: "Mine" }, member.token)).status).toBe(201);
+  });
+
   it("need a name, unique case-insensitively among the user's organizations; the creator administers it", async () => {
     const { user, token } = await t.factories.user();
+    await t.factories.organization({ admins: [user] });
     expect((await api.post("/v7/organization", { name: "   " }, token)).text).toBe("A name is required");
     expect((await api.post("/v7/organization", {}, token)).text).toBe("A name is required");
     const created = await api.post("/v7/organization", { name: "  Acme  " }, token);
@@ -60,6 +85,7 @@ describe("organizations", () => {
     expect(again.text).toBe(NAME_TAKEN("organization"));
     // Another user's organizations do not count.
     const other = await t.factories.user();
+    await t.factories.organization({ admins: [other.user] });
     expect((await api.post("/v7/organization", { name: "acme" }, other.token)).status).toBe(201);
   });
 

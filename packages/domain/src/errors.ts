@@ -66,6 +66,10 @@ export const errorCatalogue = {
     status: 403,
     text: "Only the sole administrator of an organization can delete it; other members leave it",
   },
+  organization_create_not_admin: {
+    status: 403,
+    text: "Only an administrator of an organization or a platform administrator can create an organization",
+  },
   user_not_found: { status: 400, text: "User not found: {username}" },
   organization_membership_required: {
     status: 400,
