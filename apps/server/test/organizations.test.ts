@@ -728,6 +728,65 @@ describe("organization logo", () => {
   });
 });
 
+describe("organization logo sent with the organization", () => {
+  const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(100, 1)]);
+  type LogoRow = { logo_image: { href: string } | null };
+  const logoOf = async (id: number, token: string) =>
+    ((await api.get(`/v7/organization(${id})?$select=logo_image`, token)).json.d as LogoRow[])[0]?.logo_image;
+  const dataUrl = (type: string, name: string, bytes: Buffer) =>
+    `data:${type};name=${encodeURIComponent(name)};base64,${bytes.toString("base64")}`;
+
+  it("POST and PATCH take logo_image as a data URL of type, name and base64 parts (spec 3 §7, spec 1 §5)", async () => {
+    const { user, token } = await t.factories.user();
+    await t.factories.organization({ admins: [user] });
+    const created = await api.post(
+      "/v7/organization",
+      { name: "With logo", logo_image: dataUrl("image/png", "our logo.png", png) },
+      token,
+    );
+    expect(created.status).toBe(201);
+    const id = Number(created.json.id);
+    const logo = await logoOf(id, token);
+    expect(logo).toMatchObject({ content_type: "image/png", size: png.length, filename: "logo.png" });
+    const served = await fetch(`${t.url}${logo?.href}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(Buffer.from(await served.arrayBuffer()).equals(png)).toBe(true);
+
+    // Refused with the logo's own words; nothing is created.
+    const gif = await api.post(
+      "/v7/organization",
+      { name: "Gif logo", logo_image: dataUrl("image/gif", "a.gif", Buffer.from("GIF89a....")) },
+      token,
+    );
+    expect([gif.status, gif.text]).toEqual([400, "The logo must be a PNG or JPEG image"]);
+    const big = Buffer.concat([png, Buffer.alloc(1_000_001 - png.length)]);
+    const tooLarge = await api.post(
+      "/v7/organization",
+      { name: "Big logo", logo_image: dataUrl("image/png", "big.png", big) },
+      token,
+    );
+    expect(tooLarge.status).toBe(413);
+    const notDataUrl = await api.post("/v7/organization", { name: "Url logo", logo_image: "https://x/y.png" }, token);
+    expect(notDataUrl.status).toBe(400);
+    expect(notDataUrl.text).toMatch(/^logo_image must be a data URL/);
+    const { rows } = await t.db.query("SELECT 1 FROM organization WHERE name IN ('Gif logo', 'Big logo', 'Url logo')");
+    expect(rows).toHaveLength(0);
+
+    // Without a logo, and a PATCH that sets and then removes one.
+    const plain = await api.post("/v7/organization", { name: "No logo" }, token);
+    expect(plain.json).toMatchObject({ logo_image: null });
+    const plainId = Number(plain.json.id);
+    const patched = await api.patch(
+      `/v7/organization(${plainId})`,
+      { logo_image: dataUrl("image/png", "l.png", png) },
+      token,
+    );
+    expect(patched.status).toBe(200);
+    expect(await logoOf(plainId, token)).toMatchObject({ content_type: "image/png" });
+    expect((await api.patch(`/v7/organization(${plainId})`, { logo_image: null }, token)).status).toBe(200);
+    expect(await logoOf(plainId, token)).toBeNull();
+  });
+});
+
 describe("organization roles", () => {
   it("an administrator may demote themselves while another administrator remains; a member cannot promote themselves", async () => {
     const a = await t.factories.user();

@@ -22,9 +22,9 @@ import { showToast } from "../../lib/toasts.ts";
 import { sessionQuery } from "../auth/session.ts";
 import { isAdmin } from "../auth/token.ts";
 import { organizationCan } from "./access.ts";
+import { CreateOrganizationDialog } from "./create-org-dialog.tsx";
 import { pineOf, useMyRolesByOrganization, useOrganizations } from "./data.ts";
 import { OrgLogo } from "./logo.tsx";
-import { NameDialog } from "./ui.tsx";
 
 /**
  * `/orgs` (spec 3 §2): the user's organizations by name, with Create and Delete for those the
@@ -146,14 +146,11 @@ export function OrgsPage() {
           </Table>
         </Paper>
       )}
-      <NameDialog
+      <CreateOrganizationDialog
         open={creating}
-        title={t("orgs.create_title")}
-        label={t("orgs.name")}
-        submitLabel={t("orgs.create")}
         onClose={() => setCreating(false)}
-        onSubmit={async (name) => {
-          await pineOf(sdk).post({ resource: "organization", body: { name } });
+        onSubmit={async (body) => {
+          await pineOf(sdk).post({ resource: "organization", body });
           showToast("success", t("orgs.created_toast"));
           await queryClient.invalidateQueries({ queryKey: ["orgs"] });
         }}
