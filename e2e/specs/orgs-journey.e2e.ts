@@ -290,6 +290,12 @@ describe("organizations: an administrator and an invited member", () => {
     await grant.getByRole("combobox", { name: "Fleets" }).click();
     await admin.getByRole("option", { name: "field-sensors" }).click();
     await admin.keyboard.press("Escape");
+    // The chosen fleets are listed in a box 300 px high (spec 2 §9), each removable.
+    const chosen = grant.getByRole("list", { name: "Selected fleets" });
+    await chosen.getByText("field-sensors").waitFor();
+    expect(Math.round((await chosen.boundingBox())?.height ?? 0)).toBe(300);
+    await grant.getByRole("combobox", { name: "Fleets" }).getByText("1 selected").waitFor();
+    await shot(admin, "05a-grant-selected");
     await grant.getByRole("combobox", { name: "Role" }).click();
     // Prices per member; paid-only roles are greyed out on the free plan.
     await admin.getByRole("option", { name: /Observer\s*Free/ }).waitFor();
