@@ -47,7 +47,13 @@ export interface BillingPlan {
   currentPeriodEndDate?: string;
   billing: { currency: string; totalCostCents: string; charges: PlanCharge[] };
   support?: { name: string; title: string };
-  addonPlan?: { addOns?: Array<{ name?: string; code?: string; quantity?: number; unitCostCents?: string | number }> };
+  /** What is billed on top of the plan (spec 3 §3), with its own total. */
+  addonPlan?: {
+    code?: string;
+    title?: string;
+    addOns?: Array<{ name?: string; code?: string; quantity?: string | number; unitCostCents?: string | number }>;
+    billing?: { currency?: string; totalCostCents?: string };
+  };
 }
 
 /** The payment method: `{}` when there is none. */
