@@ -98,6 +98,10 @@ export const errorCatalogue = {
     text: "The identity provider's email does not match the email of the account you are logged in to.",
   },
   unknown_sso_identifier: { status: 404, text: "Unknown SSO identifier: {ssoIdentifier}" },
+  saml_provider_not_in_plan: {
+    status: 402,
+    text: "Single sign-on with {ssoIdentifier} is not available: none of its organizations has SAML in its plan any more. Ask an administrator of your organization.",
+  },
   saml_domain_not_verified: {
     status: 403,
     text: "This identity provider may not sign in addresses at {domain}: its organization has not verified that domain.",
