@@ -83,7 +83,9 @@ describe("organization billing", () => {
     );
     await dialog.getByRole("button", { name: "Save" }).click();
     const dropped = "The request to the billing service failed: check your connection and try again.";
-    await expect.poll(() => page.getByRole("alert").filter({ hasText: dropped }).count()).toBe(2);
+    // In the dialog, and as a toast (outside the modal dialog, so not in its accessibility tree).
+    await dialog.getByRole("alert").filter({ hasText: dropped }).waitFor();
+    await expect.poll(() => page.getByText(dropped, { exact: true }).count()).toBe(2);
     expect(await page.getByText(/failed to fetch/i).count()).toBe(0);
     await shot(page, "02b-payment-request-failed");
     await dialog.getByRole("button", { name: "Save" }).click();
