@@ -219,6 +219,41 @@ describe("organization members", () => {
   });
 });
 
+describe("fleet member lists", () => {
+  it("expand each member's user (username, seat role, SAML account, profile email) and role (spec 2 §3)", async () => {
+    const admin = await t.factories.user();
+    const dev = await t.factories.user();
+    const org = await t.factories.organization({ admins: [admin.user], members: [dev.user] });
+    const fleet = await t.factories.fleet(org);
+    await t.factories.fleetMember(dev.user, fleet, "developer");
+    const query =
+      `/v7/user_application_membership?$filter=is_member_of__application eq ${fleet.id}&$select=id` +
+      `&$expand=user($select=id,username;$expand=organization_membership($select=effective_seat_role;$filter=is_member_of__organization eq ${org.id}),` +
+      "owns__saml_account($select=id),user_profile($select=email)),application_membership_role($select=id,name)";
+    // The administrator reads another member's profile email, seat role and SAML accounts.
+    const read = await api.get(query, admin.token);
+    expect(read.status).toBe(200);
+    expect(read.json.d).toEqual([
+      {
+        id: expect.any(Number),
+        user: [
+          {
+            id: dev.user.id,
+            username: dev.user.username,
+            organization_membership: [{ effective_seat_role: "developer" }],
+            owns__saml_account: [],
+            user_profile: [{ email: dev.user.email }],
+          },
+        ],
+        application_membership_role: [{ id: expect.any(Number), name: "developer" }],
+      },
+    ]);
+    // An outsider reads nothing.
+    const outsider = await t.factories.user();
+    expect((await api.get(query, outsider.token)).json.d).toEqual([]);
+  });
+});
+
 describe("organization invitations", () => {
   it("refuse a missing, invalid or already invited invitee (spec 3 §5 keys); a member is invited again, as on balena", async () => {
     const admin = await t.factories.user();

@@ -152,6 +152,9 @@ function userPermissions(): string[] {
     `resin.organization_has_private_access_to_device_type.read?organization/any(o:${memberOf("o/")})`,
     // Sign-in methods of one's own (recovery codes without the code: only its hash is kept, outside the model).
     `resin.user_profile.read?is_of__user/any(u:u/${own})`,
+    // The profiles of the people one shares an organization with, as their user rows (member
+    // lists show their email: spec 2 §3 user_application_membership's user expansion).
+    `resin.user_profile.read?is_of__user/any(u:u/organization_membership/any(m:m/is_member_of__organization/any(o:${memberOf("o/")})))`,
     `resin.social_service_account.read?belongs_to__user/any(u:u/${own})`,
     `resin.saml_account.read?belongs_to__user/any(u:u/${own})`,
     `resin.recovery_two_factor.read?belongs_to__user/any(u:u/${own})`,
