@@ -124,8 +124,9 @@ function userPermissions(): string[] {
     `resin.user_public_key.all?user/any(u:u/${own})`,
     `resin.api_key.all?is_of__actor/any(a:a/id eq @__ACTOR_ID)`,
     `resin.fleet_access.read?${own}`,
-    // Organizations: members read, administrators manage. Anyone may create one (the creator
-    // becomes its administrator in the same transaction).
+    // Organizations: members read, administrators manage. Creating one needs the administrator
+    // role in some organization (the organization hooks check it; docs/decisions.md), and the
+    // creator becomes its administrator in the same transaction.
     "resin.organization.create",
     `resin.organization.read?${memberOf("")}`,
     `resin.organization.update?${adminOf("")}`,
