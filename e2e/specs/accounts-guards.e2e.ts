@@ -116,6 +116,23 @@ describe("accounts: guards, shell and CLI login", () => {
     expect(await apps.textContent()).toContain("Alpha");
   });
 
+  it('logs out with "You have to log in." when a change goes without a token (signed out elsewhere)', async () => {
+    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
+    await page.waitForURL(url("/fleets"));
+    await page.goto(url("/preferences/details"));
+    const newsletter = page.getByRole("switch", { name: "Send me the product newsletter" });
+    await newsletter.waitFor();
+    // Another tab signed out: the SDK's token is gone, this page still shows.
+    await page.evaluate(() => localStorage.removeItem("balena-token"));
+    await newsletter.click();
+    await page.getByText("You have to log in.", { exact: true }).waitFor();
+    await page.waitForURL((current) => current.pathname === "/login");
+    expect(new URL(page.url()).searchParams.get("redirect")).toBe("/preferences/details");
+    // Not reported as a failure of the change itself (spec 1 §8): one toast, the log-in one.
+    expect(await page.getByText("Unauthorized", { exact: false }).count()).toBe(0);
+    await shot(page, "login-not-logged-in");
+  });
+
   it("gives platform administrators a red header and the admin link", async () => {
     await logIn(page, flotilla.dashboardUrl, ADMIN.email, ADMIN.password);
     await page.waitForURL((current) => !current.pathname.startsWith("/login"));

@@ -52,6 +52,8 @@ describe("paid plans: roles, annual billing, the free plan's allowance", () => {
     };
     const free = await roleOptions();
     expect(await free.operator.getAttribute("aria-disabled")).toBe("true");
+    // The limited roles are paid-only too: disabled on the free plan (spec 3 §6).
+    expect(await page.getByRole("option", { name: /^Limited operator/ }).getAttribute("aria-disabled")).toBe("true");
     await page.keyboard.press("Escape");
     await free.dialog.getByRole("button", { name: "Cancel" }).click();
 
@@ -61,6 +63,12 @@ describe("paid plans: roles, annual billing, the free plan's allowance", () => {
     const paid = await roleOptions();
     // The option turns enabled once the organization's plan has loaded.
     await expect.poll(() => paid.operator.getAttribute("aria-disabled")).toBeNull();
+    // Pilot provides the limited roles (a plan feature, spec 1 §6.2): offered with their prices.
+    for (const limited of ["Limited operator", "Limited developer"]) {
+      const option = page.getByRole("option", { name: new RegExp(`^${limited}`) });
+      await option.waitFor();
+      expect(await option.getAttribute("aria-disabled")).toBeNull();
+    }
     await paid.operator.click();
     // What the seat costs, before adding it (spec 3 §9: dollars per month with 2 decimals).
     await paid.dialog.getByText(/^Total: \$29\.00\/month for this member/).waitFor();
@@ -84,6 +92,11 @@ describe("paid plans: roles, annual billing, the free plan's allowance", () => {
     await change.getByRole("button", { name: "Confirm" }).click();
     await change.waitFor({ state: "hidden" });
     await current.getByText("Billed annually").waitFor();
+    // The plan's tier image, its charges with their codes, and the add-on plan (spec 3 §3, §9).
+    await current.getByRole("img", { name: "Pilot tier" }).waitFor();
+    await plans.getByRole("row", { name: "Pilot" }).getByRole("img", { name: "Pilot tier" }).waitFor();
+    await page.getByRole("table", { name: "Charges" }).getByRole("columnheader", { name: "Code" }).waitFor();
+    await current.getByRole("region", { name: "Add-on plan" }).waitFor();
     // Within the paid month nothing is charged now: the next bill credits the month's unused
     // days and charges the annual plan for the same days.
     const charges = page.getByRole("table", { name: "Charges" });
@@ -102,20 +115,30 @@ describe("paid plans: roles, annual billing, the free plan's allowance", () => {
       actorTypeId: fleetId,
       roles: ["provisioning-api-key"],
     });
+    const uuids: string[] = [];
     for (let n = 0; n < 11; n += 1) {
+      uuids.push(crypto.randomBytes(16).toString("hex"));
       const registered = await fetch(`${flotilla.apiUrl}/device/register`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
         body: JSON.stringify({
           application: fleetId,
-          uuid: crypto.randomBytes(16).toString("hex"),
+          uuid: uuids[n],
           device_type: "raspberrypi4-64",
           api_key: crypto.randomBytes(20).toString("hex"),
         }),
       });
       expect(registered.status).toBe(201);
     }
-    await page.reload();
+    // On a paid plan, deactivating a device is not said to need one.
+    await page.goto(url(`/devices/${uuids[0]}/settings`));
+    const deactivate = page.getByRole("region", { name: "Deactivate" });
+    await deactivate.getByText("Stop the device from taking part in the fleet.").waitFor();
+    expect(await deactivate.getByText("Needs a paid plan.").count()).toBe(0);
+    expect(await deactivate.getByRole("button", { name: "Deactivate" }).isEnabled()).toBe(true);
+    await page.screenshot({ path: "/tmp/shots/device-deactivate-paid.png" });
+
+    await page.goto(url(`/orgs/${orgId}/billing`));
     await current.getByRole("button", { name: "Move to the free plan" }).click();
     const toFree = page.getByRole("dialog", { name: "Change plan" });
     await toFree

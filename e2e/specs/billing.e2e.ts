@@ -74,6 +74,20 @@ describe("organization billing", () => {
     await dialog.getByText("Not a valid card number").waitFor();
     await dialog.getByLabel("Card number").fill("4242 4242 4242 4242");
     await shot(page, "02-payment-dialog");
+    // The connection drops as the billing info is saved: the dialog and a toast say so in the
+    // app's words (spec 3 §8 errors.error_request), never the browser's "Failed to fetch".
+    await page.route(
+      (address) => address.pathname === `/billing/v1/account/${orgId}/info`,
+      (route) => (route.request().method() === "PATCH" ? route.abort("internetdisconnected") : route.continue()),
+      { times: 1 },
+    );
+    await dialog.getByRole("button", { name: "Save" }).click();
+    const dropped = "The request to the billing service failed: check your connection and try again.";
+    // In the dialog, and as a toast (outside the modal dialog, so not in its accessibility tree).
+    await dialog.getByRole("alert").filter({ hasText: dropped }).waitFor();
+    await expect.poll(() => page.getByText(dropped, { exact: true }).count()).toBe(2);
+    expect(await page.getByText(/failed to fetch/i).count()).toBe(0);
+    await shot(page, "02b-payment-request-failed");
     await dialog.getByRole("button", { name: "Save" }).click();
     await dialog.waitFor({ state: "hidden" });
     await page.getByText("Payment method saved.").waitFor();

@@ -92,6 +92,10 @@ describe("identity provider and SAML sign-in", () => {
     await admin.getByRole("heading", { name: "Enterprise single sign-on" }).waitFor();
     await admin.getByText("Single sign-on (SAML) is part of the Production and Enterprise plans.").first().waitFor();
     expect(await admin.getByRole("button", { name: "Add identity provider" }).isDisabled()).toBe(true);
+    // The introduction links to the documentation (spec 3 §2).
+    const docs = admin.getByRole("link", { name: "Read how single sign-on works" });
+    expect(await docs.getAttribute("href")).toMatch(/^https:\/\/docs\./);
+    expect(await docs.getAttribute("target")).toBe("_blank");
     await shot(admin, "idp-00-introduction");
 
     await production(admin, demoOrg);
@@ -268,7 +272,9 @@ describe("identity provider and SAML sign-in", () => {
     );
     expect(accounts.d).toHaveLength(2);
     await admin.reload();
-    await admin.getByText("SAML accounts: 2").waitFor();
+    // The provider's page lists them, by user and identity at the provider.
+    const samlTable = admin.getByRole("table", { name: "SAML accounts" });
+    await expect.poll(() => samlTable.getByRole("button", { name: /^Revoke the SAML account/ }).count()).toBe(2);
     await admin.getByRole("heading", { name: "Identity provider", level: 1 }).scrollIntoViewIfNeeded();
     await shot(admin, "idp-01-provider-page");
 
@@ -288,8 +294,12 @@ describe("identity provider and SAML sign-in", () => {
     await confirm.getByRole("button", { name: "Cancel" }).click();
     expect((await call<{ d: unknown[] }>("GET", `/v7/identity_provider?$select=id`)).d).toHaveLength(1);
 
-    // The last organization stays: Acme Labs goes, Demo is refused with the warning.
+    // The last organization stays: Acme Labs goes (after a confirmation), Demo is refused with the warning.
     await table.getByRole("button", { name: "Remove Acme Labs" }).click();
+    const leave = admin.getByRole("dialog", { name: "Remove organization from identity provider" });
+    await leave.getByText("Acme Labs").waitFor();
+    await shot(admin, "idp-06-remove-organization");
+    await leave.getByRole("button", { name: "Remove organization" }).click();
     await admin.getByText("Organization removed from the identity provider").waitFor();
     await table.getByRole("button", { name: "Remove Demo" }).click();
     await admin.getByText("An identity provider must have at least one organization").waitFor();
@@ -303,6 +313,46 @@ describe("identity provider and SAML sign-in", () => {
     // `/identity-provider` leads to the provider the administrator manages.
     await admin.goto(url("/identity-provider"));
     await admin.waitForURL(url(`/identity-provider/${providerId}`));
+
+    // A provider whose organization lost SAML with its plan says so at /saml/{sso}.
+    await call("PATCH", `/billing/v1/account/${demoOrg}/plan`, { tier: "free", cycle: "monthly" });
+    const visitor = await newPage();
+    await visitor.goto(url(`/saml/${SSO}`));
+    await visitor.waitForURL(/\/saml\?saml_error=saml_provider_not_in_plan/);
+    await visitor
+      .getByRole("alert")
+      .getByText(
+        `Single sign-on with ${SSO} is not available: none of its organizations has SAML in its plan any more.`,
+        {
+          exact: false,
+        },
+      )
+      .waitFor();
+    expect(await visitor.getByText("Unknown SSO identifier", { exact: false }).count()).toBe(0);
+    await shot(visitor, "idp-07-plan-lapsed");
+
+    // Its SAML accounts are revoked from the page (after a confirmation); then the provider goes.
+    await admin.reload();
+    for (let left = 2; left > 0; left -= 1) {
+      await samlTable
+        .getByRole("button", { name: /^Revoke the SAML account/ })
+        .first()
+        .click();
+      const revoke = admin.getByRole("dialog", { name: "Revoke SAML account" });
+      await revoke.getByRole("button", { name: "Revoke" }).click();
+      await revoke.waitFor({ state: "hidden" });
+      await expect
+        .poll(() => samlTable.getByRole("button", { name: /^Revoke the SAML account/ }).count())
+        .toBe(left - 1);
+    }
+    await admin.getByText("Nobody has signed in through this identity provider yet.").waitFor();
+    await admin.getByRole("button", { name: "Remove", exact: true }).click();
+    await admin
+      .getByRole("dialog", { name: "Remove identity provider" })
+      .getByRole("button", { name: "Remove", exact: true })
+      .click();
+    await admin.getByText("Identity provider removed").waitFor();
+    await admin.waitForURL(url("/identity-provider"));
     fs.rmSync(dir, { recursive: true, force: true });
   }, 180_000);
 

@@ -123,9 +123,28 @@ describe("organizations: an administrator and an invited member", () => {
     await dialog
       .getByText("This name is already used by another organization. Note that the name is case-insensitive")
       .waitFor();
+    // A logo may go along (spec 3 §7): a GIF is refused at once, a PNG is sent as a data URL.
+    await dialog
+      .getByLabel("Logo file")
+      .setInputFiles({ name: "a.gif", mimeType: "image/gif", buffer: Buffer.from("GIF89a") });
+    await dialog.getByRole("alert").getByText("The logo must be a PNG or JPEG image").waitFor();
+    await dialog.getByLabel("Logo file").setInputFiles({ name: "acme.png", mimeType: "image/png", buffer: png() });
+    await dialog.getByText("acme.png").waitFor();
+    await dialog.getByRole("img", { name: "Chosen logo" }).waitFor();
     await dialog.getByLabel("Name").fill(orgName);
+    await shot(admin, "01a-create-with-logo");
+    const sent = admin.waitForRequest(
+      (request) => request.method() === "POST" && request.url().endsWith("/v7/organization"),
+    );
     await dialog.getByRole("button", { name: "Create" }).click();
+    const body = (await sent).postDataJSON() as { name: string; logo_image: string };
+    expect(body.name).toBe(orgName);
+    expect(body.logo_image).toMatch(/^data:image\/png;name=acme\.png;base64,iVBORw0KGgo/);
     await admin.getByText("Organization created").waitFor();
+    await admin
+      .getByRole("table", { name: "Organizations" })
+      .getByRole("img", { name: `${orgName} logo` })
+      .waitFor();
     await shot(admin, "01-orgs-list");
     await admin.getByRole("link", { name: orgName }).click();
     await admin.waitForURL(/\/orgs\/\d+$/);
@@ -202,6 +221,33 @@ describe("organizations: an administrator and an invited member", () => {
     await member.getByRole("link", { name: orgName }).waitFor();
     const whoami = await api<{ username: string }>(member, "GET", "/actor/v1/whoami");
     memberUsername = whoami.username;
+    // Only organizations the user administers can be chosen for deletion (spec 1 §6.2).
+    expect(await member.getByRole("checkbox", { name: `Select ${orgName}` }).count()).toBe(0);
+    await member.getByRole("button", { name: "Create", exact: true }).waitFor();
+    // Without the personal organization the member administers none: no Create (docs/decisions.md).
+    await member.getByRole("checkbox", { name: `Select ${memberUsername}` }).check();
+    await member.getByRole("button", { name: "Delete", exact: true }).click();
+    await member.getByRole("dialog").getByRole("button", { name: "Delete", exact: true }).click();
+    await member.getByText("Organization deleted successfully").waitFor();
+    await member.getByRole("link", { name: memberUsername }).waitFor({ state: "detached" });
+    expect(await member.getByRole("button", { name: "Create", exact: true }).count()).toBe(0);
+    expect(await member.getByRole("button", { name: "Delete", exact: true }).count()).toBe(0);
+    const refused = await member.evaluate(
+      async ({ apiUrl }) =>
+        (
+          await fetch(`${apiUrl}/v7/organization`, {
+            method: "POST",
+            headers: {
+              Authorization: `Bearer ${localStorage.getItem("balena-token")}`,
+              "Content-Type": "application/json",
+            },
+            body: JSON.stringify({ name: "Mine" }),
+          })
+        ).status,
+      { apiUrl: flotilla.apiUrl },
+    );
+    expect(refused).toBe(403);
+    await shot(member, "03b-member-orgs-read-only");
     await member.getByRole("link", { name: orgName }).click();
     await member.getByRole("heading", { name: orgName }).waitFor();
     // A member leaves rather than deletes, and edits nothing.
@@ -244,6 +290,12 @@ describe("organizations: an administrator and an invited member", () => {
     await grant.getByRole("combobox", { name: "Fleets" }).click();
     await admin.getByRole("option", { name: "field-sensors" }).click();
     await admin.keyboard.press("Escape");
+    // The chosen fleets are listed in a box 300 px high (spec 2 §9), each removable.
+    const chosen = grant.getByRole("list", { name: "Selected fleets" });
+    await chosen.getByText("field-sensors").waitFor();
+    expect(Math.round((await chosen.boundingBox())?.height ?? 0)).toBe(300);
+    await grant.getByRole("combobox", { name: "Fleets" }).getByText("1 selected").waitFor();
+    await shot(admin, "05a-grant-selected");
     await grant.getByRole("combobox", { name: "Role" }).click();
     // Prices per member; paid-only roles are greyed out on the free plan.
     await admin.getByRole("option", { name: /Observer\s*Free/ }).waitFor();
@@ -301,12 +353,23 @@ describe("organizations: an administrator and an invited member", () => {
     await member.getByRole("button", { name: "Leave organization" }).waitFor();
     expect(await member.getByRole("button", { name: "Delete organization" }).count()).toBe(0);
     await shot(member, "09-member-promoted");
+    const retention = member.getByRole("region", { name: "Log retention" });
+    const days = retention.getByLabel("Keep lines for (days)");
+    await days.waitFor();
     // The earlier "Role changed" toast may still show on a slow machine: wait it out, so the next
     // one is this change's.
     await admin.getByText("Role changed").waitFor({ state: "hidden", timeout: 15_000 });
     await members.getByRole("combobox", { name: `Role of ${memberUsername}` }).click();
     await admin.getByRole("option", { name: "Member" }).click();
     await admin.getByText("Role changed").waitFor();
+
+    // The page the member still has open offers the change; the server refuses it, the error says
+    // why and the field goes back to its stored value (spec 2 §8: a failed form change reverts).
+    await days.fill("3");
+    await retention.getByRole("button", { name: "Save" }).click();
+    await retention.getByText("Only the organization's administrators can change its log retention.").waitFor();
+    expect(await days.inputValue()).toBe("");
+    await shot(member, "09b-failed-change-reverted");
   });
 
   it("the last-admin rules hold; the member leaves", async () => {

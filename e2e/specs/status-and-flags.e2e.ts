@@ -224,6 +224,7 @@ describe("feature flags and stored settings", () => {
     await page.evaluate(() => {
       localStorage.clear();
       localStorage.setItem("flotilla.sidebar.collapsed", "true");
+      localStorage.setItem("flotilla.showApps", "true");
     });
     await page.reload();
     await signIn(page);
@@ -234,8 +235,12 @@ describe("feature flags and stored settings", () => {
       old: localStorage.getItem("flotilla.sidebar.collapsed"),
       current: localStorage.getItem("flotilla.sidebarCollapsed"),
       version: localStorage.getItem("flotilla.storageVersion"),
+      appsMigrated: localStorage.getItem("flotilla.appsMigrated"),
+      displayApps: localStorage.getItem("flotilla.displayApps"),
     }));
-    expect(stored).toEqual({ old: null, current: "true", version: "1" });
+    // The apps' old option moved, and a flag records that the apps were migrated (spec 1 §9).
+    expect(stored).toEqual({ old: null, current: "true", version: "2", appsMigrated: "true", displayApps: "true" });
+    await nav(page).getByRole("link", { name: /Apps/ }).waitFor();
   }, 60_000);
 
   it("reports a failed migration with a toast and starts with the defaults", async () => {
@@ -271,7 +276,7 @@ describe("feature flags and stored settings", () => {
       background: getComputedStyle(document.body).backgroundColor,
     }));
     // The dark theme stored before is gone: the defaults (light) apply.
-    expect(stored).toEqual({ old: null, colorMode: null, version: "1", background: "rgb(244, 245, 247)" });
+    expect(stored).toEqual({ old: null, colorMode: null, version: "2", background: "rgb(244, 245, 247)" });
     await screenshot(page, "storage-migration-failed");
 
     await page.evaluate(() => localStorage.clear());

@@ -47,8 +47,33 @@ const membershipOf = async (userId: number, orgId: number) => {
 };
 
 describe("organizations", () => {
+  it("are created only by administrators (of some organization) and platform administrators (spec 1 §6.2)", async () => {
+    const member = await t.factories.user();
+    const org = await t.factories.organization({ members: [member.user] });
+    const refused = await api.post("/v7/organization", { name: "Mine" }, member.token);
+    expect([refused.status, refused.text]).toEqual([
+      403,
+      "Only an administrator of an organization or a platform administrator can create an organization",
+    ]);
+    const { rows } = await t.db.query("SELECT 1 FROM organization WHERE name = 'Mine'");
+    expect(rows).toHaveLength(0);
+    // Other roles only read it: no rename, no delete.
+    await api.patch(`/v7/organization(${org.id})`, { name: "Taken over" }, member.token);
+    expect((await api.del(`/v7/organization(${org.id})`, member.token)).status).not.toBe(200);
+    const after = await t.db.query<{ name: string }>("SELECT name FROM organization WHERE id = $1", [org.id]);
+    expect(after.rows[0]?.name).toBe(org.name);
+    // A platform administrator without any organization may.
+    const staff = await t.factories.user();
+    await grantGlobalRole(t.db.orm, staff.user.id, "balena_admin");
+    expect((await api.post("/v7/organization", { name: "Staff org" }, staff.token)).status).toBe(201);
+    // Once an administrator somewhere, the member may too.
+    await t.factories.organization({ admins: [member.user] });
+    expect((await api.post("/v7/organization", { name: "Mine" }, member.token)).status).toBe(201);
+  });
+
   it("need a name, unique case-insensitively among the user's organizations; the creator administers it", async () => {
     const { user, token } = await t.factories.user();
+    await t.factories.organization({ admins: [user] });
     expect((await api.post("/v7/organization", { name: "   " }, token)).text).toBe("A name is required");
     expect((await api.post("/v7/organization", {}, token)).text).toBe("A name is required");
     const created = await api.post("/v7/organization", { name: "  Acme  " }, token);
@@ -60,6 +85,7 @@ describe("organizations", () => {
     expect(again.text).toBe(NAME_TAKEN("organization"));
     // Another user's organizations do not count.
     const other = await t.factories.user();
+    await t.factories.organization({ admins: [other.user] });
     expect((await api.post("/v7/organization", { name: "acme" }, other.token)).status).toBe(201);
   });
 
@@ -189,6 +215,41 @@ describe("organization members", () => {
       members[1]?.token,
     );
     expect(count.json.d).toBe(4);
+    expect((await api.get(query, outsider.token)).json.d).toEqual([]);
+  });
+});
+
+describe("fleet member lists", () => {
+  it("expand each member's user (username, seat role, SAML account, profile email) and role (spec 2 §3)", async () => {
+    const admin = await t.factories.user();
+    const dev = await t.factories.user();
+    const org = await t.factories.organization({ admins: [admin.user], members: [dev.user] });
+    const fleet = await t.factories.fleet(org);
+    await t.factories.fleetMember(dev.user, fleet, "developer");
+    const query =
+      `/v7/user_application_membership?$filter=is_member_of__application eq ${fleet.id}&$select=id` +
+      `&$expand=user($select=id,username;$expand=organization_membership($select=effective_seat_role;$filter=is_member_of__organization eq ${org.id}),` +
+      "owns__saml_account($select=id),user_profile($select=email)),application_membership_role($select=id,name)";
+    // The administrator reads another member's profile email, seat role and SAML accounts.
+    const read = await api.get(query, admin.token);
+    expect(read.status).toBe(200);
+    expect(read.json.d).toEqual([
+      {
+        id: expect.any(Number),
+        user: [
+          {
+            id: dev.user.id,
+            username: dev.user.username,
+            organization_membership: [{ effective_seat_role: "developer" }],
+            owns__saml_account: [],
+            user_profile: [{ email: dev.user.email }],
+          },
+        ],
+        application_membership_role: [{ id: expect.any(Number), name: "developer" }],
+      },
+    ]);
+    // An outsider reads nothing.
+    const outsider = await t.factories.user();
     expect((await api.get(query, outsider.token)).json.d).toEqual([]);
   });
 });
@@ -699,6 +760,65 @@ describe("organization logo", () => {
     expect(fs.existsSync(file)).toBe(true);
     expect((await api.del(`/v7/organization(${org.id})`, admin.token)).status).toBe(200);
     expect(fs.existsSync(file)).toBe(false);
+  });
+});
+
+describe("organization logo sent with the organization", () => {
+  const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(100, 1)]);
+  type LogoRow = { logo_image: { href: string } | null };
+  const logoOf = async (id: number, token: string) =>
+    ((await api.get(`/v7/organization(${id})?$select=logo_image`, token)).json.d as LogoRow[])[0]?.logo_image;
+  const dataUrl = (type: string, name: string, bytes: Buffer) =>
+    `data:${type};name=${encodeURIComponent(name)};base64,${bytes.toString("base64")}`;
+
+  it("POST and PATCH take logo_image as a data URL of type, name and base64 parts (spec 3 §7, spec 1 §5)", async () => {
+    const { user, token } = await t.factories.user();
+    await t.factories.organization({ admins: [user] });
+    const created = await api.post(
+      "/v7/organization",
+      { name: "With logo", logo_image: dataUrl("image/png", "our logo.png", png) },
+      token,
+    );
+    expect(created.status).toBe(201);
+    const id = Number(created.json.id);
+    const logo = await logoOf(id, token);
+    expect(logo).toMatchObject({ content_type: "image/png", size: png.length, filename: "logo.png" });
+    const served = await fetch(`${t.url}${logo?.href}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(Buffer.from(await served.arrayBuffer()).equals(png)).toBe(true);
+
+    // Refused with the logo's own words; nothing is created.
+    const gif = await api.post(
+      "/v7/organization",
+      { name: "Gif logo", logo_image: dataUrl("image/gif", "a.gif", Buffer.from("GIF89a....")) },
+      token,
+    );
+    expect([gif.status, gif.text]).toEqual([400, "The logo must be a PNG or JPEG image"]);
+    const big = Buffer.concat([png, Buffer.alloc(1_000_001 - png.length)]);
+    const tooLarge = await api.post(
+      "/v7/organization",
+      { name: "Big logo", logo_image: dataUrl("image/png", "big.png", big) },
+      token,
+    );
+    expect(tooLarge.status).toBe(413);
+    const notDataUrl = await api.post("/v7/organization", { name: "Url logo", logo_image: "https://x/y.png" }, token);
+    expect(notDataUrl.status).toBe(400);
+    expect(notDataUrl.text).toMatch(/^logo_image must be a data URL/);
+    const { rows } = await t.db.query("SELECT 1 FROM organization WHERE name IN ('Gif logo', 'Big logo', 'Url logo')");
+    expect(rows).toHaveLength(0);
+
+    // Without a logo, and a PATCH that sets and then removes one.
+    const plain = await api.post("/v7/organization", { name: "No logo" }, token);
+    expect(plain.json).toMatchObject({ logo_image: null });
+    const plainId = Number(plain.json.id);
+    const patched = await api.patch(
+      `/v7/organization(${plainId})`,
+      { logo_image: dataUrl("image/png", "l.png", png) },
+      token,
+    );
+    expect(patched.status).toBe(200);
+    expect(await logoOf(plainId, token)).toMatchObject({ content_type: "image/png" });
+    expect((await api.patch(`/v7/organization(${plainId})`, { logo_image: null }, token)).status).toBe(200);
+    expect(await logoOf(plainId, token)).toBeNull();
   });
 });
 

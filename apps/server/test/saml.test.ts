@@ -90,6 +90,17 @@ describe("SAML sign-in", () => {
     expect(unknown.href).toBe(`${DASHBOARD}/saml?saml_error=unknown_sso_identifier&sso=nobody-here`);
   });
 
+  it("says of a provider whose organizations lost SAML with their plan that it is not in the plan, not unknown", async () => {
+    const owner = await t.factories.user();
+    const org = await t.factories.organization({ admins: [owner.user], plan: "production-v2" });
+    await addSamlProvider(t, owner.token, "lapsed", otherIdp, [org.id]);
+    expect(new URL(await startSignIn("lapsed")).origin).toBe(new URL(otherIdp.ssoUrl).origin);
+    await t.db.query('UPDATE "subscription" SET ends_on__date = starts_on__date WHERE is_for__organization = $1', [
+      org.id,
+    ]);
+    expect(await startSignIn("lapsed")).toBe(`${DASHBOARD}/saml?saml_error=saml_provider_not_in_plan&sso=lapsed`);
+  });
+
   it("creates the user on first sign-in, in every organization of the provider and its team", async () => {
     const landed = await signIn("acme", idp, { email: "new.user@acme.test", displayName: "New User" });
     expect(landed.pathname).toBe("/saml/callback/signon");

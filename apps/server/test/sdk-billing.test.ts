@@ -139,6 +139,19 @@ describe("balena-sdk models.billing", () => {
       intervalLength: "1",
       billing: { totalCostCents: "29900" },
     });
+    // Its charges (name, code, quantity, unit cost) and the add-on plan with its own total (spec 3 §3).
+    expect(plan.billing.charges[0]).toMatchObject({
+      itemType: "plan",
+      code: "pilot-v2",
+      name: expect.any(String),
+      quantity: "1",
+      unitCostCents: "29900",
+    });
+    expect((plan as unknown as { addonPlan: unknown }).addonPlan).toMatchObject({
+      code: "pilot-v2-addons",
+      addOns: [],
+      billing: { currency: "USD", totalCostCents: "0" },
+    });
     const invoices = await sdk.models.billing.getInvoices(org.id);
     expect(invoices).toHaveLength(1);
     expect(invoices[0]).toMatchObject({

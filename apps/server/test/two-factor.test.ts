@@ -171,6 +171,13 @@ describe("recovery codes", () => {
     const reused = await api.post("/auth/v1/2fa-recover/verify", { code: codes[0] }, again);
     expect([reused.status, reused.json?.errorCode]).toEqual([400, 2]);
     expect((await api.get("/user/v1/two-factor", passed.text)).json).toMatchObject({ recoveryCodesLeft: 9 });
+    // The records (spec 1 §3 "recovery code: recovery_code, used_timestamp"): the used one is
+    // stamped; the code itself is not readable, only shown when created.
+    const records = await api.get("/v7/recovery_two_factor?$select=id,used_timestamp", passed.text);
+    const rows = records.json.d as Array<{ used_timestamp: string | null }>;
+    expect(rows).toHaveLength(10);
+    expect(rows.filter((row) => row.used_timestamp !== null)).toHaveLength(1);
+    expect(Number.isNaN(Date.parse(rows.find((row) => row.used_timestamp)?.used_timestamp ?? ""))).toBe(false);
 
     const regenerated = (await api.post("/auth/v1/2fa-recover/create", undefined, token)).json as unknown as string[];
     expect(regenerated).toHaveLength(10);

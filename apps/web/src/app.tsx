@@ -17,7 +17,7 @@ import { createApiPing, createConnectivityMonitor } from "./lib/connectivity.ts"
 import { DEFAULT_FEATURE_FLAGS, type FeatureFlags } from "./lib/feature-flags.ts";
 import { i18n, t } from "./lib/i18n.ts";
 import { setPreferenceDefaults, usePreference } from "./lib/preferences.ts";
-import { createQueryClient, sessionLostText } from "./lib/query-client.ts";
+import { createQueryClient, type SessionLostText, sessionLostText } from "./lib/query-client.ts";
 import { createSdk } from "./lib/sdk.ts";
 import { createStatusPageMonitor } from "./lib/status-page.ts";
 import { runStorageMigrations } from "./lib/storage-migrations.ts";
@@ -75,7 +75,7 @@ export async function startApp(
    * A data load found the session gone (expired or revoked token, ended session): log out and back
    * to /login with the spec's text, so that lists do not just turn empty (spec 1 §8).
    */
-  const onSessionLost = async (text: "errors.session_expired" | "errors.token_expired") => {
+  const onSessionLost = async (text: SessionLostText) => {
     if (!router || leaving || router.state.location.pathname === "/login") return;
     const signedInPage = router.state.matches.some((match) => match.routeId.startsWith("/signed-in"));
     if (!signedInPage) return;
@@ -97,6 +97,7 @@ export async function startApp(
         .catch(() => undefined),
     onMutationError: reportError,
     onQueryCheckFailed: reportError,
+    onQueryError: reportError,
   });
   router = createAppRouter({ sdk, queryClient });
 

@@ -66,6 +66,10 @@ export const errorCatalogue = {
     status: 403,
     text: "Only the sole administrator of an organization can delete it; other members leave it",
   },
+  organization_create_not_admin: {
+    status: 403,
+    text: "Only an administrator of an organization or a platform administrator can create an organization",
+  },
   user_not_found: { status: 400, text: "User not found: {username}" },
   organization_membership_required: {
     status: 400,
@@ -94,6 +98,10 @@ export const errorCatalogue = {
     text: "The identity provider's email does not match the email of the account you are logged in to.",
   },
   unknown_sso_identifier: { status: 404, text: "Unknown SSO identifier: {ssoIdentifier}" },
+  saml_provider_not_in_plan: {
+    status: 402,
+    text: "Single sign-on with {ssoIdentifier} is not available: none of its organizations has SAML in its plan any more. Ask an administrator of your organization.",
+  },
   saml_domain_not_verified: {
     status: 403,
     text: "This identity provider may not sign in addresses at {domain}: its organization has not verified that domain.",

@@ -5,6 +5,7 @@ export * from "./cli-login.ts";
 export * from "./cloudlink.ts";
 export * from "./command-runs.ts";
 export * from "./constants.ts";
+export * from "./data-url.ts";
 export * from "./device-type-instructions.ts";
 export * from "./diagnostics.ts";
 export * from "./errors.ts";

@@ -204,6 +204,9 @@ export const ORGANIZATION_ROLE_PERMISSIONS: Readonly<Record<OrganizationRole, re
     "user_application_membership.create",
     // A user's own API keys need the administrator role in some organization (spec 1 §6.1).
     "user_api_key.create",
+    // Creating an organization, too (spec 1 §6.2 table permissions; docs/decisions.md): every
+    // account administers its personal organization; platform administrators may always.
+    "organization.create",
   ],
   member: [],
 };

@@ -7,10 +7,35 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const field = issue?.path.join(".");
-  throw new FlotillaError(
-    "bad_request",
-    field ? `${field}: ${issue?.message}` : (issue?.message ?? "Invalid request."),
-  );
+  throw new FlotillaError("bad_request", issue ? issueText(issue, field) : "Invalid request.");
+}
+
+const KINDS: Record<string, string> = {
+  string: "text",
+  number: "a number",
+  int: "a whole number",
+  boolean: "true or false",
+  array: "a list",
+  object: "an object",
+  date: "a date",
+};
+
+/**
+ * An input problem as a sentence that names the field (never zod's own "Invalid input: expected
+ * string, received number", which people should not read): the schema's own message when it has
+ * one, else what the field must be.
+ */
+export function issueText(issue: { code: string; message: string; expected?: unknown }, field: string | undefined) {
+  const name = field ? `"${field}"` : "The request body";
+  if (/^Invalid input: expected/.test(issue.message)) {
+    if (/received undefined$/.test(issue.message)) return `${name} is required.`;
+    const expected = typeof issue.expected === "string" ? (KINDS[issue.expected] ?? issue.expected) : "another kind";
+    return `${name} must be ${expected}.`;
+  }
+  if (/^Invalid (input|option|value)/.test(issue.message)) return `${name} has a value that is not allowed.`;
+  if (/^Unrecognized key/.test(issue.message))
+    return `${name}: ${issue.message.replace(/^Unrecognized keys?/, "unknown field")}.`;
+  return field ? `${field}: ${issue.message}` : issue.message;
 }
 
 /**

@@ -33,7 +33,8 @@ export const organizationResources = [
       field("billing_account_code", "Text"),
       field("has_past_due_invoice_since__date", "Date Time"),
       field("is_frozen", "Boolean"),
-      field("logo_image", "JSON"),
+      // Written as a data URL of the image (organizations/logo.ts), read as the stored file's WebResource.
+      editable("logo_image", "JSON"),
       field("is_using__billing_version", "Text"),
       field("is_enforcing_saml_login", "Boolean"),
       // Free plan allowance (spec 3 §3, spec 2 §5): asked for by name only (they scan devices).

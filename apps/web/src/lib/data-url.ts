@@ -1,26 +1,7 @@
-/**
- * Uploaded files travel as data URLs made of the type, the name and the base64 content
- * (spec 1 §5): `data:<type>;name=<url-encoded name>;base64,<content>`.
- */
-export interface DataUrlParts {
-  type: string;
-  name: string;
-  base64: string;
-}
+import { toDataUrl } from "@flotilla/domain";
 
-export function toDataUrl({ type, name, base64 }: DataUrlParts): string {
-  return `data:${type || "application/octet-stream"};name=${encodeURIComponent(name)};base64,${base64}`;
-}
-
-export function parseDataUrl(url: string): DataUrlParts | undefined {
-  const match = /^data:([^;,]*);name=([^;,]*);base64,([A-Za-z0-9+/]*={0,2})$/.exec(url);
-  if (!match) return undefined;
-  try {
-    return { type: match[1] ?? "", name: decodeURIComponent(match[2] ?? ""), base64: match[3] ?? "" };
-  } catch {
-    return undefined;
-  }
-}
+/** Uploaded files as data URLs of type, name and base64 parts (spec 1 §5; packages/domain data-url.ts). */
+export { type DataUrlParts, parseDataUrl, toDataUrl } from "@flotilla/domain";
 
 function bytesToBase64(bytes: Uint8Array): string {
   let binary = "";

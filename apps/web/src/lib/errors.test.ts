@@ -229,4 +229,13 @@ describe("one mapping from API answers to the catalogue's texts", () => {
   it("shows the supervisor's 'No online device(s) found' unwrapped", () => {
     expect(errorText(requestError(400, "No online device(s) found"))).toBe("No online device(s) found.");
   });
+
+  it("names the field of a not-null refusal instead of the database rule's words", () => {
+    const refused = {
+      statusCode: 400,
+      body: '"key_hash" must not be null.',
+      responseHeaders: new Headers({ "x-flotilla-error-code": "bad_request" }),
+    };
+    expect(errorText(refused)).toBe("A required value is missing: key hash.");
+  });
 });

@@ -118,7 +118,17 @@ export function isNetworkError(error: unknown): boolean {
 /** Errors that mean the session is gone: the app logs out (spec 1 §8). */
 export function isAuthError(error: unknown): boolean {
   const code = getErrorCode(error);
-  return code === "BalenaNotLoggedIn" || code === "BalenaExpiredToken" || code === "BalenaMalformedToken";
+  return (
+    code === "BalenaNotLoggedIn" ||
+    code === "BalenaExpiredToken" ||
+    code === "BalenaMalformedToken" ||
+    isNotLoggedIn(error)
+  );
+}
+
+/** The SDK's "not logged in", or the API's (a write sent without a token): "You have to log in." (spec 1 §8). */
+export function isNotLoggedIn(error: unknown): boolean {
+  return getErrorCode(error) === "BalenaNotLoggedIn" || apiErrorCode(error) === "not_logged_in";
 }
 
 /** "Not reported" errors (spec 1 §8): the page handles them, no toast is shown. */
@@ -129,7 +139,7 @@ export function isUnreportedError(error: unknown): boolean {
     getStatusCode(error) === 404 ||
     /^Balena(Organization|Application|Device|Release)NotFound$/.test(code) ||
     code === "BalenaInvalidLoginCredentials" ||
-    code === "BalenaNotLoggedIn" ||
+    isNotLoggedIn(error) ||
     code === REAUTH_CANCELLED_CODE
   );
 }
@@ -200,6 +210,8 @@ const CODE_TEXTS = {
 
 /** Sentences that are the data model's rules or a serialised object: never shown as they are. */
 const RAW_TEXT = /^it is necessary that|\[object object\]/i;
+/** The data API's not-null refusal, in pinejs's words. */
+const NOT_NULL = /^"([^"]+)" must not be null\.?$/;
 /** What the supervisor relay says of a device it cannot reach (spec 2 §8: shown unwrapped). */
 const NO_ONLINE_DEVICE = /^no online device\(s\) found\.?$/i;
 
@@ -250,6 +262,9 @@ function uncappedErrorText(error: unknown): string {
     // The API words these as balena does (what its clients match on); people read the spec's text.
     if (hasBalenaWords(apiCode)) return formatErrorText(errorCatalogue[apiCode].text, apiErrorParams(error));
     if (status >= 500) return t("errors.unexpected");
+    // A database rule's words ('"key_hash" must not be null.') name the field for a person.
+    const missing = NOT_NULL.exec(body);
+    if (missing) return t("errors.value_missing", { field: (missing[1] ?? "").replace(/_+/g, " ") });
     // Other codes: the server's text is the catalogue's (spec 1 §8), shown as it is.
     if (body && !RAW_TEXT.test(body)) return body;
     return t("errors.generic");

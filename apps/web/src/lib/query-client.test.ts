@@ -61,6 +61,43 @@ describe("failed data loads", () => {
     expect(sessionLostText({ code: "BalenaExpiredToken" })).toBe("errors.token_expired");
   });
 
+  it("report a failed variable, release or config load as a toast and keep the page (spec 2 §8)", async () => {
+    expect(shouldThrowQueryError({ statusCode: 500 }, { ...empty, meta: { reportErrors: true } })).toBe(false);
+    const toasts: unknown[] = [];
+    const client = createQueryClient({ onQueryError: (error) => toasts.push(error) });
+    const failure = { statusCode: 400, body: "bad filter" };
+    await client
+      .fetchQuery({
+        queryKey: ["vars"],
+        queryFn: () => Promise.reject(failure),
+        retry: false,
+        meta: { reportErrors: true },
+      })
+      .catch(() => undefined);
+    await client
+      .fetchQuery({ queryKey: ["other"], queryFn: () => Promise.reject(failure), retry: false })
+      .catch(() => undefined);
+    expect(toasts).toEqual([failure]);
+  });
+
+  it('say "You have to log in." when the request went without a token (spec 1 §8)', async () => {
+    expect(sessionLostText({ code: "BalenaNotLoggedIn" })).toBe("errors.not_logged_in");
+    const refused = { statusCode: 401, responseHeaders: new Headers({ "x-flotilla-error-code": "not_logged_in" }) };
+    expect(sessionLostText(refused)).toBe("errors.not_logged_in");
+    // A write refused for want of a token logs out (with that text) instead of a toast of its own.
+    const calls: string[] = [];
+    const client = createQueryClient({
+      onAuthError: (error) => calls.push(`logout:${sessionLostText(error)}`),
+      onMutationError: () => calls.push("toast"),
+    });
+    await client
+      .getMutationCache()
+      .build(client, { mutationFn: () => Promise.reject(refused) })
+      .execute(undefined)
+      .catch(() => undefined);
+    expect(calls).toEqual(["logout:errors.not_logged_in"]);
+  });
+
   it("show a 401 that refuses a right on the page, and only check the session", async () => {
     const refusal = { statusCode: 401, responseHeaders: new Headers({ "x-flotilla-error-code": "unauthorized" }) };
     expect(isSessionLostError(refusal)).toBe(false);

@@ -1,6 +1,6 @@
 import { DEFAULT_POLL_INTERVAL_MS, POLL_GRACE_FACTOR } from "@flotilla/domain";
 import { MutationCache, QueryCache, QueryClient } from "@tanstack/react-query";
-import { apiErrorCode, getErrorCode, getStatusCode, isAuthError } from "./errors.ts";
+import { apiErrorCode, getErrorCode, getStatusCode, isAuthError, isNotLoggedIn } from "./errors.ts";
 import { isFailedQueryCheck } from "./query-check.ts";
 
 /**
@@ -41,6 +41,11 @@ declare module "@tanstack/react-query" {
        * so a failed first load does not replace the page with the error page.
        */
       handlesErrors?: boolean;
+      /**
+       * true: a failed load is a danger toast with the error's text (spec 2 §8 Behaviour: variable,
+       * release and config loads), and the page stays, showing what it has, instead of the error page.
+       */
+      reportErrors?: boolean;
     };
   }
 }
@@ -64,11 +69,15 @@ export const isPermissionRefusal = (error: unknown) =>
 
 /**
  * Which text the logout after a lost session shows (spec 1 §8): "Your authentication token has
- * expired." when the token itself ran out, "Your session has expired." otherwise.
+ * expired." when the token itself ran out, "You have to log in." when the request went without
+ * one (signed out in another tab), "Your session has expired." otherwise.
  */
-export function sessionLostText(error: unknown): "errors.token_expired" | "errors.session_expired" {
+export function sessionLostText(error: unknown): SessionLostText {
+  if (isNotLoggedIn(error)) return "errors.not_logged_in";
   return getErrorCode(error) === "BalenaExpiredToken" ? "errors.token_expired" : "errors.session_expired";
 }
+
+export type SessionLostText = "errors.token_expired" | "errors.session_expired" | "errors.not_logged_in";
 
 /**
  * A query whose first load failed ends on the route's error page ("something went wrong", the
@@ -78,9 +87,9 @@ export function sessionLostText(error: unknown): "errors.token_expired" | "error
  */
 export function shouldThrowQueryError(
   error: unknown,
-  query: { state: { data: unknown }; meta?: { handlesErrors?: boolean } | undefined },
+  query: { state: { data: unknown }; meta?: { handlesErrors?: boolean; reportErrors?: boolean } | undefined },
 ): boolean {
-  if (query.meta?.handlesErrors) return false;
+  if (query.meta?.handlesErrors || query.meta?.reportErrors) return false;
   if (query.state.data !== undefined) return false;
   return !isSessionLostError(error);
 }
@@ -93,15 +102,18 @@ export function createQueryClient(
     onMutationError?: (error: unknown) => void;
     /** A query's answer failed the shape check its page asked for (errors.failed_query_check). */
     onQueryCheckFailed?: (error: unknown) => void;
+    /** A failed load of a query whose meta asks for it (reportErrors): a danger toast. */
+    onQueryError?: (error: unknown) => void;
   } = {},
 ) {
   return new QueryClient({
     queryCache: new QueryCache({
-      onError(error) {
+      onError(error, query) {
         // Any data load answered 401 means the session is gone (a revoked token, an ended session).
         if (isSessionLostError(error)) options.onAuthError?.(error);
         else if (isPermissionRefusal(error)) options.onAuthCheck?.();
         else if (isFailedQueryCheck(error)) options.onQueryCheckFailed?.(error);
+        else if (query.meta?.reportErrors) options.onQueryError?.(error);
       },
     }),
     mutationCache: new MutationCache({

@@ -22,6 +22,8 @@ describe("numeric ids in URLs", () => {
       thrown = error;
     }
     expect(thrown).toMatchObject({ options: { href: "/orgs", replace: true } });
-    expect(getToasts().at(-1)?.message).toBe("invalid id passed in url");
+    expect(getToasts().at(-1)?.message).toBe(
+      "Invalid id passed in URL: this page needs a number there, so you were taken up one level.",
+    );
   });
 });

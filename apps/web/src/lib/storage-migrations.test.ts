@@ -1,8 +1,10 @@
 import { describe, expect, it, vi } from "vitest";
 import { PREFERENCE_KEYS } from "./preferences.ts";
 import {
+  APPS_MIGRATED_KEY,
   CURRENT_STORAGE_VERSION,
   type MigrationStorage,
+  migrateApps,
   migrateStorage,
   readStorageVersion,
   runStorageMigrations,
@@ -37,8 +39,21 @@ describe("storage migrations", () => {
       [PREFERENCE_KEYS.sidebarCollapsed]: "true",
       [PREFERENCE_KEYS.colorMode]: '"dark"',
       "balena-token": "a.b.c",
+      [APPS_MIGRATED_KEY]: "true",
       [STORAGE_VERSION_KEY]: String(CURRENT_STORAGE_VERSION),
     });
+  });
+
+  it("migrates the apps once and records it in a local-storage flag (spec 1 §9)", () => {
+    const storage = memoryStorage({ [STORAGE_VERSION_KEY]: "1", "flotilla.showApps": "true" });
+    expect(migrateStorage(storage)).toEqual({ status: "migrated", from: 1, to: 2 });
+    expect(storage.getItem(APPS_MIGRATED_KEY)).toBe("true");
+    expect(storage.getItem(PREFERENCE_KEYS.displayApps)).toBe("true");
+    expect(storage.getItem("flotilla.showApps")).toBeNull();
+    // Once flagged, an old key written back (a rollback) leaves the newer choice alone.
+    storage.setItem("flotilla.showApps", "false");
+    migrateApps(storage);
+    expect(storage.getItem(PREFERENCE_KEYS.displayApps)).toBe("true");
   });
 
   it("keeps a value already stored under the current key", () => {

@@ -47,7 +47,27 @@ export const STORAGE_MIGRATIONS: readonly StorageMigration[] = [
       "Every preference key is flotilla.<preference name>: the sidebar state moves to flotilla.sidebarCollapsed",
     migrate: renameKey("flotilla.sidebar.collapsed", "flotilla.sidebarCollapsed"),
   },
+  {
+    version: 2,
+    description:
+      "Apps (spec 1 §9): the experimental option stored as flotilla.showApps moves to flotilla.displayApps, and flotilla.appsMigrated records that the apps were migrated",
+    migrate: migrateApps,
+  },
 ];
+
+/** The local-storage flag that records that the browser's apps data was migrated (spec 1 §9). */
+export const APPS_MIGRATED_KEY = "flotilla.appsMigrated";
+
+/**
+ * Once per browser: the "show apps" choice of dashboards before apps had their own class moves to
+ * the display-apps preference; the flag keeps it from running again (a rollback that writes the old
+ * key back does not overwrite the user's newer choice).
+ */
+export function migrateApps(storage: MigrationStorage) {
+  if (storage.getItem(APPS_MIGRATED_KEY) === "true") return;
+  renameKey("flotilla.showApps", "flotilla.displayApps")(storage);
+  storage.setItem(APPS_MIGRATED_KEY, "true");
+}
 
 export const CURRENT_STORAGE_VERSION = STORAGE_MIGRATIONS.at(-1)?.version ?? 0;
 

@@ -103,6 +103,21 @@ export async function planInfo(db: Db, organization: number, now = new Date()) {
     unitCostCents: String(line.unit_cost_in_cents),
     quantity: String(line.quantity),
   }));
+  // The add-on plan (spec 3 §3 "addonPlan (with addOns and its own billing)"): what is billed on
+  // top of the plan this period (devices and seats beyond what it includes), with its own total.
+  const addOns = charges.filter((charge) => charge.itemType === "addon");
+  const addonPlan = {
+    code: `${plan.billing_code}-addons`,
+    title: `${plan.title} add-ons`,
+    addOns: addOns.map(({ name, code, quantity, unitCostCents }) => ({ name, code, quantity, unitCostCents })),
+    billing: {
+      currency: "USD",
+      totalCostCents: String(
+        addOns.reduce((sum, charge) => sum + Number(charge.unitCostCents) * Number(charge.quantity), 0),
+      ),
+      charges: addOns,
+    },
+  };
   const support = await supportOf(db, plan.id);
   // A plan changed mid-period keeps the period already invoiced: the next bill is at its end.
   const invoiced = plan.billing_code === "free" ? undefined : await invoicedPeriodAt(db, organization, now);
@@ -115,6 +130,7 @@ export async function planInfo(db: Db, organization: number, now = new Date()) {
     intervalLength: subscription.cycle === "annual" ? "12" : "1",
     currentPeriodEndDate: (invoiced?.end ?? periodEnd(subscription, now)).toISOString(),
     billing: { currency: "USD", totalCostCents: String(bill.total), charges },
+    addonPlan,
     support: { name: support.slug, title: support.title },
   };
 }

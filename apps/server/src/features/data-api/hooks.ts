@@ -22,7 +22,7 @@ import {
   teamHooks,
   teamMembershipHooks,
 } from "../organizations/hooks.ts";
-import { removeOrganizationLogos } from "../organizations/logo.ts";
+import { organizationLogoWriteHooks, removeOrganizationLogos } from "../organizations/logo.ts";
 import { supervisorReleaseHooks } from "../os-updates/supervisor-hooks.ts";
 import { imageLocationHooks, releaseImageLocationHooks } from "../releases/client-releases.ts";
 import { devicePinHooks, fleetReleaseHooks, releaseAssetHooks, releaseHooks } from "../releases/hooks.ts";
@@ -60,7 +60,7 @@ export function createHooks(ctx: Pick<AppContext, "config" | "mail" | "devices">
     application_tag: tagKeyHooks("application_tag"),
     device__has__env_var_name: frozenDeviceChildHooks("device_environment_variable"),
     organization: {
-      ...organizationHooks,
+      ...chainHooks(organizationHooks, organizationLogoWriteHooks(ctx.config.dataDir)),
       afterDelete({ ids, afterCommit }) {
         afterCommit(() =>
           Promise.all([

@@ -124,8 +124,9 @@ function userPermissions(): string[] {
     `resin.user_public_key.all?user/any(u:u/${own})`,
     `resin.api_key.all?is_of__actor/any(a:a/id eq @__ACTOR_ID)`,
     `resin.fleet_access.read?${own}`,
-    // Organizations: members read, administrators manage. Anyone may create one (the creator
-    // becomes its administrator in the same transaction).
+    // Organizations: members read, administrators manage. Creating one needs the administrator
+    // role in some organization (the organization hooks check it; docs/decisions.md), and the
+    // creator becomes its administrator in the same transaction.
     "resin.organization.create",
     `resin.organization.read?${memberOf("")}`,
     `resin.organization.update?${adminOf("")}`,
@@ -152,6 +153,9 @@ function userPermissions(): string[] {
     `resin.organization_has_private_access_to_device_type.read?organization/any(o:${memberOf("o/")})`,
     // Sign-in methods of one's own (recovery codes without the code: only its hash is kept, outside the model).
     `resin.user_profile.read?is_of__user/any(u:u/${own})`,
+    // The profiles of the people one shares an organization with, as their user rows (member
+    // lists show their email: spec 2 §3 user_application_membership's user expansion).
+    `resin.user_profile.read?is_of__user/any(u:u/organization_membership/any(m:m/is_member_of__organization/any(o:${memberOf("o/")})))`,
     `resin.social_service_account.read?belongs_to__user/any(u:u/${own})`,
     `resin.saml_account.read?belongs_to__user/any(u:u/${own})`,
     `resin.recovery_two_factor.read?belongs_to__user/any(u:u/${own})`,

@@ -17,13 +17,29 @@ export const planProvidesSql = (organization: string, featureSlug: string) =>
  * answers as unknown.
  */
 export async function usableProvider(db: Db, ssoIdentifier: string): Promise<IdentityProvider | undefined> {
+  return (await providerBySso(db, ssoIdentifier))?.usable;
+}
+
+/**
+ * The provider of an SSO identifier: `usable` when it may sign people in, else only that it
+ * exists (its organizations lost SAML with their plan), so the sign-in page can say so.
+ */
+export async function providerBySso(
+  db: Db,
+  ssoIdentifier: string,
+): Promise<{ usable: IdentityProvider | undefined } | undefined> {
   const { rows } = await db.query<IdentityProvider>(
     `SELECT i.id, i.sso_identifier, i.entry_point, i.issuer, i.certificate, i.requires_signed_authn_response
        FROM "identity_provider" i
-      WHERE i.sso_identifier = $1 AND EXISTS (
-        SELECT 1 FROM "identity_provider_membership" ipm
-         WHERE ipm.is_authorized_by__identity_provider = i.id AND ${planProvidesSql("ipm.organization", SAML_PLAN_FEATURE)})`,
+      WHERE i.sso_identifier = $1`,
     [ssoIdentifier],
   );
-  return rows[0];
+  const provider = rows[0];
+  if (!provider) return undefined;
+  const { rows: usable } = await db.query(
+    `SELECT 1 FROM "identity_provider_membership" ipm
+      WHERE ipm.is_authorized_by__identity_provider = $1 AND ${planProvidesSql("ipm.organization", SAML_PLAN_FEATURE)}`,
+    [provider.id],
+  );
+  return { usable: usable.length > 0 ? provider : undefined };
 }

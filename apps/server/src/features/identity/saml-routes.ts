@@ -6,7 +6,7 @@ import { delegatedRefusal } from "../../lib/delegation.ts";
 import { parseInput } from "../../lib/validation.ts";
 import { recordAudit, signInEntry } from "../audit/record.ts";
 import { ORPHAN_SWEEP_INTERVAL_MS, sweepOrphanProviders } from "./hooks.ts";
-import { usableProvider } from "./queries.ts";
+import { providerBySso, usableProvider } from "./queries.ts";
 import { authorizeUrl, loadServiceProviderKeys, serviceProviderMetadata, validateResponse } from "./saml.ts";
 import { afterSamlResponse, finalizeSamlSignIn } from "./saml-accounts.ts";
 
@@ -47,13 +47,13 @@ export async function samlRoutes(app: FastifyInstance, ctx: AppContext) {
 
   app.get("/auth/saml/:ssoId", publicRoute, async (request, reply) => {
     const { ssoId } = parseInput(ssoParams, request.params);
-    const provider = await usableProvider(db, ssoId);
-    if (!provider) {
-      return reply.redirect(
-        toDashboard(`/saml?${new URLSearchParams({ saml_error: "unknown_sso_identifier", sso: ssoId })}`),
-      );
+    const found = await providerBySso(db, ssoId);
+    if (!found?.usable) {
+      // A provider whose organizations lost SAML with their plan says so, not "unknown".
+      const code = found ? "saml_provider_not_in_plan" : "unknown_sso_identifier";
+      return reply.redirect(toDashboard(`/saml?${new URLSearchParams({ saml_error: code, sso: ssoId })}`));
     }
-    return reply.redirect(await authorizeUrl(provider, config.apiUrl, keys, db));
+    return reply.redirect(await authorizeUrl(found.usable, config.apiUrl, keys, db));
   });
 
   // What the identity provider's administrator needs: entity id, ACS URL and signing certificate.

@@ -2,6 +2,7 @@ import { handleFromName } from "@flotilla/domain";
 import { FlotillaError, inBalenaWords } from "../../errors.ts";
 import type { ResourceHooks } from "../../odata/index.ts";
 import {
+  administersAnOrganization,
   idIn,
   isOrganizationMember,
   type Q,
@@ -36,9 +37,18 @@ async function refuseTakenOrganizationName(tx: Q, userId: number | undefined, na
  * deletes one (spec 3 §6); platform administrators may always.
  */
 export const organizationHooks: ResourceHooks = {
-  async beforeCreate({ tx, body, actorId }) {
+  async beforeCreate({ tx, body, actorId, permissions }) {
+    const userId = await userOfActor(tx, actorId);
+    // Administrators (of some organization) and platform administrators create organizations;
+    // other roles only read them (spec 1 §6.2).
+    if (
+      permissions.filter("organization", "update") !== "all" &&
+      !(userId && (await administersAnOrganization(tx, userId)))
+    ) {
+      throw new FlotillaError("organization_create_not_admin");
+    }
     body.name = requiredName(body.name);
-    await refuseTakenOrganizationName(tx, await userOfActor(tx, actorId), String(body.name));
+    await refuseTakenOrganizationName(tx, userId, String(body.name));
     const base = body.handle === undefined ? handleFromName(String(body.name)) : String(body.handle);
     if (!/^[a-z0-9_-]+$/.test(base)) {
       throw new FlotillaError(

@@ -1,10 +1,11 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { ORGANIZATION_LOGO_MAX_BYTES } from "@flotilla/domain";
+import { ORGANIZATION_LOGO_MAX_BYTES, parseDataUrl } from "@flotilla/domain";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { FlotillaError } from "../../errors.ts";
 import { requireUser } from "../../lib/authenticate.ts";
+import type { ResourceHooks } from "../../odata/index.ts";
 
 /** Sniffed from the first bytes: the Content-Type header alone proves nothing. */
 function imageTypeOf(bytes: Buffer): "image/png" | "image/jpeg" | undefined {
@@ -21,6 +22,79 @@ export async function removeOrganizationLogos(dataDir: string, organizationIds: 
 }
 
 type LogoImage = { href: string; filename: string; content_type: string; size: number };
+
+/** Checks a logo's bytes (spec 3 §5: PNG or JPEG, at most 1,000,000 bytes); its type when good. */
+function checkedLogo(bytes: Buffer, declared: string | undefined): "image/png" | "image/jpeg" {
+  if (bytes.length === 0) throw new FlotillaError("logo_invalid");
+  if (bytes.length > ORGANIZATION_LOGO_MAX_BYTES) throw new FlotillaError("logo_too_large");
+  const actual = imageTypeOf(bytes);
+  if (!actual || declared !== actual) throw new FlotillaError("logo_invalid");
+  return actual;
+}
+
+/** Stores the logo's file and answers the organization's new `logo_image`. */
+async function storeLogo(dataDir: string, id: number, bytes: Buffer, type: "image/png" | "image/jpeg") {
+  const directory = logoDirectory(dataDir);
+  await fs.mkdir(directory, { recursive: true });
+  const file = path.join(directory, String(id));
+  await fs.writeFile(`${file}.tmp`, bytes);
+  await fs.rename(`${file}.tmp`, file);
+  const logo: LogoImage = {
+    href: `/organization/${id}/logo?v=${Date.now()}`,
+    filename: type === "image/png" ? "logo.png" : "logo.jpg",
+    content_type: type,
+    size: bytes.length,
+  };
+  return logo;
+}
+
+/**
+ * `POST` and `PATCH /v7/organization` with `logo_image` (spec 3 §7 "POST organization with name,
+ * logo_image", "PATCH organization with name or logo_image"):
+ * the logo comes as a data URL of type, name and base64 parts (spec 1 §5), is checked as an upload
+ * is (`PUT /organization/{id}/logo`) and stored with the new organization; `null` means none.
+ */
+export function organizationLogoWriteHooks(dataDir: string): ResourceHooks {
+  const pending = new WeakMap<object, { bytes: Buffer; type: "image/png" | "image/jpeg" }>();
+  /** Takes the sent logo out of the body (stored by the after-hook); `null` stays: no logo. */
+  const take = (body: Record<string, unknown>) => {
+    const sent = body.logo_image;
+    if (sent === undefined || sent === null) return false;
+    const parts = typeof sent === "string" ? parseDataUrl(sent) : undefined;
+    if (!parts) {
+      throw new FlotillaError(
+        "bad_request",
+        "logo_image must be a data URL of the image's type, name and base64 content (data:image/png;name=logo.png;base64,…)",
+      );
+    }
+    const bytes = Buffer.from(parts.base64, "base64");
+    pending.set(body, { bytes, type: checkedLogo(bytes, parts.type.toLowerCase()) });
+    body.logo_image = null;
+    return true;
+  };
+  const store = async (tx: { query(text: string, values: unknown[]): Promise<unknown> }, body: object, id: number) => {
+    const logo = pending.get(body);
+    if (!logo) return;
+    const stored = await storeLogo(dataDir, id, logo.bytes, logo.type);
+    await tx.query('UPDATE "organization" SET logo_image = $2 WHERE id = $1', [id, JSON.stringify(stored)]);
+  };
+  return {
+    beforeCreate({ body }) {
+      take(body);
+    },
+    afterCreate: ({ tx, body, id }) => store(tx, body, id),
+    beforeUpdate({ body, ids }) {
+      if (take(body) && ids.length !== 1)
+        throw new FlotillaError("bad_request", "Change one organization's logo at a time");
+    },
+    async afterUpdate({ tx, body, ids, afterCommit }) {
+      const [id] = ids;
+      if (id === undefined || body.logo_image === undefined) return;
+      if (pending.has(body)) await store(tx, body, id);
+      else afterCommit(() => removeOrganizationLogos(dataDir, ids));
+    },
+  };
+}
 
 /**
  * Organization logos (spec 3 §2, §5, §9), stored under `$FLOTILLA_DATA_DIR/storage/organization-logos/`:
@@ -65,21 +139,9 @@ export async function organizationLogoRoutes(app: FastifyInstance, { db, config 
     const id = organizationIdOf(request);
     if ((await roleIn(request, id)) !== "administrator") throw new FlotillaError("forbidden");
     const body = request.body;
-    if (!Buffer.isBuffer(body) || body.length === 0) throw new FlotillaError("logo_invalid");
-    if (body.length > ORGANIZATION_LOGO_MAX_BYTES) throw new FlotillaError("logo_too_large");
+    if (!Buffer.isBuffer(body)) throw new FlotillaError("logo_invalid");
     const declared = (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-    const actual = imageTypeOf(body);
-    if (!actual || declared !== actual) throw new FlotillaError("logo_invalid");
-    await fs.mkdir(directory, { recursive: true });
-    const file = path.join(directory, String(id));
-    await fs.writeFile(`${file}.tmp`, body);
-    await fs.rename(`${file}.tmp`, file);
-    const logo: LogoImage = {
-      href: `/organization/${id}/logo?v=${Date.now()}`,
-      filename: actual === "image/png" ? "logo.png" : "logo.jpg",
-      content_type: actual,
-      size: body.length,
-    };
+    const logo = await storeLogo(config.dataDir, id, body, checkedLogo(body, declared));
     await db.query('UPDATE "organization" SET logo_image = $2 WHERE id = $1', [id, JSON.stringify(logo)]);
     return { logo_image: logo };
   });

@@ -21,6 +21,17 @@ export async function userByUsername(tx: Q, username: string): Promise<number> {
   return id;
 }
 
+/** Whether the user administers at least one organization (what creating one needs: docs/decisions.md). */
+export async function administersAnOrganization(tx: Q, userId: number): Promise<boolean> {
+  const { rows } = await tx.query(
+    `SELECT 1 FROM "organization_membership" m
+       JOIN "organization_membership_role" r ON r.id = m.organization_membership_role AND r.name = 'administrator'
+      WHERE m."user" = $1 LIMIT 1`,
+    [userId],
+  );
+  return rows.length > 0;
+}
+
 export async function isOrganizationMember(tx: Q, userId: number, organizationId: number): Promise<boolean> {
   const { rows } = await tx.query(
     'SELECT 1 FROM "organization_membership" WHERE "user" = $1 AND is_member_of__organization = $2',

@@ -12,9 +12,14 @@ import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { FocusCard } from "../../components/auth-frame.tsx";
 import { useDocumentTitle } from "../../components/use-document-title.ts";
-import { getStatusCode } from "../../lib/errors.ts";
+import { apiErrorCode } from "../../lib/errors.ts";
 import { useAccountApi } from "../../lib/use-account-api.ts";
 import { logOut, sessionKeys, sessionQuery, startSession } from "./session.ts";
+
+/** Which message the pending page shows after a failed verification (spec 1 §8). */
+export function verificationFailure(error: unknown): "invalid" | "issue" {
+  return apiErrorCode(error) === "email_verification_invalid" ? "invalid" : "issue";
+}
 
 /** Resend requests are debounced by 300 ms (spec 1 §7). */
 export const RESEND_DEBOUNCE_MS = 300;
@@ -113,11 +118,11 @@ export function VerifyEmailTokenPage() {
       })
       .catch(async (error: unknown) => {
         await queryClient.invalidateQueries({ queryKey: sessionKeys.state });
-        const status = getStatusCode(error);
         await router.navigate({
           to: "/user/verify-email/pending",
-          // A 400 is a generic verification issue; anything else means the link is not (or no longer) valid (spec 1 §8).
-          search: { error: status === 400 ? "issue" : "invalid" },
+          // A token the server does not know (or no longer) is "link invalid or expired"; any other
+          // failure (a 400 for another reason, the server down) is the generic verification issue (spec 1 §8).
+          search: { error: verificationFailure(error) },
           replace: true,
         });
       });

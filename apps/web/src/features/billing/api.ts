@@ -1,5 +1,6 @@
 import { BILLING_PLAN_CACHE_MS, type BillingCycle, type TaxId } from "@flotilla/domain";
-import { errorText, getStatusCode } from "../../lib/errors.ts";
+import { errorText, getStatusCode, isNetworkError } from "../../lib/errors.ts";
+import { t } from "../../lib/i18n.ts";
 import type { Sdk } from "../../lib/sdk.ts";
 import { pineOf } from "../orgs/data.ts";
 import type { CataloguePlan } from "./model.ts";
@@ -47,7 +48,13 @@ export interface BillingPlan {
   currentPeriodEndDate?: string;
   billing: { currency: string; totalCostCents: string; charges: PlanCharge[] };
   support?: { name: string; title: string };
-  addonPlan?: { addOns?: Array<{ name?: string; code?: string; quantity?: number; unitCostCents?: string | number }> };
+  /** What is billed on top of the plan (spec 3 §3), with its own total. */
+  addonPlan?: {
+    code?: string;
+    title?: string;
+    addOns?: Array<{ name?: string; code?: string; quantity?: string | number; unitCostCents?: string | number }>;
+    billing?: { currency?: string; totalCostCents?: string };
+  };
 }
 
 /** The payment method: `{}` when there is none. */
@@ -216,10 +223,14 @@ export function requireClientSecret(intent: SetupIntent, missingText: string): S
 
 /**
  * The words for a billing call's failure: a refusal (4xx) shows the server's own message, which
- * names the problem ("Add a payment method before moving to a paid plan."); anything else gets
- * the app's catalogue text (spec 3 §8), never a raw "Request error: …".
+ * names the problem ("Add a payment method before moving to a paid plan."); a request without an
+ * answer errors.error_request; anything else the app's catalogue text (spec 3 §8), never a raw
+ * "Request error: …" or "Failed to fetch".
  */
 export function billingErrorText(error: unknown): string {
+  // A request that got no answer (a dropped connection, a blocked address): errors.error_request
+  // (spec 3 §8), never the browser's own "Failed to fetch".
+  if (isNetworkError(error)) return t("billing.errors.error_request");
   const status = getStatusCode(error);
   const body = (error as { body?: unknown } | null)?.body;
   if (status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 429) {

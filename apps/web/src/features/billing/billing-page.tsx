@@ -44,6 +44,7 @@ import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { PageHeader } from "../../components/page.tsx";
 import { saveBlob } from "../../lib/save-blob.ts";
 import { showToast } from "../../lib/toasts.ts";
+import { MONO_FONT_STACK } from "../../theme.ts";
 import { useOrganization } from "../orgs/data.ts";
 import { Card, useNumericParam } from "../orgs/ui.tsx";
 import {
@@ -55,6 +56,7 @@ import {
   billingKeys,
   billingPlanQuery,
   type Invoice,
+  type PlanCharge,
   planCatalogueQuery,
   type Usage,
 } from "./api.ts";
@@ -73,6 +75,7 @@ import { PaymentDialog } from "./payment-dialog.tsx";
 import { PlanChangeDialog } from "./plan-dialog.tsx";
 import type { BillingSearch } from "./search.ts";
 import { StripePaymentDialog } from "./stripe-payment.tsx";
+import { TierImage } from "./tier-image.tsx";
 import { day, Fact, Failed, Loading, numeric, useFailureToast } from "./ui.tsx";
 
 type Proposal = { code: string; cycle: BillingCycle };
@@ -426,6 +429,7 @@ function CurrentPlanCard(props: {
       ) : (
         <>
           <Box sx={{ display: "flex", alignItems: "flex-start", gap: 2, flexWrap: "wrap" }}>
+            <TierImage billingCode={data.code} size={48} />
             <Box sx={{ flex: 1, minWidth: 200 }}>
               <Typography variant="h5" component="h3" sx={{ fontWeight: 600 }}>
                 {data.title}
@@ -464,6 +468,7 @@ function CurrentPlanCard(props: {
               <TableHead>
                 <TableRow>
                   <TableCell>{t("billing.item")}</TableCell>
+                  <TableCell>{t("billing.code")}</TableCell>
                   <TableCell align="right">{t("billing.quantity")}</TableCell>
                   <TableCell align="right">{t("billing.unit_price")}</TableCell>
                   <TableCell align="right">{t("billing.amount")}</TableCell>
@@ -480,6 +485,9 @@ function CurrentPlanCard(props: {
                         </Typography>
                       ) : null}
                     </TableCell>
+                    <TableCell sx={{ color: "text.secondary", fontFamily: MONO_FONT_STACK, fontSize: 12 }}>
+                      {chargeCode(charge)}
+                    </TableCell>
                     <TableCell align="right" sx={numeric}>
                       {charge.quantity}
                     </TableCell>
@@ -495,7 +503,7 @@ function CurrentPlanCard(props: {
               <TableFooter>
                 <TableRow>
                   <TableCell
-                    colSpan={3}
+                    colSpan={4}
                     sx={{ fontWeight: 600, fontSize: "0.875rem", color: "text.primary", borderBottom: 0 }}
                   >
                     {t("billing.total")}
@@ -510,9 +518,56 @@ function CurrentPlanCard(props: {
               </TableFooter>
             </Table>
           )}
+          <AddonPlan plan={data} currency={currency} />
         </>
       )}
     </Card>
+  );
+}
+
+/** A charge's code for people: adjustments carry a row number the server adds to key them, not shown. */
+const chargeCode = (charge: PlanCharge) =>
+  charge.itemType === "adjustment" ? charge.code.replace(/-\d+$/, "") : charge.code || "—";
+
+/** The add-on plan (spec 3 §3): what is billed on top of the plan this period, with its own total. */
+function AddonPlan(props: { plan: BillingPlan; currency: string }) {
+  const { t } = useTranslation();
+  const addonPlan = props.plan.addonPlan;
+  if (!addonPlan) return null;
+  const addOns = addonPlan.addOns ?? [];
+  return (
+    <Box component="section" aria-label={t("billing.addon_plan")} sx={{ mt: 2 }}>
+      <Box sx={{ display: "flex", alignItems: "baseline", gap: 1 }}>
+        <Typography variant="subtitle2" component="h4" sx={{ fontWeight: 600, flex: 1 }}>
+          {t("billing.addon_plan")}
+        </Typography>
+        <Typography variant="body2" sx={{ ...numeric, fontWeight: 600 }}>
+          {formatCents(addonPlan.billing?.totalCostCents ?? 0, props.currency)}
+        </Typography>
+      </Box>
+      {addOns.length === 0 ? (
+        <Typography variant="body2" color="text.secondary">
+          {t("billing.addon_plan_none")}
+        </Typography>
+      ) : (
+        <Box component="ul" sx={{ m: 0, p: 0, listStyle: "none" }}>
+          {addOns.map((addOn) => (
+            <Box
+              component="li"
+              key={addOn.code ?? addOn.name}
+              sx={{ display: "flex", gap: 1, typography: "body2", color: "text.secondary", py: 0.25 }}
+            >
+              <Box component="span" sx={{ flex: 1 }}>
+                {t("billing.addon_line", { name: addOn.name ?? addOn.code ?? "", quantity: addOn.quantity ?? 0 })}
+              </Box>
+              <Box component="span" sx={numeric}>
+                {formatCents(Number(addOn.unitCostCents ?? 0) * Number(addOn.quantity ?? 0), props.currency)}
+              </Box>
+            </Box>
+          ))}
+        </Box>
+      )}
+    </Box>
   );
 }
 
@@ -704,15 +759,20 @@ function PlansCard(props: {
               return (
                 <TableRow key={entry.id} selected={current} aria-label={entry.title}>
                   <TableCell>
-                    <Typography variant="subtitle1" component="p" sx={{ fontWeight: 600 }}>
-                      {entry.title}
-                    </Typography>
-                    <Typography variant="body2" color="text.secondary">
-                      {devices ? t("billing.includes_devices", { count: devices.quantity }) : null}
-                      {devices && extra
-                        ? `, ${t("billing.extra_device", { price: formatCents(extra.base_price) })}`
-                        : null}
-                    </Typography>
+                    <Box sx={{ display: "flex", alignItems: "center", gap: 1.5 }}>
+                      <TierImage billingCode={entry.billing_code} size={36} />
+                      <Box>
+                        <Typography variant="subtitle1" component="p" sx={{ fontWeight: 600 }}>
+                          {entry.title}
+                        </Typography>
+                        <Typography variant="body2" color="text.secondary">
+                          {devices ? t("billing.includes_devices", { count: devices.quantity }) : null}
+                          {devices && extra
+                            ? `, ${t("billing.extra_device", { price: formatCents(extra.base_price) })}`
+                            : null}
+                        </Typography>
+                      </Box>
+                    </Box>
                   </TableCell>
                   {cell(entry, "monthly")}
                   {cell(entry, "annual")}

@@ -3,9 +3,10 @@ import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it, vi } from "vitest";
 import { t } from "../../lib/i18n.ts";
-import { billingPlanQuery, type Invoice, planCatalogueQuery, requireClientSecret } from "./api.ts";
+import { billingErrorText, billingPlanQuery, type Invoice, planCatalogueQuery, requireClientSecret } from "./api.ts";
 import { InvoicesCard } from "./billing-page.tsx";
 import { clickGate, paymentFormBlocker } from "./model.ts";
+import { TierImage } from "./tier-image.tsx";
 
 /** Spec 3 §4 Invoices, §5, §8, §9: the billing page's rules that a browser run cannot reach. */
 
@@ -94,5 +95,39 @@ describe("the plan-change confirm button", () => {
     expect(gate.pass()).toBe(true);
     now += 499;
     expect(gate.pass()).toBe(false);
+  });
+});
+
+describe("billing request failures (spec 3 §8)", () => {
+  it('say errors.error_request when no answer came, never the browser\'s "Failed to fetch"', () => {
+    const text = billingErrorText(new TypeError("Failed to fetch"));
+    expect(text).toBe(t("billing.errors.error_request"));
+    expect(text).not.toMatch(/failed to fetch/i);
+    // A refusal keeps the server's own words.
+    expect(billingErrorText({ statusCode: 400, body: { message: "Add a payment method first." } })).toBe(
+      "Add a payment method first.",
+    );
+  });
+});
+
+describe("tier images (spec 3 §9)", () => {
+  it("map billing codes, version suffix ignored, to their tier's image; anything else to unknown", () => {
+    const tierOfMarkup = (code: string) =>
+      /data-tier="([a-z]+)"/.exec(renderToStaticMarkup(createElement(TierImage, { billingCode: code })))?.[1];
+    const codes = ["custom", "enterprise-v2", "free", "org", "pilot-v2", "production-v2", "prototype-v3", "solo"];
+    expect(codes.map(tierOfMarkup)).toEqual([
+      "custom",
+      "enterprise",
+      "free",
+      "org",
+      "pilot",
+      "production",
+      "prototype",
+      "solo",
+    ]);
+    expect(tierOfMarkup("150m")).toBe("unknown");
+    expect(renderToStaticMarkup(createElement(TierImage, { billingCode: "pilot-v2" }))).toContain(
+      'aria-label="Pilot tier"',
+    );
   });
 });

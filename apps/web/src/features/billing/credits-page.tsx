@@ -340,7 +340,11 @@ function NotificationsCard(props: {
   const save = useMutation({
     mutationFn: () => props.onSave(parseCreditInput(value) ?? 0),
     meta: { reportErrors: false },
-    onError: (failure) => showToast("error", billingErrorText(failure)),
+    // The toast says why; the field goes back to its default (spec 2 §8: a failed change reverts).
+    onError: (failure) => {
+      showToast("error", billingErrorText(failure));
+      setValue(String(props.saved ?? props.suggested));
+    },
   });
   const remove = useMutation({
     mutationFn: (id: number) => props.onRemove(id),

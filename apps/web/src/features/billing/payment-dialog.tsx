@@ -13,6 +13,8 @@ import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { type FormEvent, useState } from "react";
 import { useTranslation } from "react-i18next";
+import { isNetworkError } from "../../lib/errors.ts";
+import { showToast } from "../../lib/toasts.ts";
 import { useCaptcha } from "../auth/captcha.tsx";
 import { type BillingApi, type BillingInfo, billingErrorText, requireClientSecret } from "./api.ts";
 import { groupCardNumber, parseExpiry, paymentFormBlocker } from "./model.ts";
@@ -128,7 +130,12 @@ export function PaymentDialog(props: {
       setTouched(false);
       await props.onSaved(info);
     } catch (caught) {
-      setError(caught instanceof Error && !("statusCode" in caught) ? caught.message : billingErrorText(caught));
+      // The dialog's own checks throw their text; request failures are worded by billingErrorText.
+      const own = caught instanceof Error && !("statusCode" in caught) && !isNetworkError(caught);
+      const text = own ? caught.message : billingErrorText(caught);
+      setError(text);
+      // A failed billing-info update is also a toast (spec 3 §8).
+      showToast("error", text);
       captcha.reset();
     } finally {
       setBusy(false);

@@ -3,6 +3,7 @@ import type { Stripe, StripeElements } from "@stripe/stripe-js";
 import { loadStripe } from "@stripe/stripe-js/pure";
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
+import { showToast } from "../../lib/toasts.ts";
 import { useCaptcha } from "../auth/captcha.tsx";
 import { type BillingApi, type BillingInfo, billingErrorText, requireClientSecret } from "./api.ts";
 import { paymentFormBlocker } from "./model.ts";
@@ -106,7 +107,9 @@ export function StripePaymentDialog(props: {
       setSession(undefined);
       await props.onSaved(info);
     } catch (caught) {
+      // A failed billing-info update is also a toast (spec 3 §8).
       setError(billingErrorText(caught));
+      showToast("error", billingErrorText(caught));
     } finally {
       setBusy(false);
     }

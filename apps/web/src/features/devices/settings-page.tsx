@@ -6,7 +6,7 @@ import Paper from "@mui/material/Paper";
 import Switch from "@mui/material/Switch";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
-import { useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
@@ -180,6 +180,30 @@ function LocalModeSetting({ device, allowed }: { device: Device; allowed: boolea
   );
 }
 
+/**
+ * Whether the fleet's organization is on a paid plan: `free_plan_device_allowance` is null on a
+ * paid plan, and every member may read it (plan data itself is for administrators only).
+ */
+function usePaidFleetPlan(fleetId: number | undefined) {
+  const sdk = useSdk();
+  return useQuery({
+    queryKey: ["fleet", fleetId, "paid-plan"],
+    enabled: fleetId !== undefined,
+    meta: { handlesErrors: true },
+    queryFn: async () => {
+      const [fleet] = (await sdk.pine.get({
+        resource: "application",
+        options: {
+          $select: "id",
+          $filter: { id: fleetId ?? 0 },
+          $expand: { organization: { $select: ["id", "free_plan_device_allowance"] } },
+        },
+      } as never)) as unknown as Array<{ organization: Array<{ free_plan_device_allowance: number | null }> }>;
+      return fleet?.organization[0]?.free_plan_device_allowance === null;
+    },
+  });
+}
+
 function DeactivateSetting({ device }: { device: Device }) {
   const { t } = useTranslation();
   const sdk = useSdk();
@@ -188,8 +212,18 @@ function DeactivateSetting({ device }: { device: Device }) {
   const [confirming, setConfirming] = useState(false);
   // Only an offline device can be deactivated (spec 2 §8 errors.device_must_be_offline); the server refuses too.
   const online = deviceIsOnline(device);
+  const paid = usePaidFleetPlan(device.belongs_to__application[0]?.id);
+  // "Needs a paid plan." only where the plan is not one (spec 2 §6); the server refuses it there too.
+  const onFreePlan = paid.data === false;
   return (
-    <Setting title={t("devices.settings.deactivate")} text={t("devices.settings.deactivate_text")}>
+    <Setting
+      title={t("devices.settings.deactivate")}
+      text={
+        onFreePlan
+          ? `${t("devices.settings.deactivate_text")} ${t("devices.settings.deactivate_paid_only")}`
+          : t("devices.settings.deactivate_text")
+      }
+    >
       <ErrorNote error={error} />
       {device.is_active ? (
         <>
@@ -198,7 +232,12 @@ function DeactivateSetting({ device }: { device: Device }) {
               {t("errors.device_must_be_offline")}
             </Alert>
           ) : null}
-          <Button variant="outlined" color="warning" disabled={online} onClick={() => setConfirming(true)}>
+          <Button
+            variant="outlined"
+            color="warning"
+            disabled={online || onFreePlan}
+            onClick={() => setConfirming(true)}
+          >
             {t("devices.settings.deactivate")}
           </Button>
         </>

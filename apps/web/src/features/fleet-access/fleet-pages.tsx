@@ -31,7 +31,7 @@ import { DEFAULT_FLEET_ROLE, FREE_PLAN_ACCESS, isValidEmail, type PlanAccess } f
 import { hasFleetAccess, pineOf, useAllMemberships, usePaidPlan, useTeams } from "../orgs/data.ts";
 import { FleetRolePicker, SeatTotal } from "../orgs/role-picker.tsx";
 import { oneAtATime } from "../orgs/teams-pages.tsx";
-import { Card, Notice, useNumericParam, useSubmission } from "../orgs/ui.tsx";
+import { Card, countSelected, Notice, SelectedItems, useNumericParam, useSubmission } from "../orgs/ui.tsx";
 import { type Fleet, fleetAbilities, useFleet } from "./data.ts";
 
 export const FLEET_MEMBERS_PAGE_SIZE = 25;
@@ -580,7 +580,7 @@ function AddToTeamDialog(props: {
             margin="dense"
             label={t("orgs.teams")}
             value={selected}
-            slotProps={{ select: { multiple: true } }}
+            slotProps={{ select: { multiple: true, renderValue: countSelected(t) } }}
             onChange={(event) => setSelected(event.target.value as unknown as number[])}
           >
             {props.teams.map((team) => (
@@ -589,6 +589,13 @@ function AddToTeamDialog(props: {
               </MenuItem>
             ))}
           </TextField>
+          <SelectedItems
+            label={t("orgs.selected_teams")}
+            items={props.teams
+              .filter((team) => selected.includes(team.id))
+              .map((team) => ({ id: team.id, name: team.name }))}
+            onRemove={(id) => setSelected((prev) => prev.filter((item) => item !== id))}
+          />
           <FleetRolePicker
             value={role}
             onChange={setRole}

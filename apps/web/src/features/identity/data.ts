@@ -87,15 +87,32 @@ export function useIdentityProvider(id: number) {
 }
 
 /** How many people sign in through the provider (spec 3 §7: saml_account count by provider). */
-export function useSamlAccountCount(id: number) {
+export interface SamlAccount {
+  id: number;
+  remote_id: string;
+  display_name: string | null;
+  created_at: string;
+  belongs_to__user: Array<{ id: number; username: string }>;
+}
+
+/**
+ * The SAML accounts a provider signed in (spec 3 §5: it cannot be removed while they exist, they
+ * are revoked first), with their users' names where the caller may read them.
+ */
+export function useSamlAccounts(id: number) {
   const sdk = useSdk();
   return useQuery({
     queryKey: idpKeys.samlAccounts(id),
     throwOnError: false,
     queryFn: () =>
-      pineOf(sdk).get<number>({
+      pineOf(sdk).get<SamlAccount[]>({
         resource: "saml_account",
-        options: { $count: { $filter: { was_generated_by__identity_provider: id } } },
+        options: {
+          $select: ["id", "remote_id", "display_name", "created_at"],
+          $filter: { was_generated_by__identity_provider: id },
+          $expand: { belongs_to__user: { $select: ["id", "username"] } },
+          $orderby: { remote_id: "asc" },
+        },
       }),
   });
 }

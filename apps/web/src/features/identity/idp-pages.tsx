@@ -36,12 +36,16 @@ import {
   type AdminOrganization,
   type IdpMembership,
   idpKeys,
+  type SamlAccount,
   useAdminOrganizations,
   useIdentityProvider,
-  useSamlAccountCount,
+  useSamlAccounts,
 } from "./data.ts";
 import { type DomainOrganization, VerifiedDomainsCard } from "./domains-card.tsx";
 import { AddOrganizationsDialog, IdentityProviderDialog, TeamPicker } from "./idp-dialogs.tsx";
+
+/** The documentation of enterprise single sign-on, linked from the introduction (spec 3 §2). */
+export const IDP_DOCS_URL = "https://docs.balena.io/learn/accounts/enterprise-sso/";
 
 function copy(text: string, message: string) {
   void navigator.clipboard?.writeText(text).then(
@@ -153,6 +157,9 @@ export function IdentityProviderIntroPage() {
                 <span>{addButton}</span>
               </Tooltip>
             )}
+            <Link href={IDP_DOCS_URL} target="_blank" rel="noopener noreferrer" variant="body2">
+              {t("identity_provider.docs_link")}
+            </Link>
             {!canAdd && adminOrgs.isSuccess ? (
               <Typography variant="body2" color="text.secondary" sx={{ maxWidth: 420 }}>
                 {t("identity_provider.not_in_plan")}{" "}
@@ -194,12 +201,23 @@ export function IdentityProviderPage() {
   const { idpId } = useParams({ strict: false }) as { idpId: string };
   const id = Number(idpId);
   const provider = useIdentityProvider(id);
-  const samlAccounts = useSamlAccountCount(id);
+  const samlAccounts = useSamlAccounts(id);
   const adminOrgs = useAdminOrganizations();
   const [editing, setEditing] = useState(false);
   const [removing, setRemoving] = useState(false);
   const [addingOrgs, setAddingOrgs] = useState(false);
+  const [leaving, setLeaving] = useState<IdpMembership>();
+  const [revoking, setRevoking] = useState<SamlAccount>();
   const refresh = () => queryClient.invalidateQueries({ queryKey: idpKeys.all });
+  const revoke = useMutation({
+    mutationFn: (account: SamlAccount) => pineOf(sdk).delete({ resource: "saml_account", id: account.id }),
+    meta: { reportErrors: false },
+    onSuccess: async () => {
+      showToast("success", t("identity_provider.saml_account_revoked"));
+      setRevoking(undefined);
+      await queryClient.invalidateQueries({ queryKey: idpKeys.samlAccounts(id) });
+    },
+  });
 
   const remove = useMutation({
     mutationFn: () => pineOf(sdk).delete({ resource: "identity_provider", id }),
@@ -216,7 +234,10 @@ export function IdentityProviderPage() {
     mutationFn: (membership: IdpMembership) =>
       pineOf(sdk).delete({ resource: "identity_provider_membership", id: membership.id }),
     meta: { reportErrors: false },
-    onSuccess: () => showToast("success", t("identity_provider.organization_removed")),
+    onSuccess: () => {
+      setLeaving(undefined);
+      showToast("success", t("identity_provider.organization_removed"));
+    },
     onError: (error) =>
       showToast(
         "error",
@@ -308,10 +329,46 @@ export function IdentityProviderPage() {
           <CopyRow label={t("identity_provider.id")} value={String(data.id)} />
           <CopyRow label={t("identity_provider.issuer")} value={data.issuer} />
           <CopyRow label={t("identity_provider.entry_point")} value={data.entry_point} />
-          {samlAccounts.data !== undefined ? (
-            <Typography variant="body2" color="text.secondary" sx={{ pt: 1 }}>
-              {t("identity_provider.saml_accounts")}: {samlAccounts.data}
-            </Typography>
+        </Card>
+        <Card title={`${t("identity_provider.saml_accounts")} (${samlAccounts.data?.length ?? 0})`} scroll>
+          <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }}>
+            {t("identity_provider.saml_accounts_text")}
+          </Typography>
+          {samlAccounts.data && samlAccounts.data.length > 0 ? (
+            <Table size="small" aria-label={t("identity_provider.saml_accounts")}>
+              <TableHead>
+                <TableRow>
+                  <TableCell>{t("identity_provider.saml_user")}</TableCell>
+                  <TableCell>{t("identity_provider.saml_remote_id")}</TableCell>
+                  <TableCell align="right" sx={{ width: 120 }} />
+                </TableRow>
+              </TableHead>
+              <TableBody>
+                {samlAccounts.data.map((account) => (
+                  <TableRow key={account.id}>
+                    <TableCell>{account.belongs_to__user[0]?.username ?? account.display_name ?? "—"}</TableCell>
+                    <TableCell sx={{ fontFamily: MONO_FONT_STACK, fontSize: 13, overflowWrap: "anywhere" }}>
+                      {account.remote_id}
+                    </TableCell>
+                    <TableCell align="right">
+                      {guarded(
+                        <Button
+                          size="small"
+                          color="error"
+                          disabled={!canManage}
+                          aria-label={t("identity_provider.revoke_saml_account", { name: account.remote_id })}
+                          onClick={() => setRevoking(account)}
+                        >
+                          {t("identity_provider.revoke")}
+                        </Button>,
+                      )}
+                    </TableCell>
+                  </TableRow>
+                ))}
+              </TableBody>
+            </Table>
+          ) : samlAccounts.isSuccess ? (
+            <Typography variant="body2">{t("identity_provider.saml_accounts_none")}</Typography>
           ) : null}
         </Card>
         <Card title={t("identity_provider.service_provider")}>
@@ -384,7 +441,7 @@ export function IdentityProviderPage() {
                               showToast("warning", t("warnings.idp_must_have_at_least_one_org"));
                               return;
                             }
-                            removeMembership.mutate(membership);
+                            setLeaving(membership);
                           }}
                         >
                           <DeleteOutlined fontSize="small" />
@@ -417,6 +474,32 @@ export function IdentityProviderPage() {
           onDone={() => void refresh()}
         />
       ) : null}
+      <ConfirmDialog
+        open={leaving !== undefined}
+        danger
+        title={t("identity_provider.remove_organization_title")}
+        text={t("identity_provider.remove_organization_text")}
+        items={[leaving?.organization[0]?.name ?? ""]}
+        confirmLabel={t("identity_provider.remove_organization_confirm")}
+        busy={removeMembership.isPending}
+        onConfirm={() => leaving && removeMembership.mutate(leaving)}
+        onClose={() => setLeaving(undefined)}
+      />
+      <ConfirmDialog
+        open={revoking !== undefined}
+        danger
+        title={t("identity_provider.revoke_title")}
+        text={t("identity_provider.revoke_text")}
+        items={[revoking?.belongs_to__user[0]?.username ?? revoking?.remote_id ?? ""]}
+        confirmLabel={t("identity_provider.revoke")}
+        busy={revoke.isPending}
+        error={revoke.isError ? errorText(revoke.error) : undefined}
+        onConfirm={() => revoking && revoke.mutate(revoking)}
+        onClose={() => {
+          setRevoking(undefined);
+          revoke.reset();
+        }}
+      />
       <ConfirmDialog
         open={removing}
         danger

@@ -7,6 +7,7 @@ const SAML_ERROR_KEYS = {
   saml_require_login: "errors.saml_require_login",
   saml_email_mismatch: "errors.saml_email_mismatch",
   unknown_sso_identifier: "errors.unknown_sso_identifier",
+  saml_provider_not_in_plan: "errors.saml_provider_not_in_plan",
   saml_domain_not_verified: "errors.saml_domain_not_verified",
 } as const;
 

@@ -92,23 +92,32 @@ export function useOrganizations() {
  * The caller's role in each organization they belong to: what the user-level controls (their own
  * API keys) are decided by, with the organization permission table (packages/domain).
  */
-export function useMyOrganizationRoles() {
+export function useMyRolesByOrganization() {
   const sdk = useSdk();
   const me = useSessionUser();
   return useQuery({
     queryKey: ["orgs", "my-roles", me?.id],
     enabled: me !== undefined,
     queryFn: async () =>
-      (
-        await pineOf(sdk).get<Array<{ organization_membership_role: Array<{ name: OrganizationRole }> }>>({
-          resource: "organization_membership",
-          options: {
-            $select: "id",
-            $filter: { user: me?.id ?? 0 },
-            $expand: { organization_membership_role: { $select: "name" } },
-          },
-        })
-      ).flatMap((row) => row.organization_membership_role.map((role) => role.name)),
+      new Map(
+        (
+          await pineOf(sdk).get<
+            Array<{
+              is_member_of__organization: { __id: number };
+              organization_membership_role: Array<{ name: OrganizationRole }>;
+            }>
+          >({
+            resource: "organization_membership",
+            options: {
+              $select: ["id", "is_member_of__organization"],
+              $filter: { user: me?.id ?? 0 },
+              $expand: { organization_membership_role: { $select: "name" } },
+            },
+          })
+        ).flatMap((row) =>
+          row.organization_membership_role.map((role) => [row.is_member_of__organization.__id, role.name] as const),
+        ),
+      ),
   });
 }
 

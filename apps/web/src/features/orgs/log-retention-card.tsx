@@ -4,7 +4,7 @@ import Button from "@mui/material/Button";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useEffect, useMemo, useState } from "react";
+import { type FormEvent, useCallback, useEffect, useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useServices } from "../../app-services.tsx";
 import { errorText } from "../../lib/errors.ts";
@@ -17,7 +17,8 @@ const settingOf = (text: string): number | null => (text.trim() === "" ? null : 
 
 /**
  * The organization's device log retention (docs/logs.md): members see it, administrators set a
- * shorter age and a line cap per device; the server's 400 message shows as it is.
+ * shorter age and a line cap per device; the server's 400 message shows as it is, and a failed
+ * save puts the stored values back in the fields (spec 2 §8 Behaviour).
  */
 export function LogRetentionCard(props: { orgId: number; editable: boolean }) {
   const { t } = useTranslation();
@@ -28,15 +29,19 @@ export function LogRetentionCard(props: { orgId: number; editable: boolean }) {
   const retention = useQuery({ queryKey: key, queryFn: () => api.retention(props.orgId) });
   const [days, setDays] = useState("");
   const [lines, setLines] = useState("");
-  useEffect(() => {
+  /** The fields as stored: on load, and again after a failed save (spec 2 §8: a failed change reverts). */
+  const showStored = useCallback(() => {
     if (!retention.data) return;
     setDays(retention.data.maxAgeDays === null ? "" : String(retention.data.maxAgeDays));
     setLines(retention.data.maxLinesPerDevice === null ? "" : String(retention.data.maxLinesPerDevice));
   }, [retention.data]);
+  useEffect(showStored, [showStored]);
   const save = useMutation({
     mutationFn: () =>
       api.setRetention(props.orgId, { maxAgeDays: settingOf(days), maxLinesPerDevice: settingOf(lines) }),
     meta: { reportErrors: false },
+    // The error says why; the fields go back to the stored values.
+    onError: showStored,
     onSuccess: (data) => {
       queryClient.setQueryData(key, data);
       showToast("success", t("log_search.saved"));

@@ -10,7 +10,7 @@ import TableBody from "@mui/material/TableBody";
 import TableCell from "@mui/material/TableCell";
 import TableHead from "@mui/material/TableHead";
 import TableRow from "@mui/material/TableRow";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { format } from "date-fns";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
@@ -19,16 +19,32 @@ import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
 import { showToast } from "../../lib/toasts.ts";
-import { pineOf, useOrganizations } from "./data.ts";
+import { sessionQuery } from "../auth/session.ts";
+import { isAdmin } from "../auth/token.ts";
+import { organizationCan } from "./access.ts";
+import { CreateOrganizationDialog } from "./create-org-dialog.tsx";
+import { pineOf, useMyRolesByOrganization, useOrganizations } from "./data.ts";
 import { OrgLogo } from "./logo.tsx";
-import { NameDialog } from "./ui.tsx";
 
-/** `/orgs` (spec 3 §2): the user's organizations by name, with Create and Delete. */
+/**
+ * `/orgs` (spec 3 §2): the user's organizations by name, with Create and Delete for those the
+ * server lets do it: administrators (of some organization, for Create; of that organization, for
+ * Delete) and platform administrators (spec 1 §6.2; docs/decisions.md).
+ */
 export function OrgsPage() {
   const { t } = useTranslation();
   const sdk = useSdk();
   const queryClient = useQueryClient();
   const orgs = useOrganizations();
+  const myRoles = useMyRolesByOrganization();
+  const session = useQuery(sessionQuery(sdk));
+  const platformAdmin = session.data?.kind === "signed-in" && isAdmin(session.data.claims);
+  // What the server allows (spec 1 §6.2): administrators create and delete, others only read.
+  const administers = (orgId: number) =>
+    platformAdmin || organizationCan(myRoles.data?.get(orgId), "organization", "delete");
+  const canCreate =
+    platformAdmin ||
+    [...(myRoles.data?.values() ?? [])].some((role) => organizationCan(role, "organization", "create"));
   const [creating, setCreating] = useState(false);
   const [selected, setSelected] = useState<number[]>([]);
   const [deleting, setDeleting] = useState(false);
@@ -54,18 +70,22 @@ export function OrgsPage() {
         description={t("pages.orgs.description")}
         actions={
           <>
-            <Button
-              variant="outlined"
-              color="error"
-              startIcon={<DeleteOutlined />}
-              disabled={chosen.length === 0}
-              onClick={() => setDeleting(true)}
-            >
-              {t("orgs.delete")}
-            </Button>
-            <Button variant="contained" startIcon={<AddOutlined />} onClick={() => setCreating(true)}>
-              {t("orgs.create")}
-            </Button>
+            {rows.some((org) => administers(org.id)) ? (
+              <Button
+                variant="outlined"
+                color="error"
+                startIcon={<DeleteOutlined />}
+                disabled={chosen.length === 0}
+                onClick={() => setDeleting(true)}
+              >
+                {t("orgs.delete")}
+              </Button>
+            ) : null}
+            {canCreate ? (
+              <Button variant="contained" startIcon={<AddOutlined />} onClick={() => setCreating(true)}>
+                {t("orgs.create")}
+              </Button>
+            ) : null}
           </>
         }
       />
@@ -92,16 +112,18 @@ export function OrgsPage() {
               {rows.map((org) => (
                 <TableRow key={org.id} hover>
                   <TableCell padding="checkbox">
-                    <Checkbox
-                      size="small"
-                      checked={selected.includes(org.id)}
-                      slotProps={{ input: { "aria-label": t("orgs.select", { name: org.name }) } }}
-                      onChange={(event) =>
-                        setSelected((prev) =>
-                          event.target.checked ? [...prev, org.id] : prev.filter((id) => id !== org.id),
-                        )
-                      }
-                    />
+                    {administers(org.id) ? (
+                      <Checkbox
+                        size="small"
+                        checked={selected.includes(org.id)}
+                        slotProps={{ input: { "aria-label": t("orgs.select", { name: org.name }) } }}
+                        onChange={(event) =>
+                          setSelected((prev) =>
+                            event.target.checked ? [...prev, org.id] : prev.filter((id) => id !== org.id),
+                          )
+                        }
+                      />
+                    ) : null}
                   </TableCell>
                   <TableCell>
                     <TextLink
@@ -124,14 +146,11 @@ export function OrgsPage() {
           </Table>
         </Paper>
       )}
-      <NameDialog
+      <CreateOrganizationDialog
         open={creating}
-        title={t("orgs.create_title")}
-        label={t("orgs.name")}
-        submitLabel={t("orgs.create")}
         onClose={() => setCreating(false)}
-        onSubmit={async (name) => {
-          await pineOf(sdk).post({ resource: "organization", body: { name } });
+        onSubmit={async (body) => {
+          await pineOf(sdk).post({ resource: "organization", body });
           showToast("success", t("orgs.created_toast"));
           await queryClient.invalidateQueries({ queryKey: ["orgs"] });
         }}

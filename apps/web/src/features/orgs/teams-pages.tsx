@@ -39,7 +39,15 @@ import {
 import { type Team, useMyOrgRole, useOrgApplications, usePaidPlan, useTeams } from "./data.ts";
 import { ApplicationLink } from "./org-pages.tsx";
 import { FleetRolePicker } from "./role-picker.tsx";
-import { Card, NameDialog, useNumericParam, useSubmission } from "./ui.tsx";
+import {
+  Card,
+  countSelected,
+  NameDialog,
+  SELECTED_LIST_HEIGHT,
+  SelectedItems,
+  useNumericParam,
+  useSubmission,
+} from "./ui.tsx";
 
 /** Runs access edits one at a time (spec 2 §9, spec 3 §9: concurrency 1). */
 export async function oneAtATime<T>(items: readonly T[], run: (item: T) => Promise<unknown>): Promise<void> {
@@ -406,7 +414,7 @@ function AddTeamMembersDialog(props: { team: Team; usernames: string[]; onClose:
               margin="dense"
               label={t("orgs.members")}
               value={selected}
-              slotProps={{ select: { multiple: true } }}
+              slotProps={{ select: { multiple: true, renderValue: countSelected(t) } }}
               onChange={(event) => setSelected(event.target.value as unknown as string[])}
             >
               {props.usernames.map((name) => (
@@ -415,6 +423,13 @@ function AddTeamMembersDialog(props: { team: Team; usernames: string[]; onClose:
                 </MenuItem>
               ))}
             </TextField>
+          )}
+          {props.usernames.length === 0 ? null : (
+            <SelectedItems
+              label={t("orgs.selected_members")}
+              items={selected.map((name) => ({ id: name, name }))}
+              onRemove={(name) => setSelected((prev) => prev.filter((item) => item !== name))}
+            />
           )}
         </DialogContent>
         <DialogActions>
@@ -468,7 +483,13 @@ function GrantAccessDialog(props: {
             margin="dense"
             label={t("orgs.applications")}
             value={selected}
-            slotProps={{ select: { multiple: true, MenuProps: { slotProps: { paper: { sx: { maxHeight: 300 } } } } } }}
+            slotProps={{
+              select: {
+                multiple: true,
+                renderValue: countSelected(t),
+                MenuProps: { slotProps: { paper: { sx: { maxHeight: SELECTED_LIST_HEIGHT } } } },
+              },
+            }}
             onChange={(event) => setSelected(event.target.value as unknown as number[])}
           >
             {props.applications.map((app) => (
@@ -477,6 +498,13 @@ function GrantAccessDialog(props: {
               </MenuItem>
             ))}
           </TextField>
+          <SelectedItems
+            label={t("orgs.selected_applications")}
+            items={props.applications
+              .filter((app) => selected.includes(app.id))
+              .map((app) => ({ id: app.id, name: app.app_name }))}
+            onRemove={(id) => setSelected((prev) => prev.filter((item) => item !== id))}
+          />
           <FleetRolePicker
             value={role}
             onChange={setRole}

@@ -1,3 +1,4 @@
+import CloseOutlined from "@mui/icons-material/CloseOutlined";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
@@ -5,6 +6,7 @@ import Dialog from "@mui/material/Dialog";
 import DialogActions from "@mui/material/DialogActions";
 import DialogContent from "@mui/material/DialogContent";
 import DialogTitle from "@mui/material/DialogTitle";
+import IconButton from "@mui/material/IconButton";
 import Paper from "@mui/material/Paper";
 import type { SxProps, Theme } from "@mui/material/styles";
 import TextField from "@mui/material/TextField";
@@ -125,6 +127,82 @@ export function NameDialog(props: {
     </Dialog>
   );
 }
+
+/** The height of the selected-items list of access dialogs (spec 2 §9). */
+export const SELECTED_LIST_HEIGHT = 300;
+
+/**
+ * What an access dialog will add (teams, members, fleets): a list 300 px high (spec 2 §9) that
+ * scrolls, each item removable; the multi-select above only says how many.
+ */
+export function SelectedItems<T extends string | number>(props: {
+  label: string;
+  items: Array<{ id: T; name: string }>;
+  onRemove: (id: T) => void;
+}) {
+  const { t } = useTranslation();
+  return (
+    <Box
+      component="ul"
+      aria-label={props.label}
+      sx={{
+        height: SELECTED_LIST_HEIGHT,
+        overflow: "auto",
+        m: 0,
+        mt: 1,
+        p: 0,
+        listStyle: "none",
+        border: 1,
+        borderColor: "divider",
+        borderRadius: 1,
+        bgcolor: "background.default",
+      }}
+    >
+      {props.items.length === 0 ? (
+        <Box
+          component="li"
+          sx={{ height: 1, display: "grid", placeItems: "center", color: "text.secondary", typography: "body2" }}
+        >
+          {t("orgs.nothing_selected")}
+        </Box>
+      ) : (
+        props.items.map((item) => (
+          <Box
+            component="li"
+            key={item.id}
+            sx={{
+              display: "flex",
+              alignItems: "center",
+              gap: 1,
+              pl: 1.5,
+              pr: 0.5,
+              py: 0.25,
+              borderBottom: 1,
+              borderColor: "divider",
+              bgcolor: "background.paper",
+            }}
+          >
+            <Typography variant="body2" noWrap sx={{ flex: 1 }}>
+              {item.name}
+            </Typography>
+            <IconButton
+              size="small"
+              aria-label={t("orgs.remove_selected", { name: item.name })}
+              onClick={() => props.onRemove(item.id)}
+            >
+              <CloseOutlined fontSize="small" />
+            </IconButton>
+          </Box>
+        ))
+      )}
+    </Box>
+  );
+}
+
+/** A multi-select's text when the chosen items are listed below it: "3 selected". */
+export const countSelected =
+  (t: (key: "orgs.selected_count", options: { count: number }) => string) => (value: unknown) =>
+    t("orgs.selected_count", { count: Array.isArray(value) ? value.length : 0 });
 
 /** A notice instead of a page's content when the user may not see or change it. */
 export function Notice({ children }: { children: ReactNode }) {

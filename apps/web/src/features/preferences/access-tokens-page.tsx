@@ -33,7 +33,7 @@ import { useAccountApi } from "../../lib/use-account-api.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import { useReauth } from "../auth/reauth.tsx";
 import { organizationCan } from "../orgs/access.ts";
-import { useMyOrganizationRoles } from "../orgs/data.ts";
+import { useMyRolesByOrganization } from "../orgs/data.ts";
 import { type ExpiryChoice, expiryDateFor } from "./api-key-expiry.ts";
 import { ExpiryFields } from "./expiry-fields.tsx";
 import { Section } from "./section.tsx";
@@ -275,9 +275,9 @@ export function AccessTokensPreferencesPage() {
   });
   const samlOnly = saml.data === true && user?.has_password_set === false;
   // User API keys need the administrator role in an organization (spec 1 §6.1), as the server checks.
-  const roles = useMyOrganizationRoles();
+  const roles = useMyRolesByOrganization();
   const notAdministrator =
-    roles.isSuccess && !roles.data.some((role) => organizationCan(role, "user_api_key", "create"));
+    roles.isSuccess && ![...roles.data.values()].some((role) => organizationCan(role, "user_api_key", "create"));
   const createRefusal = samlOnly
     ? t("preferences.tokens.saml_blocked")
     : notAdministrator

@@ -273,6 +273,8 @@ export interface PickerRelease {
 export function usePickerReleases(fleetId: number | undefined) {
   const sdk = useSdk();
   return useQuery({
+    // A failed load is a danger toast (spec 2 §8 Behaviour), not the error page.
+    meta: { reportErrors: true },
     queryKey: ["release-picker", fleetId],
     enabled: fleetId !== undefined && fleetId > 0,
     queryFn: () =>

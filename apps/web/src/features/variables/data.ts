@@ -34,6 +34,8 @@ export interface Service {
 export function useFleetServices(fleetId: number | undefined) {
   const sdk = useSdk();
   return useQuery({
+    // A failed load is a danger toast (spec 2 §8), not the error page.
+    meta: { reportErrors: true },
     queryKey: ["fleet", fleetId, "services"],
     enabled: fleetId !== undefined,
     queryFn: async () =>
@@ -54,6 +56,8 @@ export function useFleetServices(fleetId: number | undefined) {
 export function useFleetEnvVars(fleetId: number | undefined) {
   const sdk = useSdk();
   return useQuery({
+    // A failed load is a danger toast (spec 2 §8), not the error page.
+    meta: { reportErrors: true },
     queryKey: ["fleet", fleetId, "envvars"],
     enabled: fleetId !== undefined,
     queryFn: async () => {
@@ -102,6 +106,8 @@ export function fleetEnvWriter(sdk: Sdk, fleetId: number): VariableWriter {
 export function useFleetConfigVars(fleetId: number | undefined) {
   const sdk = useSdk();
   return useQuery({
+    // A failed load is a danger toast (spec 2 §8), not the error page.
+    meta: { reportErrors: true },
     queryKey: ["fleet", fleetId, "configvars"],
     enabled: fleetId !== undefined,
     queryFn: async () =>
@@ -130,6 +136,8 @@ export function fleetConfigWriter(sdk: Sdk, fleetId: number): VariableWriter {
 export function useDeviceEnvVars(deviceId: number | undefined) {
   const sdk = useSdk();
   return useQuery({
+    // A failed load is a danger toast (spec 2 §8), not the error page.
+    meta: { reportErrors: true },
     queryKey: ["device-vars", deviceId, "env"],
     enabled: deviceId !== undefined,
     queryFn: async () => {
@@ -199,6 +207,8 @@ export function deviceEnvWriter(
 export function useDeviceConfigVars(deviceId: number | undefined) {
   const sdk = useSdk();
   return useQuery({
+    // A failed load is a danger toast (spec 2 §8), not the error page.
+    meta: { reportErrors: true },
     queryKey: ["device-vars", deviceId, "config"],
     enabled: deviceId !== undefined,
     queryFn: async () =>
@@ -238,6 +248,8 @@ export function useDeviceOverrides(fleetId: number | undefined, kind: "env" | "c
   const sdk = useSdk();
   const resource = kind === "env" ? "device_environment_variable" : "device_config_variable";
   return useQuery({
+    // A failed load is a danger toast (spec 2 §8), not the error page.
+    meta: { reportErrors: true },
     queryKey: ["fleet", fleetId, "overrides", kind],
     enabled: fleetId !== undefined,
     queryFn: async () => {

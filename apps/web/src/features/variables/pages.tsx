@@ -1,4 +1,5 @@
 import { configVarNameProblem, envVarNameProblem, envVarNamespaceNotice, type VariableRules } from "@flotilla/domain";
+import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
 import Dialog from "@mui/material/Dialog";
@@ -15,7 +16,7 @@ import TablePagination from "@mui/material/TablePagination";
 import TableRow from "@mui/material/TableRow";
 import Typography from "@mui/material/Typography";
 import type { TFunction } from "i18next";
-import { useState } from "react";
+import { type ReactNode, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { TextLink } from "../../components/links.tsx";
@@ -135,11 +136,15 @@ export function FleetEnvVarsPage() {
   const schema = useConfigVarSchema(fleet?.is_for__device_type[0]?.slug);
   const refetch = useRefetchVariables();
   const { column, dialog } = useOverridesColumn(overrides.data);
-  if (!fleet || !vars.data) return null;
+  const header = (
+    <PageHeader title={t("variables.fleet_env_title")} description={t("variables.fleet_env_description")} />
+  );
+  if (!fleet) return null;
+  if (!vars.data) return vars.isError ? <LoadFailed header={header} retry={() => vars.refetch()} /> : null;
   const role = fleetRoleOf(fleet.user_access_roles.map((row) => row.role));
   return (
     <>
-      <PageHeader title={t("variables.fleet_env_title")} description={t("variables.fleet_env_description")} />
+      {header}
       <VariablesEditor
         label={t("variables.env_label")}
         stored={vars.data}
@@ -168,13 +173,17 @@ export function FleetConfigPage() {
   const schema = useConfigVarSchema(fleet?.is_for__device_type[0]?.slug);
   const refetch = useRefetchVariables();
   const { column, dialog } = useOverridesColumn(overrides.data);
-  if (!fleet || !vars.data) return null;
+  const header = (
+    <PageHeader title={t("variables.fleet_config_title")} description={t("variables.fleet_config_description")} />
+  );
+  if (!fleet) return null;
+  if (!vars.data) return vars.isError ? <LoadFailed header={header} retry={() => vars.refetch()} /> : null;
   const abilities = fleetAbilities(fleet);
   const role = fleetRoleOf(fleet.user_access_roles.map((row) => row.role));
   const known = Object.keys(schema.data?.configVarSchema.properties ?? {});
   return (
     <>
-      <PageHeader title={t("variables.fleet_config_title")} description={t("variables.fleet_config_description")} />
+      {header}
       <Stack spacing={2}>
         <VariablesEditor
           label={t("variables.config_label")}
@@ -192,6 +201,30 @@ export function FleetConfigPage() {
         <KnownConfiguration schema={schema.data} set={new Set(vars.data.map((row) => row.name))} />
       </Stack>
       {dialog}
+    </>
+  );
+}
+
+/**
+ * A variables page whose list could not be loaded: the toast said why (spec 2 §8); the page keeps
+ * its header and offers to try again instead of the error page.
+ */
+function LoadFailed(props: { header: ReactNode; retry: () => void }) {
+  const { t } = useTranslation();
+  return (
+    <>
+      {props.header}
+      <Alert
+        severity="error"
+        variant="outlined"
+        action={
+          <Button color="inherit" size="small" onClick={props.retry}>
+            {t("variables.load_retry")}
+          </Button>
+        }
+      >
+        {t("variables.load_failed")}
+      </Alert>
     </>
   );
 }
@@ -236,12 +269,16 @@ export function DeviceEnvVarsPage() {
   const services = useFleetServices(fleetId);
   const schema = useConfigVarSchema(device?.is_of__device_type[0]?.slug);
   const refetch = useRefetchVariables();
-  if (!device || !own.data) return null;
+  const header = (
+    <PageHeader title={t("variables.device_env_title")} description={t("variables.device_env_description")} />
+  );
+  if (!device) return null;
+  if (!own.data) return own.isError ? <LoadFailed header={header} retry={() => own.refetch()} /> : null;
   const role = fleetRoleOf((device.belongs_to__application[0]?.user_access_roles ?? []).map((row) => row.role));
   const installed = new Set(own.data.installs.map((install) => install.serviceId));
   return (
     <>
-      <PageHeader title={t("variables.device_env_title")} description={t("variables.device_env_description")} />
+      {header}
       <VariablesEditor
         label={t("variables.env_label")}
         stored={own.data.stored}
@@ -269,11 +306,15 @@ export function DeviceConfigPage() {
   const fleetVars = useFleetConfigVars(fleetId);
   const schema = useConfigVarSchema(device?.is_of__device_type[0]?.slug);
   const refetch = useRefetchVariables();
-  if (!device || !own.data) return null;
+  const header = (
+    <PageHeader title={t("variables.device_config_title")} description={t("variables.device_config_description")} />
+  );
+  if (!device) return null;
+  if (!own.data) return own.isError ? <LoadFailed header={header} retry={() => own.refetch()} /> : null;
   const role = fleetRoleOf((device.belongs_to__application[0]?.user_access_roles ?? []).map((row) => row.role));
   return (
     <>
-      <PageHeader title={t("variables.device_config_title")} description={t("variables.device_config_description")} />
+      {header}
       <VariablesEditor
         label={t("variables.config_label")}
         stored={own.data}

@@ -40,6 +40,8 @@ export interface ConfigVarSchema {
 export function useConfigVarSchema(deviceType: string | undefined) {
   const sdk = useSdk();
   return useQuery({
+    // A failed load is a danger toast (spec 2 §8), not the error page.
+    meta: { reportErrors: true },
     queryKey: ["config-vars", deviceType],
     enabled: deviceType !== undefined,
     staleTime: 10 * 60_000,
