@@ -164,7 +164,7 @@ describe("os.getConfig", () => {
       [{ appId: fleet.id, version: "6.1.0", network: "carrier-pigeon" }, "network"],
       [{ appId: fleet.id, version: "6.1.0", deviceType: "toaster" }, "unknown device type"],
       [{ appId: fleet.id, version: "6.1.0", deviceType: "intel-nuc" }, "another CPU architecture"],
-      ["not an object", "expected object"],
+      ["not an object", "The request body must be an object."],
     ];
     for (const [body, words] of cases) {
       const answer = await post(body);

@@ -22,6 +22,9 @@ describe("input problems", () => {
     for (const input of [{}, { subject: 5 }, { subject: "x", kind: "c" }]) {
       expect(refusal(schema, input)).not.toMatch(/Invalid input|expected string/);
     }
+    const strict = z.object({ subject: z.string() }).strict();
+    expect(refusal(strict, { subject: "x", extra: 1 })).toBe('The request body has an unknown field: "extra".');
+    expect(refusal(strict, { subject: "x", a: 1, b: 2 })).toBe('The request body has unknown fields: "a", "b".');
     // A schema's own message stays, after its field.
     expect(refusal(z.object({ name: z.string().min(3, "needs 3 characters") }), { name: "a" })).toBe(
       "name: needs 3 characters",

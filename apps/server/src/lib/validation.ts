@@ -33,8 +33,10 @@ export function issueText(issue: { code: string; message: string; expected?: unk
     return `${name} must be ${expected}.`;
   }
   if (/^Invalid (input|option|value)/.test(issue.message)) return `${name} has a value that is not allowed.`;
-  if (/^Unrecognized key/.test(issue.message))
-    return `${name}: ${issue.message.replace(/^Unrecognized keys?/, "unknown field")}.`;
+  if (/^Unrecognized key/.test(issue.message)) {
+    const fields = issue.message.replace(/^Unrecognized keys?:\s*/, "");
+    return `${name} has ${/^Unrecognized keys/.test(issue.message) ? "unknown fields" : "an unknown field"}: ${fields}.`;
+  }
   return field ? `${field}: ${issue.message}` : issue.message;
 }
 
