@@ -77,7 +77,10 @@ describe("registration", () => {
     [{ email: "x@example.com" }, "password: Password is required"],
     [{ email: "x@example.com", password: "1234567" }, "password: Password must be at least 8 characters"],
     [{ email: "x@example.com", password: "x".repeat(65) }, "password: Password must be at most 64 characters"],
-    [{ email: "x@example.com", password: "a-good-password", username: "x" }, 'The request body has an unknown field: "username".'],
+    [
+      { email: "x@example.com", password: "a-good-password", username: "x" },
+      'The request body has an unknown field: "username".',
+    ],
     [
       { email: "x@example.com", password: "a-good-password", invitation_type: "team", invitation_token: "t" },
       'invitation_type: must be "organization" or "application"',

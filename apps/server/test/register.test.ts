@@ -59,7 +59,10 @@ describe("registration (POST /user/register)", () => {
     [{ email: "d@example.com", password: "short" }, "password: Password must be at least 8 characters"],
     [{ email: "d@example.com", password: "x".repeat(65) }, "password: Password must be at most 64 characters"],
     [{ email: "d@example.com" }, "password: Password is required"],
-    [{ email: "d@example.com", password: "a-good-password", username: "sneaky" }, 'The request body has an unknown field: "username".'],
+    [
+      { email: "d@example.com", password: "a-good-password", username: "sneaky" },
+      'The request body has an unknown field: "username".',
+    ],
   ])("refuses %j", async (body, message) => {
     const response = await register({ ...body, "g-recaptcha-response": await captchaResponse() });
     expect(response.status).toBe(400);
