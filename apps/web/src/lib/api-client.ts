@@ -30,8 +30,11 @@ export type Send = (options: SendOptions) => Promise<SendResult>;
 const named = (code: string, message: string, fields: Record<string, unknown> = {}) =>
   Object.assign(new Error(message), { name: code, code, ...fields });
 
+/** balena-errors' BalenaNotLoggedIn: no stored token, or an answer that needs one. */
+export const notLoggedIn = () => named("BalenaNotLoggedIn", "You have to log in");
+
 /** balena-errors' BalenaRequestError: `Request error: {text}` with the status and the answer's headers. */
-export const requestError = (body: unknown, statusCode: number, responseHeaders: Headers) =>
+const requestError = (body: unknown, statusCode: number, responseHeaders: Headers) =>
   named("BalenaRequestError", `Request error: ${String(body)}`, { body, statusCode, responseHeaders });
 
 /** The expiry (ms) of a JWT session token; undefined for API keys and tokens without one. */

@@ -1,8 +1,5 @@
 import { PinejsClientCore } from "pinejs-client-core";
-import { type Send, storedToken } from "./api-client.ts";
-
-const notLoggedIn = () =>
-  Object.assign(new Error("You have to log in"), { name: "BalenaNotLoggedIn", code: "BalenaNotLoggedIn" });
+import { notLoggedIn, type Send, storedToken } from "./api-client.ts";
 
 /** balena-sdk's pine: `/v7` on the API, a 401 without a stored token read as "not logged in". */
 export function createPine(apiUrl: string, send: Send): PinejsClientCore {

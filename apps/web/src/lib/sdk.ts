@@ -1,6 +1,6 @@
 import { APP_VERSION } from "@flotilla/domain";
 import type { BalenaSDK } from "balena-sdk";
-import { createSend, storedToken, TOKEN_STORAGE_KEY } from "./api-client.ts";
+import { createSend, notLoggedIn, storedToken, TOKEN_STORAGE_KEY } from "./api-client.ts";
 import { withChunkTimeout } from "./chunk.ts";
 import type { RuntimeConfig } from "./config.ts";
 import { type Connectivity, createRequestLayer } from "./request-layer.ts";
@@ -64,62 +64,57 @@ function lazyNode(load: () => Promise<Sdk>, path: readonly string[], cache: Map<
  * retried, GETs held while offline.
  */
 export function createSdk(config: RuntimeConfig, connectivity: Connectivity): Sdk {
-  let loaded: Promise<Sdk> | undefined;
   let ready = false;
-  const load = () => {
-    loaded ??= withChunkTimeout(import("./sdk-impl.ts")).then((module) => {
+  const load = retryingOnce(() =>
+    withChunkTimeout(import("./sdk-impl.ts")).then((module) => {
       ready = true;
       return module.createBalenaSdk(config, connectivity);
-    });
-    // A failed load (network, timeout) is tried again by the next call.
-    loaded.catch(() => {
-      loaded = undefined;
-    });
-    return loaded;
-  };
-  const cache = new Map<string, unknown>();
-  const root = lazyNode(load, [], cache) as Sdk;
+    }),
+  );
+  const root = lazyNode(load, [], new Map()) as Sdk;
   // The token, read and dropped as the SDK's own storage does, without loading the SDK.
   const getToken = async (): Promise<string> => {
     if (ready) return (await load()).auth.getToken();
     const token = storedToken();
-    if (!token) throw Object.assign(new Error("You have to log in"), { code: "BalenaNotLoggedIn" });
+    if (!token) throw notLoggedIn();
     return token;
   };
   const logout = async (): Promise<void> => {
     if (ready) return (await load()).auth.logout();
     globalThis.localStorage?.removeItem(TOKEN_STORAGE_KEY);
   };
-  const auth = new Proxy(lazyNode(load, ["auth"], new Map()) as object, {
-    get(target, key, receiver) {
-      if (key === "getToken") return getToken;
-      if (key === "logout") return logout;
-      return Reflect.get(target, key, receiver);
-    },
-  });
   // pine and request.send are the dashboard's own (lib/api-client.ts): most pages need nothing else.
   const send = createRequestLayer(createSend(CLIENT_ID), { connectivity, onRateLimited: noteThrottled });
   // pinejs-client-core in a chunk of its own: the login page needs no pine.
-  let pineLoaded: Promise<Sdk> | undefined;
-  const loadPine = () => {
-    pineLoaded ??= withChunkTimeout(import("./pine.ts")).then(
+  const loadPine = retryingOnce(() =>
+    withChunkTimeout(import("./pine.ts")).then(
       (module) => ({ pine: module.createPine(config.apiUrl, send) }) as unknown as Sdk,
-    );
-    pineLoaded.catch(() => {
-      pineLoaded = undefined;
+    ),
+  );
+  return withOverrides(root, {
+    auth: withOverrides(lazyNode(load, ["auth"], new Map()), { getToken, logout }),
+    pine: lazyNode(loadPine, ["pine"], new Map()),
+    request: withOverrides(lazyNode(load, ["request"], new Map()), { send }),
+  }) as Sdk;
+}
+
+/** A loader run once; a failed load (network, timeout) is tried again by the next call. */
+function retryingOnce<T>(loader: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () => {
+    loaded ??= loader();
+    loaded.catch(() => {
+      loaded = undefined;
     });
-    return pineLoaded;
+    return loaded;
   };
-  const pine = lazyNode(loadPine, ["pine"], new Map());
-  const request = new Proxy(lazyNode(load, ["request"], new Map()) as object, {
+}
+
+/** A stand-in whose named properties are the given values instead. */
+function withOverrides(node: unknown, overrides: Record<string, unknown>): unknown {
+  return new Proxy(node as object, {
     get(target, key, receiver) {
-      return key === "send" ? send : Reflect.get(target, key, receiver);
+      return typeof key === "string" && key in overrides ? overrides[key] : Reflect.get(target, key, receiver);
     },
   });
-  const own: Record<string, unknown> = { auth, pine, request };
-  return new Proxy(root as object, {
-    get(target, key, receiver) {
-      return typeof key === "string" && key in own ? own[key] : Reflect.get(target, key, receiver);
-    },
-  }) as Sdk;
 }
