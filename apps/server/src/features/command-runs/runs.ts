@@ -341,8 +341,9 @@ export const runView = (run: RunRow) => ({
  * memory (output not written yet included); else as the database has them.
  */
 export async function runDetail(db: Database, scheduler: CommandScheduler, run: RunRow) {
-  const stored = await runDevices(db, run.id);
+  // The live view first: a run that ends while its rows are read is still in memory then.
   const live = scheduler.live(run.id);
+  const stored = await runDevices(db, run.id);
   const byId = new Map(live?.map((device) => [device.id, device]));
   const devices = stored.map((row) => {
     const device = byId.get(row.device);

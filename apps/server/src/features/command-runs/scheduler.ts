@@ -94,6 +94,8 @@ export function createCommandScheduler(options: {
 }) {
   const { relay, bus, db, checkStart, onError } = options;
   const runs = new Map<number, ActiveRun>();
+  /** Runs that ended here and whose final rows are still being written. */
+  const ending = new Map<number, ActiveRun>();
   /** session → the run and device it belongs to (sessions scheduled here). */
   const sessions = new Map<string, { run: ActiveRun; device: RunDevice }>();
   /** Sessions of runs on other instances whose device socket is here: session → origin. */
@@ -294,6 +296,8 @@ export function createCommandScheduler(options: {
     run.ended = true;
     if (run.windowTimer) clearTimeout(run.windowTimer);
     runs.delete(run.row.id);
+    // Until its rows are written, the run's devices are read from here (the stream's snapshot).
+    ending.set(run.row.id, run);
     const summary = summarizeCommandStates([...run.devices.values()].map((device) => device.state));
     void track(
       (async () => {
@@ -311,7 +315,7 @@ export function createCommandScheduler(options: {
           },
         );
         emit({ event: "summary", run: run.row.id, status, summary });
-      })(),
+      })().finally(() => ending.delete(run.row.id)),
     );
   }
 
@@ -458,7 +462,7 @@ export function createCommandScheduler(options: {
 
     /** The devices of a run scheduled here, as they are now (the stream's first event). */
     live(runId: number): RunDevice[] | undefined {
-      const run = runs.get(runId);
+      const run = runs.get(runId) ?? ending.get(runId);
       return run ? [...run.devices.values()] : undefined;
     },
 
