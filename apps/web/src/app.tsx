@@ -5,7 +5,7 @@ import { QueryClientProvider } from "@tanstack/react-query";
 import { RouterProvider } from "@tanstack/react-router";
 import { StrictMode, useMemo } from "react";
 import { createRoot } from "react-dom/client";
-import { I18nextProvider } from "react-i18next";
+import { I18nextProvider, initReactI18next } from "react-i18next";
 import { type AppServices, ServicesProvider } from "./app-services.tsx";
 import { AppErrorBoundary } from "./components/error-page.tsx";
 import { ReauthProvider } from "./features/auth/reauth.tsx";
@@ -16,12 +16,12 @@ import type { RuntimeConfig } from "./lib/config.ts";
 import { createApiPing, createConnectivityMonitor } from "./lib/connectivity.ts";
 import { DEFAULT_FEATURE_FLAGS, type FeatureFlags } from "./lib/feature-flags.ts";
 import { i18n, t } from "./lib/i18n.ts";
-import { setPreferenceDefaults, usePreference } from "./lib/preferences.ts";
+import { setPreferenceDefaults } from "./lib/preferences.ts";
 import { createQueryClient, type SessionLostText, sessionLostText } from "./lib/query-client.ts";
 import { createSdk } from "./lib/sdk.ts";
 import { createStatusPageMonitor } from "./lib/status-page.ts";
-import { runStorageMigrations } from "./lib/storage-migrations.ts";
 import { reportError, showToast } from "./lib/toasts.ts";
+import { usePreference } from "./lib/use-preference.ts";
 import { type AppRouter, createAppRouter } from "./router.tsx";
 import { createAppTheme } from "./theme.ts";
 
@@ -48,20 +48,18 @@ function App({ services, router }: { services: AppServices; router: AppRouter })
 
 /**
  * Creates the page's services and renders the app into `container` (called by main.tsx's
- * bootstrap, with the feature flags it fetched meanwhile).
+ * bootstrap, with the feature flags it fetched meanwhile and the outcome of the stored data's migration).
  */
 export async function startApp(
   container: HTMLElement,
   config: RuntimeConfig,
   featureFlags: FeatureFlags = DEFAULT_FEATURE_FLAGS,
+  options: { storageMigrationFailed?: boolean } = {},
 ): Promise<void> {
-  // Stored data first, before anything reads a preference; a failure is reported, not fatal.
-  runStorageMigrations({
-    report(failure) {
-      console.error(`Flotilla: stored data migration to version ${failure.failedAt} failed`, failure.error);
-      showToast("warning", t("errors.storage_migration_failed"));
-    },
-  });
+  // react-i18next's hooks use the one instance (lib/i18n.ts stays free of React for the login page).
+  initReactI18next.init(i18n);
+  // main.tsx migrated the stored data first; a failure is told, not fatal.
+  if (options.storageMigrationFailed) showToast("warning", t("errors.storage_migration_failed"));
   setPreferenceDefaults({ displayApps: featureFlags.displayApps });
 
   const connectivity = createConnectivityMonitor({ ping: createApiPing(config.apiUrl) });

@@ -1,12 +1,16 @@
+import { storedToken } from "./lib/api-client.ts";
 import { createBootstrap, setLoadFailedMarker } from "./lib/bootstrap.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
 import { loadRuntimeConfig } from "./lib/config.ts";
 import { fetchFeatureFlags } from "./lib/feature-flags.ts";
+import { runStorageMigrations } from "./lib/storage-migrations.ts";
 import { bootstrap as bootstrapTexts } from "./locales/en.json?public";
 
 /**
  * Start-up: read /config.json, then the feature flags (4000 ms at most; defaults otherwise)
- * while the app chunk loads, render. Kept free of React and MUI so that a
+ * while the app chunk loads, render. A cold load of /login without a session opens the plain
+ * login page instead, without React, MUI or the router (issue performance-2); signing in there
+ * navigates the document, which starts the app. Kept free of React and MUI so that a
  * failure can still be shown: the page gets the load-failed marker (`<html data-load-failed>`)
  * and a message, and the whole start-up runs again by itself after 10 seconds (spec 1 §8).
  */
@@ -53,16 +57,37 @@ function showLoadFailed(error: unknown, retry: () => void) {
   container.replaceChildren(frame);
 }
 
+/** /login opened with no stored session: a signed-in visitor is the app's (its guard sends them to /). */
+const isColdLogin = () => window.location.pathname.replace(/\/+$/, "") === "/login" && !storedToken();
+
+/** A failed migration of the stored data, for the app's toast (kept across start-up retries). */
+let storageMigrationFailed = false;
+
 const bootstrap = createBootstrap({
   async run() {
     const config = await loadRuntimeConfig();
+    // Stored data first, before anything reads a preference; a failure is reported, not fatal.
+    runStorageMigrations({
+      report(failure) {
+        console.error(`Flotilla: stored data migration to version ${failure.failedAt} failed`, failure.error);
+        storageMigrationFailed = true;
+      },
+    });
     // Never rejects: a slow or failed flag fetch gives the defaults and the start-up carries on.
     const featureFlags = fetchFeatureFlags(config.apiUrl).then(({ flags, source }) => {
       if (source !== "server") console.warn(`Flotilla: feature flags not read (${source}); all experiments are off`);
       return flags;
     });
+    // The plain login page has no toasts nor the status page's banner: with either to show, the app opens.
+    if (isColdLogin() && !storageMigrationFailed && !config.statusPageUrl) {
+      const { startLoginEntry } = await withChunkTimeout(import("./features/auth/login-entry.ts"));
+      await featureFlags;
+      // Once the person starts on the form, the app's code is fetched for the page after it.
+      startLoginEntry(container, config, () => void import("./app.tsx").catch(() => undefined));
+      return;
+    }
     const { startApp } = await withChunkTimeout(import("./app.tsx"));
-    await startApp(container, config, await featureFlags);
+    await startApp(container, config, await featureFlags, { storageMigrationFailed });
   },
   onFailure(error) {
     console.error("Flotilla could not start; retrying in 10 s", error);

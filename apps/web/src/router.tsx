@@ -174,7 +174,8 @@ const loginRoute = createRoute({
     const target = loggedOutOnlyGuard(await getSessionState(context.queryClient, context.sdk));
     if (target) throw redirect(target);
   },
-  component: page(() => import("./features/auth/login-page.tsx"), "LoginPage"),
+  // The plain login page, the same a cold load of /login opens before the app (main.tsx).
+  component: page(() => import("./features/auth/login-route.tsx"), "LoginPage"),
 });
 
 /** `/login/two-factor`: only with a token that waits for its second factor (spec 1 §2.2, §2.3). */

@@ -8,7 +8,7 @@ import { useTranslation } from "react-i18next";
 import { useSdk } from "../app-services.tsx";
 import { sessionQuery } from "../features/auth/session.ts";
 import { isAdmin } from "../features/auth/token.ts";
-import { usePreference } from "../lib/preferences.ts";
+import { usePreference } from "../lib/use-preference.ts";
 import { ADMIN_HEADER_COLOR, HEADER_HEIGHT, headerColors } from "../theme.ts";
 import { HelpMenu } from "./help-menu.tsx";
 import { Wordmark } from "./logo.tsx";

@@ -5,7 +5,7 @@ import { useEffect } from "react";
 import { useSdk } from "../app-services.tsx";
 import { rememberLastPath } from "../features/auth/navigation.ts";
 import { sessionQuery } from "../features/auth/session.ts";
-import { usePreference } from "../lib/preferences.ts";
+import { usePreference } from "../lib/use-preference.ts";
 import { AppHeader } from "./app-header.tsx";
 import { AppBreadcrumbs } from "./breadcrumbs.tsx";
 import { InFrameContext } from "./frame-context.ts";

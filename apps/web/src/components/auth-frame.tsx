@@ -1,17 +1,15 @@
-import { APP_VERSION } from "@flotilla/domain";
-import CheckCircleOutlineOutlined from "@mui/icons-material/CheckCircleOutlineOutlined";
 import Box from "@mui/material/Box";
-import Stack from "@mui/material/Stack";
 import Typography from "@mui/material/Typography";
-import type { ReactNode } from "react";
-import { useTranslation } from "react-i18next";
-import { headerColors } from "../theme.ts";
-import { Wordmark } from "./logo.tsx";
+import { type ReactNode, useLayoutEffect, useRef, useState } from "react";
+import { createPortal } from "react-dom";
+import { usePreference } from "../lib/use-preference.ts";
+import { type AuthFrameParts, renderAuthFrame } from "./plain-auth-frame.ts";
 import { useDocumentTitle } from "./use-document-title.ts";
 
 /**
- * The frame of the signed-out pages (login, sign-up, two-factor, password reset): the product's
- * promise on the left (wide screens), one focused form on the right.
+ * The frame of the signed-out pages (login, sign-up, two-factor, password reset): the plain one
+ * (plain-auth-frame.ts), which the login page renders before React loads, with this page's
+ * parts put into it.
  */
 export function AuthFrame(props: {
   pageTitle: string;
@@ -20,72 +18,30 @@ export function AuthFrame(props: {
   children: ReactNode;
   footer?: ReactNode;
 }) {
-  const { t } = useTranslation();
   useDocumentTitle(props.pageTitle);
+  const [colorMode] = usePreference("colorMode");
+  const host = useRef<HTMLDivElement>(null);
+  const [parts, setParts] = useState<AuthFrameParts>();
+  // Before paint: the page's parts are rendered into the frame in the same commit.
+  useLayoutEffect(() => {
+    const element = host.current;
+    if (!element) return;
+    const rendered = renderAuthFrame();
+    element.replaceChildren(rendered.frame);
+    setParts(rendered);
+    return () => element.replaceChildren();
+  }, []);
   return (
-    <Box sx={{ minHeight: "100%", display: "flex", bgcolor: "background.default" }}>
-      <Box
-        sx={{
-          display: { xs: "none", md: "flex" },
-          flexDirection: "column",
-          justifyContent: "space-between",
-          width: "42%",
-          maxWidth: 560,
-          p: 5,
-          color: headerColors.text,
-          bgcolor: headerColors.background,
-          backgroundImage:
-            "radial-gradient(90% 70% at 100% 100%, rgba(129,140,248,0.28) 0%, rgba(129,140,248,0) 70%), linear-gradient(160deg, #1f1d4d 0%, #151a23 55%, #151a23 100%)",
-        }}
-      >
-        <Wordmark size={28} color={headerColors.text} />
-        <Box>
-          <Typography
-            component="p"
-            sx={{ fontSize: "1.75rem", fontWeight: 650, lineHeight: 1.25, mb: 3, maxWidth: 380 }}
-          >
-            {t("login.side_title")}
-          </Typography>
-          <Stack component="ul" spacing={1.5} sx={{ listStyle: "none", p: 0, m: 0 }}>
-            {(["watch", "release", "team"] as const).map((point) => (
-              <Box component="li" key={point} sx={{ display: "flex", gap: 1.5, alignItems: "flex-start" }}>
-                <CheckCircleOutlineOutlined sx={{ fontSize: 20, color: "#a5b4fc", mt: "1px" }} />
-                <Typography sx={{ color: headerColors.text, fontSize: "0.9375rem" }}>
-                  {t(`login.side_points.${point}`)}
-                </Typography>
-              </Box>
-            ))}
-          </Stack>
-        </Box>
-        <Typography variant="body2" sx={{ color: headerColors.muted }}>
-          {t("app.tagline")} · {t("app.version", { version: APP_VERSION })}
-        </Typography>
-      </Box>
-
-      <Box sx={{ flex: 1, display: "flex", alignItems: "center", justifyContent: "center", px: 3, py: 6 }}>
-        <Box sx={{ width: "100%", maxWidth: 400 }}>
-          <Box sx={{ display: { xs: "block", md: "none" }, mb: 4 }}>
-            <Wordmark size={28} />
-          </Box>
-          <Box component="header" sx={{ mb: 3 }}>
-            <Typography variant="h1" component="h1" sx={{ fontSize: "1.625rem" }}>
-              {props.title}
-            </Typography>
-            {props.subtitle ? (
-              <Typography component="div" color="text.secondary" sx={{ mt: 0.75, fontSize: "0.9375rem" }}>
-                {props.subtitle}
-              </Typography>
-            ) : null}
-          </Box>
-          {props.children}
-          {props.footer ? (
-            <Typography component="div" variant="body2" color="text.secondary" sx={{ mt: 3, textAlign: "center" }}>
-              {props.footer}
-            </Typography>
-          ) : null}
-        </Box>
-      </Box>
-    </Box>
+    <div ref={host} className="fl-ui fl-auth-host" data-color-mode={colorMode}>
+      {parts ? (
+        <>
+          {createPortal(props.title, parts.title)}
+          {props.subtitle ? createPortal(props.subtitle, parts.subtitle) : null}
+          {createPortal(props.children, parts.body)}
+          {props.footer ? createPortal(props.footer, parts.footer) : null}
+        </>
+      ) : null}
+    </div>
   );
 }
 

@@ -1,9 +1,13 @@
 import Alert from "@mui/material/Alert";
 import Button from "@mui/material/Button";
 import { useNavigate } from "@tanstack/react-router";
+import { useSyncExternalStore } from "react";
 import { useTranslation } from "react-i18next";
 import { useBuildOutdated, useConnectivity } from "../app-services.tsx";
-import { usePasswordTooLong } from "../features/auth/password-too-long.ts";
+import {
+  passwordTooLong as readPasswordTooLong,
+  subscribePasswordTooLong,
+} from "../features/auth/password-too-long.ts";
 import { useThrottled } from "../lib/throttle-notice.ts";
 import { ServiceStatusBanner } from "./service-status.tsx";
 
@@ -15,7 +19,7 @@ export function AppBanners() {
   const { t } = useTranslation();
   const { offline, checkNow } = useConnectivity();
   const outdated = useBuildOutdated();
-  const passwordTooLong = usePasswordTooLong();
+  const passwordTooLong = useSyncExternalStore(subscribePasswordTooLong, readPasswordTooLong, () => false);
   const throttled = useThrottled();
   const navigate = useNavigate();
   return (

@@ -9,7 +9,7 @@ import Typography from "@mui/material/Typography";
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { usePreference } from "../lib/preferences.ts";
+import { usePreference } from "../lib/use-preference.ts";
 import { parseChangelog, shouldShowChangelog } from "./changelog.ts";
 
 /**

@@ -36,7 +36,7 @@ import Tooltip from "@mui/material/Tooltip";
 import { createLink } from "@tanstack/react-router";
 import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
-import { usePreference } from "../lib/preferences.ts";
+import { usePreference } from "../lib/use-preference.ts";
 import { SIDEBAR_COLLAPSED_WIDTH, SIDEBAR_WIDTH } from "../theme.ts";
 import { type MenuIcon, type NavLabel, useContextMenu } from "./context-menu.ts";
 

@@ -1,8 +1,7 @@
 import { useEffect } from "react";
+import { setDocumentTitle } from "./document-title.ts";
 
 /** "Fleets · Flotilla" in the browser tab. */
 export function useDocumentTitle(title: string) {
-  useEffect(() => {
-    document.title = title ? `${title} · Flotilla` : "Flotilla";
-  }, [title]);
+  useEffect(() => setDocumentTitle(title), [title]);
 }

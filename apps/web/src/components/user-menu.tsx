@@ -33,7 +33,7 @@ import { useServices } from "../app-services.tsx";
 import { logOut, menuUsername, sessionQuery } from "../features/auth/session.ts";
 import { isSupportStaff } from "../features/auth/token.ts";
 import { useLogInAs } from "../features/orgs/log-in-as.ts";
-import { usePreference } from "../lib/preferences.ts";
+import { usePreference } from "../lib/use-preference.ts";
 import { headerColors } from "../theme.ts";
 
 /** The header's user dropdown (spec 1 §2.5): username (cut after 20 characters), copy, theme, log out. */

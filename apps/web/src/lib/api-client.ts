@@ -54,6 +54,9 @@ export const TOKEN_STORAGE_KEY = "balena-token";
 
 export const storedToken = () => globalThis.localStorage?.getItem(TOKEN_STORAGE_KEY) ?? null;
 
+/** Keeps a new session token where balena-sdk's `auth.loginWithToken` does (the login page has no SDK). */
+export const storeToken = (token: string) => globalThis.localStorage?.setItem(TOKEN_STORAGE_KEY, token);
+
 /** The text balena-request makes of a failed answer's body. */
 function errorText(body: unknown): unknown {
   if (!body) return "The request was unsuccessful";

@@ -1,5 +1,4 @@
 import i18next, { type i18n as I18n } from "i18next";
-import { initReactI18next } from "react-i18next";
 // The sections the pages before sign-in use (login, sign-up, password reset, errors, banners…):
 // named imports of the catalogue as its own module (`?public`; the whole file is imported below
 // for the rest) keep only these in the first chunk (issue 17, first visit speed).
@@ -60,17 +59,18 @@ const publicSections = {
  * The one i18next instance with the English catalogue (the spec's keyed texts). Initialised
  * synchronously at import with the sections of the pages before sign-in, so plain modules
  * (errors.ts) can translate right away; the rest (devices, fleets, releases…) is added by
- * `loadFullCatalogue`, which the signed-in routes wait for before they render.
+ * `loadFullCatalogue`, which the signed-in routes wait for before they render. Free of React: the
+ * login page renders before React loads; the app hands this instance to react-i18next when it starts.
  */
 export const i18n: I18n = i18next.createInstance();
 
-void i18n.use(initReactI18next).init({
+void i18n.init({
   lng: "en",
   fallbackLng: "en",
   defaultNS,
   resources: { en: { translation: publicSections } },
   initAsync: false,
-  // React escapes text itself; error texts are plain strings shown as text, never as HTML.
+  // React and the login page (textContent) escape text themselves; error texts are never HTML.
   interpolation: { escapeValue: false },
 });
 

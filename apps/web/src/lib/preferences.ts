@@ -1,5 +1,3 @@
-import { useCallback, useSyncExternalStore } from "react";
-
 /**
  * Small per-browser preferences kept in localStorage (sidebar state, theme, display apps), one
  * key `flotilla.<name>` each, JSON values. Unreadable storage (private mode, quota) falls back to
@@ -92,7 +90,8 @@ export function setPreference<K extends keyof Preferences>(key: K, value: Prefer
   emit();
 }
 
-function subscribe(listener: () => void) {
+/** Calls `listener` when a preference changes, here or in another tab (usePreference). */
+export function subscribePreferences(listener: () => void) {
   listeners.add(listener);
   const onStorage = (event: StorageEvent) => {
     if (event.key?.startsWith("flotilla.")) listener();
@@ -102,14 +101,4 @@ function subscribe(listener: () => void) {
     listeners.delete(listener);
     globalThis.removeEventListener?.("storage", onStorage);
   };
-}
-
-export function usePreference<K extends keyof Preferences>(key: K): [Preferences[K], (value: Preferences[K]) => void] {
-  const value = useSyncExternalStore(
-    subscribe,
-    () => read(key),
-    () => defaults[key],
-  );
-  const set = useCallback((next: Preferences[K]) => setPreference(key, next), [key]);
-  return [value, set];
 }

@@ -21,9 +21,6 @@ export function withClientId(header: string | undefined): string {
 
 export { TOKEN_STORAGE_KEY };
 
-/** Fetches the SDK's chunk ahead of its first call (the login form does when a person starts on it). */
-export const preloadSdk = () => withChunkTimeout(import("./sdk-impl.ts")).catch(() => undefined);
-
 type Call = (...args: unknown[]) => Promise<unknown>;
 
 /**

@@ -33,12 +33,19 @@ export interface AccountRequest {
 }
 
 export async function accountRequest<T = unknown>(sdk: Sdk, apiUrl: string, request: AccountRequest): Promise<T> {
+  const token = request.auth === false ? undefined : await sdk.auth.getToken().catch(() => undefined);
+  return sendAccountRequest<T>(apiUrl, request, token);
+}
+
+/** The request itself, with the token given (none: the login page, which runs without the SDK). */
+export async function sendAccountRequest<T = unknown>(
+  apiUrl: string,
+  request: AccountRequest,
+  token?: string,
+): Promise<T> {
   const headers: Record<string, string> = { accept: "application/json, text/plain" };
   if (request.body !== undefined) headers["content-type"] = "application/json";
-  if (request.auth !== false) {
-    const token = await sdk.auth.getToken().catch(() => undefined);
-    if (token) headers.authorization = `Bearer ${token}`;
-  }
+  if (token) headers.authorization = `Bearer ${token}`;
   const response = await fetch(`${apiUrl}${request.path}`, {
     method: request.method,
     headers,

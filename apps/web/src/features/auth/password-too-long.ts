@@ -1,5 +1,4 @@
 import { PASSWORD_MAX_LENGTH } from "@flotilla/domain";
-import { useSyncExternalStore } from "react";
 
 /**
  * A password longer than 64 characters still logs in (older accounts), but prompts a change
@@ -18,7 +17,7 @@ export function notePasswordLength(password: string) {
   for (const listener of listeners) listener();
 }
 
-const read = () => {
+export const passwordTooLong = () => {
   try {
     return sessionStorage.getItem(KEY) === "1";
   } catch {
@@ -26,13 +25,8 @@ const read = () => {
   }
 };
 
-export function usePasswordTooLong(): boolean {
-  return useSyncExternalStore(
-    (listener) => {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    read,
-    () => false,
-  );
+/** Calls `listener` when the flag may have changed (the banner's hook); free of React for the login page. */
+export function subscribePasswordTooLong(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
 }

@@ -146,7 +146,7 @@ export function SignupPage() {
           >
             {t("signup.submit")}
           </Button>
-          <SocialButtons mode="signup" redirect={search.redirect} divider="before" />
+          <SocialButtons redirect={search.redirect} divider="before" />
         </Stack>
       </Box>
     </AuthFrame>

@@ -7,20 +7,16 @@ import { useServices } from "../../app-services.tsx";
 import { socialProvidersQuery, startSocialSignIn } from "./social.ts";
 
 /**
- * One button per configured social provider (spec 1 §2.3): "Sign in with {name}" on the login
- * page, "Sign up with {name}" on the sign-up page; nothing when no provider is configured.
+ * One button per configured social provider on the sign-up page (spec 1 §2.3): "Sign up with
+ * {name}"; nothing when no provider is configured. The login page has its own, as plain elements.
  */
-export function SocialButtons(props: { mode: "login" | "signup"; redirect?: string; divider?: "before" | "after" }) {
+export function SocialButtons(props: { redirect?: string; divider?: "before" | "after" }) {
   const { t } = useTranslation();
   const { config } = useServices();
   const providers = useQuery({ ...socialProvidersQuery(config.apiUrl), throwOnError: false });
   const list = providers.data ?? [];
   if (list.length === 0) return null;
-  const divider = (
-    <Divider sx={{ typography: "body2", color: "text.secondary" }}>
-      {t(props.mode === "login" ? "login.or" : "signup.or")}
-    </Divider>
-  );
+  const divider = <Divider sx={{ typography: "body2", color: "text.secondary" }}>{t("signup.or")}</Divider>;
   return (
     <>
       {props.divider === "before" ? divider : null}
@@ -33,7 +29,7 @@ export function SocialButtons(props: { mode: "login" | "signup"; redirect?: stri
             fullWidth
             onClick={() => startSocialSignIn(config.apiUrl, provider.slug, props.redirect)}
           >
-            {t(props.mode === "login" ? "login.social" : "signup.social", { provider: provider.name })}
+            {t("signup.social", { provider: provider.name })}
           </Button>
         ))}
       </Stack>

@@ -27,8 +27,8 @@ import { PageHeader } from "../../components/page.tsx";
 import { errorText, responseError } from "../../lib/errors.ts";
 import { t as translate } from "../../lib/i18n.ts";
 import { useLookup } from "../../lib/lookup.ts";
-import { usePreference } from "../../lib/preferences.ts";
 import { showToast } from "../../lib/toasts.ts";
+import { usePreference } from "../../lib/use-preference.ts";
 import { ApplicationListPage } from "../fleets/list-page.tsx";
 import { type ApplicationClass, organizationAbilities } from "./access.ts";
 import {

@@ -7,7 +7,7 @@ import Typography from "@mui/material/Typography";
 import type { ReactNode } from "react";
 import { useId } from "react";
 import { useTranslation } from "react-i18next";
-import { usePreference } from "../../lib/preferences.ts";
+import { usePreference } from "../../lib/use-preference.ts";
 import { HEADER_COLOR_CHOICES } from "../../theme.ts";
 import { Section } from "./section.tsx";
 

@@ -24,8 +24,8 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import { useTranslation } from "react-i18next";
 import { useServices } from "../../../app-services.tsx";
 import { errorText } from "../../../lib/errors.ts";
-import { usePreference } from "../../../lib/preferences.ts";
 import { showToast } from "../../../lib/toasts.ts";
+import { usePreference } from "../../../lib/use-preference.ts";
 import { MONO_FONT_STACK } from "../../../theme.ts";
 import { useFleetServices } from "../../variables/data.ts";
 import type { Device } from "../data.ts";
