@@ -1,4 +1,4 @@
-import { storedToken } from "./lib/api-client.ts";
+import { opensPlainLogin } from "./features/auth/cold-login.ts";
 import { createBootstrap, setLoadFailedMarker } from "./lib/bootstrap.ts";
 import { withChunkTimeout } from "./lib/chunk.ts";
 import { loadRuntimeConfig } from "./lib/config.ts";
@@ -57,9 +57,6 @@ function showLoadFailed(error: unknown, retry: () => void) {
   container.replaceChildren(frame);
 }
 
-/** /login opened with no stored session: a signed-in visitor is the app's (its guard sends them to /). */
-const isColdLogin = () => window.location.pathname.replace(/\/+$/, "") === "/login" && !storedToken();
-
 /** A failed migration of the stored data, for the app's toast (kept across start-up retries). */
 let storageMigrationFailed = false;
 
@@ -78,8 +75,7 @@ const bootstrap = createBootstrap({
       if (source !== "server") console.warn(`Flotilla: feature flags not read (${source}); all experiments are off`);
       return flags;
     });
-    // The plain login page has no toasts nor the status page's banner: with either to show, the app opens.
-    if (isColdLogin() && !storageMigrationFailed && !config.statusPageUrl) {
+    if (opensPlainLogin(window.location, config, storageMigrationFailed)) {
       const { startLoginEntry } = await withChunkTimeout(import("./features/auth/login-entry.ts"));
       await featureFlags;
       // Once the person starts on the form, the app's code is fetched for the page after it.
