@@ -22,8 +22,6 @@ import "./login-page.css";
 export interface LoginPageOptions {
   apiUrl: string;
   search: LoginSearch;
-  /** Where a signed-in person goes: a document navigation by default, which starts the full app. */
-  go?: (path: string) => void;
   /** Called once the person starts on the form (fetches what comes after it). */
   warmUp?: () => void;
 }
@@ -34,7 +32,6 @@ const loadLoginRules = () => import("./login-rules.ts");
 /** Renders the page into `host`; the function returned takes it away. */
 export function renderLoginPage(host: HTMLElement, options: LoginPageOptions): () => void {
   const { search } = options;
-  const go = options.go ?? ((path: string) => window.location.assign(path));
   let providers: SocialProvider[] = [];
   let loginError: string | undefined;
   let locked = false;
@@ -122,8 +119,8 @@ export function renderLoginPage(host: HTMLElement, options: LoginPageOptions): (
         password: password.input.value,
         ...(code ? { twoFactorCode: code } : {}),
       });
-      // The button stays busy until the next page takes over.
-      if (!removed) go(pageAfterLogin(claims, search.redirect));
+      // A document navigation, which starts the full app; the button stays busy until it does.
+      if (!removed) window.location.assign(pageAfterLogin(claims, search.redirect));
     } catch (error) {
       if (removed) return;
       if (isLoginLocked(error)) {
