@@ -1,8 +1,8 @@
 import { createRoute, redirect } from "@tanstack/react-router";
 import { t } from "../../lib/i18n.ts";
 import { showToast } from "../../lib/toasts.ts";
-import { page, type RouterContext, routeData } from "../../route-kit.ts";
-import { getSessionState } from "../auth/session.ts";
+import { page, type RouterContext } from "../../route-kit.ts";
+import { myOrganizationCan } from "../orgs/route-guards.ts";
 import type { OrgRoute } from "../orgs/routes.tsx";
 import { billingSearch } from "./search.ts";
 
@@ -19,17 +19,7 @@ async function billingAccessGuard({
   context: RouterContext;
   preload?: boolean;
 }) {
-  const session = await getSessionState(context.queryClient, context.sdk);
-  if (session.kind !== "signed-in") return;
-  const { loadMyOrgRole, organizationCan } = await routeData();
-  let role: Awaited<ReturnType<typeof loadMyOrgRole>>;
-  try {
-    role = await loadMyOrgRole(context.queryClient, context.sdk, Number(params.orgId), session.user.id);
-  } catch {
-    // A failed lookup is the page's to report; no redirect on a guess.
-    return;
-  }
-  if (!organizationCan(role ?? undefined, "organization", "access_billing")) {
+  if ((await myOrganizationCan(context, Number(params.orgId), "access_billing")) === false) {
     // Non-administrators are told whom to ask (spec 3 §6).
     if (!preload) showToast("info", t("billing.administrators_only"));
     throw redirect({ to: "/", replace: true });

@@ -7,9 +7,9 @@ import type { loadOrganization } from "../../route-data.ts";
 import { page, type RouterContext, routeData } from "../../route-kit.ts";
 import type { VerifiedRoute } from "../../router.tsx";
 import { orgAuditRoute } from "../audit/routes.tsx";
-import { getSessionState } from "../auth/session.ts";
 import { orgBillingRoutes } from "../billing/routes.tsx";
 import { orgWebhooksRoute } from "../webhooks/routes.tsx";
+import { myOrganizationCan } from "./route-guards.ts";
 
 const orgPages = () => import("./org-pages.tsx");
 const members = () => import("./members-pages.tsx");
@@ -24,13 +24,7 @@ const invitationPage = () => import("./invitation-page.tsx");
 async function frozenOrganizationGuard(context: RouterContext, orgId: number, pathname: string, preload: boolean) {
   const billing = `/orgs/${orgId}/billing`;
   if (pathname === billing || pathname.startsWith(`${billing}/`)) return;
-  const session = await getSessionState(context.queryClient, context.sdk);
-  let canBill = false;
-  if (session.kind === "signed-in") {
-    const { loadMyOrgRole, organizationCan } = await routeData();
-    const role = await loadMyOrgRole(context.queryClient, context.sdk, orgId, session.user.id).catch(() => null);
-    canBill = organizationCan(role ?? undefined, "organization", "access_billing");
-  }
+  const canBill = (await myOrganizationCan(context, orgId, "access_billing")) ?? false;
   if (canBill) {
     if (!preload) showToast("error", t("errors.organization_is_frozen_update_billing_details"));
     throw redirect({ href: billing, replace: true });
