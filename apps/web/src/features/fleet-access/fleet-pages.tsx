@@ -361,7 +361,7 @@ function AddFleetMemberDialog(props: {
         applicationClass={props.fleet.is_of__class}
         orgId={props.orgId}
       />
-      <SeatTotal role={role} />
+      <SeatTotal role={role} orgId={props.orgId} />
       {isEmail ? (
         <TextField
           fullWidth

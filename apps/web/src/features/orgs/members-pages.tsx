@@ -4,6 +4,7 @@ import {
   MEMBER_PRICES_PER_MONTH_CENTS,
   ORGANIZATION_ROLES,
   type OrganizationRole,
+  seatOfferCents,
   seatPrice,
 } from "@flotilla/domain";
 import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
@@ -22,6 +23,7 @@ import Typography from "@mui/material/Typography";
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { format } from "date-fns";
+import type { TFunction } from "i18next";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
@@ -44,6 +46,7 @@ import {
 } from "./data.ts";
 import { useIsPlatformAdmin, useLogInAs } from "./log-in-as.ts";
 import { ApplicationLink } from "./org-pages.tsx";
+import { offerFor, offerText, type SeatsByRole, useSeats } from "./seats.ts";
 import { Card, PendingInvitations, useNumericParam, useSubmission } from "./ui.tsx";
 
 export const MEMBERS_PAGE_SIZE = 25;
@@ -132,6 +135,7 @@ export function MembersPage() {
   });
 
   const rows = members.data?.rows ?? [];
+  const seats = useSeats(abilities.manageMembers ? orgId : undefined);
   const isSelf = (row: OrgMembership) => row.user[0]?.id === me?.id;
   const roleOf = (row: OrgMembership) => row.organization_membership_role[0]?.name ?? "member";
   const isLastAdmin = (row: OrgMembership) => isLastAdministrator(roleOf(row), mine.administratorCount);
@@ -189,16 +193,16 @@ export function MembersPage() {
                     fullWidth
                     value={role}
                     disabled={isLastAdmin(row) || changeRole.isPending}
-                    slotProps={{ htmlInput: { "aria-label": t("orgs.role_of", { name: row.user[0]?.username }) } }}
+                    slotProps={{
+                      htmlInput: { "aria-label": t("orgs.role_of", { name: row.user[0]?.username }) },
+                      // The field shows the role alone; its options say what each costs.
+                      select: { renderValue: (value) => t(`orgs.roles.${value as OrganizationRole}`) },
+                    }}
                     onChange={(event) =>
                       changeRole.mutate({ id: row.id, role: event.target.value as OrganizationRole })
                     }
                   >
-                    {ORGANIZATION_ROLES.map((option) => (
-                      <MenuItem key={option} value={option}>
-                        {t(`orgs.roles.${option}`)}
-                      </MenuItem>
-                    ))}
+                    {organizationRoleItems(t, seats)}
                   </TextField>
                 </Tooltip>
               ) : (
@@ -284,6 +288,25 @@ export function inviteeProblem(value: string): "invitee_required" | "invalid_ema
 const organizationSeatCents = (role: OrganizationRole) =>
   role === "administrator" ? seatPrice(MEMBER_PRICES_PER_MONTH_CENTS.administrator) : 0;
 
+/**
+ * The organization roles of a picker (invite, role change), each with what one more member at it
+ * costs: its price, or how many of the plan's seats are used (spec 3 §6).
+ */
+function organizationRoleItems(t: TFunction, seats: SeatsByRole | undefined) {
+  return ORGANIZATION_ROLES.map((option) => (
+    <MenuItem key={option} value={option}>
+      <Box sx={{ display: "flex", width: "100%", gap: 2, alignItems: "baseline" }}>
+        <Box component="span" sx={{ flex: 1 }}>
+          {t(`orgs.roles.${option}`)}
+        </Box>
+        <Typography component="span" variant="caption" color="text.secondary">
+          {offerText(t, offerFor(option, organizationSeatCents(option), seats))}
+        </Typography>
+      </Box>
+    </MenuItem>
+  ));
+}
+
 function InviteDialog(props: { open: boolean; orgId: number; onClose: () => void; onDone: () => void }) {
   const { t } = useTranslation();
   const sdk = useSdk();
@@ -293,6 +316,8 @@ function InviteDialog(props: { open: boolean; orgId: number; onClose: () => void
   const [touched, setTouched] = useState(false);
   const { error, setError, busy, run } = useSubmission();
   const problem = inviteeProblem(invitee);
+  const seats = useSeats(props.orgId);
+  const offer = offerFor(role, organizationSeatCents(role), seats);
   const close = () => {
     setInvitee("");
     setRole("member");
@@ -349,25 +374,14 @@ function InviteDialog(props: { open: boolean; orgId: number; onClose: () => void
         value={role}
         onChange={(event) => setRole(event.target.value as OrganizationRole)}
       >
-        {ORGANIZATION_ROLES.map((option) => (
-          <MenuItem key={option} value={option}>
-            <Box sx={{ display: "flex", width: "100%", gap: 2, alignItems: "baseline" }}>
-              <Box component="span" sx={{ flex: 1 }}>
-                {t(`orgs.roles.${option}`)}
-              </Box>
-              <Typography component="span" variant="caption" color="text.secondary">
-                {organizationSeatCents(option) === 0
-                  ? t("orgs.price_free")
-                  : t("orgs.price_per_member", { price: organizationSeatCents(option) / 100 })}
-              </Typography>
-            </Box>
-          </MenuItem>
-        ))}
+        {organizationRoleItems(t, seats)}
       </TextField>
       <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }} aria-live="polite">
-        {organizationSeatCents(role) === 0
-          ? t("orgs.invite_cost_free")
-          : t("orgs.invite_cost", { total: formatDollarsPerMonth(organizationSeatCents(role)) })}
+        {offer.kind === "included"
+          ? t("orgs.invite_cost_included", { used: offer.used, included: offer.included })
+          : offer.kind === "free"
+            ? t("orgs.invite_cost_free")
+            : t("orgs.invite_cost", { total: formatDollarsPerMonth(seatOfferCents(offer)) })}
       </Typography>
       <TextField
         fullWidth
