@@ -1,10 +1,8 @@
 import {
   DATE_FORMAT,
-  formatDollarsPerMonth,
   MEMBER_PRICES_PER_MONTH_CENTS,
   ORGANIZATION_ROLES,
   type OrganizationRole,
-  seatOfferCents,
   seatPrice,
 } from "@flotilla/domain";
 import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
@@ -46,6 +44,7 @@ import {
 } from "./data.ts";
 import { useIsPlatformAdmin, useLogInAs } from "./log-in-as.ts";
 import { ApplicationLink } from "./org-pages.tsx";
+import { OfferTotal } from "./role-picker.tsx";
 import { offerFor, offerText, type SeatsByRole, useSeats } from "./seats.ts";
 import { Card, PendingInvitations, useNumericParam, useSubmission } from "./ui.tsx";
 
@@ -376,13 +375,7 @@ function InviteDialog(props: { open: boolean; orgId: number; onClose: () => void
       >
         {organizationRoleItems(t, seats)}
       </TextField>
-      <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }} aria-live="polite">
-        {offer.kind === "included"
-          ? t("orgs.invite_cost_included", { used: offer.used, included: offer.included })
-          : offer.kind === "free"
-            ? t("orgs.invite_cost_free")
-            : t("orgs.invite_cost", { total: formatDollarsPerMonth(seatOfferCents(offer)) })}
-      </Typography>
+      <OfferTotal offer={offer} texts="invite" />
       <TextField
         fullWidth
         multiline

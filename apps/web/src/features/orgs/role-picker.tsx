@@ -1,4 +1,4 @@
-import { type FleetRole, formatDollarsPerMonth, seatOfferCents } from "@flotilla/domain";
+import { type FleetRole, formatDollarsPerMonth, type SeatOffer, seatOfferCents } from "@flotilla/domain";
 import Box from "@mui/material/Box";
 import MenuItem from "@mui/material/MenuItem";
 import TextField from "@mui/material/TextField";
@@ -102,17 +102,28 @@ export function FleetRolePicker(props: {
  * observers are free.
  */
 export function SeatTotal(props: { role: FleetRole | ""; orgId?: number }) {
-  const { t } = useTranslation();
   const seats = useSeats(props.orgId);
   if (!props.role) return null;
-  const offer = offerFor(props.role, ROLE_PRICES[props.role] * 100, seats);
+  return <OfferTotal offer={offerFor(props.role, ROLE_PRICES[props.role] * 100, seats)} texts="seat" />;
+}
+
+const TOTAL_TEXTS = {
+  seat: { included: "orgs.seat_total_included", free: "orgs.seat_total_free", priced: "orgs.seat_total" },
+  invite: { included: "orgs.invite_cost_included", free: "orgs.invite_cost_free", priced: "orgs.invite_cost" },
+} as const;
+
+/** A dialog's total for one more member (a fleet seat, an organization invite), read out as it changes. */
+export function OfferTotal(props: { offer: SeatOffer; texts: keyof typeof TOTAL_TEXTS }) {
+  const { t } = useTranslation();
+  const { offer } = props;
+  const texts = TOTAL_TEXTS[props.texts];
   return (
     <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }} aria-live="polite">
       {offer.kind === "included"
-        ? t("orgs.seat_total_included", { used: offer.used, included: offer.included })
+        ? t(texts.included, { used: offer.used, included: offer.included })
         : offer.kind === "free"
-          ? t("orgs.seat_total_free")
-          : t("orgs.seat_total", { total: formatDollarsPerMonth(seatOfferCents(offer)) })}
+          ? t(texts.free)
+          : t(texts.priced, { total: formatDollarsPerMonth(seatOfferCents(offer)) })}
     </Typography>
   );
 }
