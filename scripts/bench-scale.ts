@@ -19,7 +19,9 @@
 //    the database connection errors the API logged meanwhile.
 //
 // The machine's hard limit on open files (`ulimit -Hn`) bounds the devices one process can hold
-// at about a third of it; the default device count is the most that fit. --quick (or BENCH_QUICK=1):
+// at about a third of it: --workers N runs the instance as N worker processes (FLOTILLA_WORKERS,
+// with Redis at REDIS_URL, default this machine's), which share the devices' connections; the
+// default is the fewest workers whose limits hold --devices (default 20,000). --quick (or BENCH_QUICK=1):
 // 1,000 devices, a 60 s window (one report of each device). --profile writes CPU profiles of the API during the window and the
 // storm, and a heap snapshot after the window, to --profile-dir (default a temporary folder).
 import { type ChildProcess, execFileSync, fork } from "node:child_process";
@@ -37,6 +39,7 @@ import type { DevicesAnswer, DevicesCommand, DevicesStats } from "./lib/scale-de
 const { values } = parseArgs({
   options: {
     devices: { type: "string" },
+    workers: { type: "string" },
     "per-process": { type: "string" },
     window: { type: "string" },
     quick: { type: "boolean" },
@@ -51,7 +54,8 @@ const QUICK = values.quick === true || process.env.BENCH_QUICK === "1";
 const openFilesLimit = Number(execFileSync("bash", ["-c", "ulimit -Hn"]).toString().trim()) || 20_000;
 // Three sockets a device (cloudlink, log stream, keep-alive calls) and room for the rest.
 const mostThatFit = Math.floor((openFilesLimit - 600) / 3);
-const DEVICES = Number(values.devices ?? (QUICK ? 1000 : Math.min(20_000, mostThatFit)));
+const DEVICES = Number(values.devices ?? (QUICK ? 1000 : 20_000));
+const WORKERS = Number(values.workers ?? Math.ceil(DEVICES / mostThatFit));
 const PER_PROCESS = Number(values["per-process"] ?? 2500);
 const WINDOW_MS = Number(values.window ?? (QUICK ? 60 : 120)) * 1000;
 // New devices finish installing together and then report a minute later: a window right after
@@ -63,9 +67,9 @@ const DOWN_MS = 10_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB`;
 
-if (DEVICES * 3 + 600 > openFilesLimit) {
+if ((DEVICES * 3) / WORKERS + 600 > openFilesLimit) {
   console.log(
-    `note: ${DEVICES} devices need about ${DEVICES * 3} sockets, more than this machine's limit of ${openFilesLimit} open files per process`,
+    `note: ${DEVICES} devices need about ${DEVICES * 3} sockets, more than ${WORKERS} processes hold with this machine's limit of ${openFilesLimit} open files per process`,
   );
 }
 
@@ -77,11 +81,15 @@ const env = {
   NODE_OPTIONS: `--import ${pathToFileURL(path.join(ROOT, "scripts/lib/scale-probe.mjs")).href}`,
   BENCH_PROBE_FILE: probeFile,
   ...(values.profile ? { BENCH_PROFILE: "1" } : {}),
+  ...(WORKERS > 1
+    ? { FLOTILLA_WORKERS: String(WORKERS), REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" }
+    : {}),
 };
 if (values.profile) fs.mkdirSync(profileDir, { recursive: true });
 process.env.DATABASE_URL ??= "postgres://postgres@127.0.0.1:5432/postgres";
 
 type Probe = {
+  pid: number;
   rss: number;
   peakRss: number;
   heapUsed: number;
@@ -91,18 +99,56 @@ type Probe = {
   loopP99Ms: number;
   loopMaxMs: number;
 };
-const readProbe = (): Probe => JSON.parse(fs.readFileSync(probeFile, "utf8")) as Probe;
-/** Asks the probe for a CPU profile or a heap snapshot and waits until it is written. */
+/** The probes of the instance's live processes (the primary and its workers, or the one process). */
+function readProbes(): Probe[] {
+  const prefix = `${path.basename(probeFile)}.`;
+  return fs
+    .readdirSync(path.dirname(probeFile))
+    .filter((name) => name.startsWith(prefix) && /^\d+$/.test(name.slice(prefix.length)))
+    .map(
+      (name) =>
+        ({
+          ...JSON.parse(fs.readFileSync(path.join(path.dirname(probeFile), name), "utf8")),
+          pid: Number(name.slice(prefix.length)),
+        }) as Probe,
+    )
+    .filter((probe) => fs.existsSync(`/proc/${probe.pid}`));
+}
+/** The instance as one: memory and CPU summed over its processes, the event loop of the slowest. */
+function readProbe(): Probe {
+  const probes = readProbes();
+  const total = (field: keyof Probe) => probes.reduce((sum, probe) => sum + probe[field], 0);
+  const most = (field: keyof Probe) => Math.max(...probes.map((probe) => probe[field]));
+  return {
+    pid: server.process.pid ?? 0,
+    rss: total("rss"),
+    peakRss: total("peakRss"),
+    heapUsed: total("heapUsed"),
+    cpuMs: total("cpuMs"),
+    elapsedMs: most("elapsedMs"),
+    loopP50Ms: most("loopP50Ms"),
+    loopP99Ms: most("loopP99Ms"),
+    loopMaxMs: most("loopMaxMs"),
+  };
+}
+const openDescriptors = () =>
+  readProbes().reduce((sum, probe) => sum + fs.readdirSync(`/proc/${probe.pid}/fd`).length, 0);
+/** Asks each process's probe for a CPU profile or a heap snapshot and waits until they are written. */
 async function dump(what: "profile" | "heap", name: string) {
   if (!values.profile) return;
-  const target = path.join(profileDir, name);
-  fs.writeFileSync(`${probeFile}.ask`, `${what} ${target}`);
+  const targets = readProbes().map((probe) => {
+    const target = path.join(profileDir, `${probe.pid}-${name}`);
+    fs.writeFileSync(`${probeFile}.${probe.pid}.ask`, `${what} ${target}`);
+    return target;
+  });
   // Written in one go, but a heap snapshot takes a while: until its size holds for 2 s.
-  for (let waited = 0, size = -1; waited < 300_000; waited += 2000) {
-    await sleep(2000);
-    const now = fs.existsSync(target) ? fs.statSync(target).size : -1;
-    if (now > 0 && now === size) break;
-    size = now;
+  for (const target of targets) {
+    for (let waited = 0, size = -1; waited < 300_000; waited += 2000) {
+      await sleep(2000);
+      const now = fs.existsSync(target) ? fs.statSync(target).size : -1;
+      if (now > 0 && now === size) break;
+      size = now;
+    }
   }
 }
 /** Opens a new measuring window in the API's probe and waits for its first sample. */
@@ -224,7 +270,7 @@ try {
   const idle = readProbe();
   console.log(
     `scale bench: ${DEVICES} devices in ${Math.ceil(DEVICES / PER_PROCESS)} simulator process(es), ` +
-      `open-files limit ${openFilesLimit}, API idle at ${mib(idle.rss)} resident`,
+      `${WORKERS} API worker process(es), open-files limit ${openFilesLimit}, API idle at ${mib(idle.rss)} resident`,
   );
 
   const registering = Date.now();
@@ -287,11 +333,16 @@ try {
   console.log(
     `  API resident memory ${mib(probe.rss)} (peak ${mib(probe.peakRss)}, heap ${mib(probe.heapUsed)}), ` +
       `${((probe.rss - idle.rss) / DEVICES / 1024).toFixed(1)} KiB per device over the idle ${mib(idle.rss)}; ` +
-      `${fs.readdirSync(`/proc/${server.process.pid}/fd`).length} open descriptors`,
+      `${openDescriptors()} open descriptors`,
   );
   console.log(
-    `  API CPU ${((probe.cpuMs / probe.elapsedMs) * 100).toFixed(0)} % of one core; event-loop delay p50 ${probe.loopP50Ms.toFixed(1)} ms, ` +
-      `p99 ${probe.loopP99Ms.toFixed(1)} ms, max ${probe.loopMaxMs.toFixed(0)} ms`,
+    `  API CPU ${((probe.cpuMs / probe.elapsedMs) * 100).toFixed(0)} % of one core; event-loop delay (the slowest process) p50 ${probe.loopP50Ms.toFixed(1)} ms, ` +
+      `p99 ${probe.loopP99Ms.toFixed(1)} ms, max ${probe.loopMaxMs.toFixed(0)} ms` +
+      (WORKERS > 1
+        ? `; p99 by process ${readProbes()
+            .map((one) => one.loopP99Ms.toFixed(1))
+            .join(", ")} ms`
+        : ""),
   );
   console.log(
     `  simulators: ${(simulatorCpu * 100).toFixed(0)} % of one core in all, ${mib(sum(after, "rss"))} resident; ` +

@@ -69,6 +69,11 @@ describe("paid plans: roles, annual billing, the free plan's allowance", () => {
       await option.waitFor();
       expect(await option.getAttribute("aria-disabled")).toBeNull();
     }
+    // Pilot includes no seats of the fleet roles: each keeps its price (spec 3 §6, ORG-092).
+    await page
+      .getByRole("option", { name: /^Developer/ })
+      .getByText("$49 per member / month")
+      .waitFor();
     await paid.operator.click();
     // What the seat costs, before adding it (spec 3 §9: dollars per month with 2 decimals).
     await paid.dialog.getByText(/^Total: \$29\.00\/month for this member/).waitFor();
@@ -78,6 +83,24 @@ describe("paid plans: roles, annual billing, the free plan's allowance", () => {
       .getByRole("table", { name: "Members" })
       .getByRole("row", { name: /demo-member.*Operator/ })
       .waitFor();
+
+    // The organization's invite says the same of the administrator seats, and the total is nothing
+    // while one is left.
+    await page.goto(url(`/orgs/${orgId}/members`));
+    await page.getByRole("button", { name: "Invite member" }).click();
+    const invite = page.getByRole("dialog", { name: "Invite member" });
+    await invite.getByRole("combobox", { name: "Role" }).click();
+    await page
+      .getByRole("option", { name: /^Administrator/ })
+      .getByText(/^1 of 2 included seats used$/)
+      .waitFor();
+    await page.getByRole("option", { name: /^Administrator/ }).click();
+    await invite
+      .getByText(/^Total: \$0\.00\/month: an administrator seat the plan includes \(1 of 2 used\)\.$/)
+      .waitFor();
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: "/tmp/shots-billing-plans-invite-seats.png" });
+    await invite.getByRole("button", { name: "Cancel" }).click();
 
     // Pilot, billed annually.
     await page.goto(url(`/orgs/${orgId}/billing`));

@@ -281,8 +281,21 @@ describe("devices: add simulated devices and manage one", () => {
 
   it("deletes the device with typed confirmation and lands on its fleet", async () => {
     await page.goto(url(`/devices/${device?.uuid}/settings`));
-    await page.getByRole("button", { name: "Delete" }).click();
     const dialog = page.getByRole("dialog", { name: "Delete device" });
+    // On a machine busy with other specs a click while the page is still settling was lost once
+    // (the dialog never opened in 30 s); a person clicks again, and so does this.
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole("button", { name: "Delete" }).click();
+          return dialog.waitFor({ timeout: 3000 }).then(
+            () => true,
+            () => false,
+          );
+        },
+        { timeout: 30_000 },
+      )
+      .toBe(true);
     await dialog.getByLabel(/Type .* to confirm/).pressSequentially("kiosk-lobby");
     await dialog.getByRole("button", { name: "Delete" }).click();
     await page.waitForURL(new RegExp(`/fleets/${otherFleetId}$`));

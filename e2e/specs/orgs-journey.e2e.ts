@@ -344,7 +344,8 @@ describe("organizations: an administrator and an invited member", () => {
     await admin.goto(url(`${orgPath}/members`));
     const members = admin.getByRole("table", { name: "Members" });
     await members.getByRole("combobox", { name: `Role of ${memberUsername}` }).click();
-    await admin.getByRole("option", { name: "Administrator" }).click();
+    // Each option says what one more member at it costs (ORG-092): "Administrator $49 per member…".
+    await admin.getByRole("option", { name: /^Administrator/ }).click();
     await admin.getByText("Role changed").waitFor();
     await member.goto(url(`${orgPath}/members`));
     await member.getByRole("button", { name: "Invite member" }).waitFor();
@@ -360,7 +361,7 @@ describe("organizations: an administrator and an invited member", () => {
     // one is this change's.
     await admin.getByText("Role changed").waitFor({ state: "hidden", timeout: 15_000 });
     await members.getByRole("combobox", { name: `Role of ${memberUsername}` }).click();
-    await admin.getByRole("option", { name: "Member" }).click();
+    await admin.getByRole("option", { name: /^Member/ }).click();
     await admin.getByText("Role changed").waitFor();
 
     // The page the member still has open offers the change; the server refuses it, the error says

@@ -1,15 +1,18 @@
 // Loaded into the API process by scripts/bench-scale.ts (NODE_OPTIONS=--import …): once a second it
-// writes the process's memory, CPU and event-loop delay to BENCH_PROBE_FILE,
-// counted since the last SIGUSR2 (the benchmark sends one when a measuring window opens). With
+// writes the process's memory, CPU and event-loop delay to `<BENCH_PROBE_FILE>.<pid>` (one file
+// for each process: with FLOTILLA_WORKERS the primary and every worker load it), counted since the
+// last SIGUSR2 (the benchmark sends one to the primary, which passes it on to its workers, when a
+// measuring window opens). With
 // BENCH_PROFILE=1 it also runs the CPU profiler from that signal on, and writes the profile (or a
 // heap snapshot) to the path the benchmark puts in `<BENCH_PROBE_FILE>.ask` ("profile PATH",
 // "heap PATH"); --cpu-prof is not allowed in NODE_OPTIONS and a killed process writes none.
+import cluster from "node:cluster";
 import fs from "node:fs";
 import inspector from "node:inspector";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import v8 from "node:v8";
 
-const file = process.env.BENCH_PROBE_FILE;
+const file = process.env.BENCH_PROBE_FILE && `${process.env.BENCH_PROBE_FILE}.${process.pid}`;
 if (file) {
   const profiler = process.env.BENCH_PROFILE === "1" ? new inspector.Session() : null;
   profiler?.connect();
@@ -22,6 +25,7 @@ if (file) {
   let since = performance.now();
   let peakRss = 0;
   process.on("SIGUSR2", () => {
+    if (cluster.isPrimary) for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill("SIGUSR2");
     delay.reset();
     cpu = process.cpuUsage();
     since = performance.now();

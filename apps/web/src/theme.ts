@@ -118,6 +118,8 @@ export function createAppTheme(mode: ColorMode): Theme {
         defaultProps: { variant: "outlined" },
       },
       MuiAppBar: { defaultProps: { elevation: 0, color: "inherit" } },
+      // A dialog's buttons end where its fields end (MUI's 8 px put them 16 px further out).
+      MuiDialogActions: { styleOverrides: { root: { padding: "8px 24px 20px" } } },
       MuiTooltip: { defaultProps: { arrow: true } },
       MuiTextField: { defaultProps: { size: "small", fullWidth: true } },
       MuiMenu: {

@@ -46,6 +46,10 @@ import {
   pastDueState,
   planChangeType,
   pricePerMonth,
+  type SeatOffer,
+  type SeatUsage,
+  seatOffer,
+  seatOfferCents,
   seatPrice,
   selfServePlans,
   tierOf,
@@ -355,6 +359,52 @@ describe("member seats (spec 3 §9)", () => {
     expect(seatPrice(4900, 0)).toBe(0);
     expect(seatPrice(2900, 50)).toBe(1450);
     expect(seatPrice(4900)).toBe(4900);
+  });
+
+  it.each<[string, number, SeatUsage | undefined, SeatOffer, number]>([
+    // What one more member at a role costs, from its list price and its seats on the plan (spec 3 §6).
+    ["a free role", 0, undefined, { kind: "free" }, 0],
+    ["usage unknown: the list price", 4900, undefined, { kind: "priced", priceCents: 4900 }, 4900],
+    [
+      "no seat included: the plan's price",
+      4900,
+      { included: 0, used: 3, unitPriceCents: 3920 },
+      { kind: "priced", priceCents: 3920 },
+      3920,
+    ],
+    [
+      "included seats left",
+      4900,
+      { included: 2, used: 1, unitPriceCents: 4900 },
+      { kind: "included", used: 1, included: 2 },
+      0,
+    ],
+    [
+      "none of the included seats used yet",
+      4900,
+      { included: 5, used: 0, unitPriceCents: 4900 },
+      { kind: "included", used: 0, included: 5 },
+      0,
+    ],
+    [
+      "every included seat used: the extra-seat price",
+      4900,
+      { included: 2, used: 2, unitPriceCents: 4900 },
+      { kind: "extra", used: 2, included: 2, priceCents: 4900 },
+      4900,
+    ],
+    [
+      "more used than included (seats already billed)",
+      2900,
+      { included: 1, used: 4, unitPriceCents: 2900 },
+      { kind: "extra", used: 4, included: 1, priceCents: 2900 },
+      2900,
+    ],
+    ["extra seats that the plan gives away", 0, { included: 3, used: 3, unitPriceCents: 0 }, { kind: "free" }, 0],
+    ["a free seat the plan sells", 0, { included: 0, used: 7, unitPriceCents: 0 }, { kind: "free" }, 0],
+  ])("seatOffer: %s", (_case, listPrice, usage, offer, cents) => {
+    expect(seatOffer(listPrice, usage)).toEqual(offer);
+    expect(seatOfferCents(seatOffer(listPrice, usage))).toBe(cents);
   });
 
   it("includes at least one member", () => {

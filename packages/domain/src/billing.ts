@@ -371,6 +371,49 @@ export function includedMembers(count: number | null | undefined): number {
   return Math.max(1, Math.floor(count ?? 0));
 }
 
+/** One role's seats on the organization's plan (the billing usage's add-on row `member:{role}`). */
+export interface SeatUsage {
+  /** Seats of the role the plan includes. */
+  included: number;
+  /** Members who hold a seat of the role now. */
+  used: number;
+  /** What a seat beyond the included ones costs per month, in cents. */
+  unitPriceCents: number;
+}
+
+/**
+ * What one more member at a role costs (spec 3 §6: role options depend on pricing and usage):
+ * - free: the role costs nothing;
+ * - included: the plan includes seats of the role and some are still unused: nothing more to pay;
+ * - extra: every included seat is used: one more costs the extra-seat price;
+ * - priced: the plan includes none: the seat's price.
+ */
+export type SeatOffer =
+  | { kind: "free" }
+  | { kind: "included"; used: number; included: number }
+  | { kind: "extra"; used: number; included: number; priceCents: number }
+  | { kind: "priced"; priceCents: number };
+
+/**
+ * The offer for a role from its list price and, when known, its seats on the plan. Without usage
+ * (the viewer may not read billing, or the plan sells no such seat) the list price stands; with
+ * it, the plan's own seat price does.
+ */
+export function seatOffer(listPriceCents: number, usage?: SeatUsage): SeatOffer {
+  const priceCents = usage ? usage.unitPriceCents : listPriceCents;
+  if (usage && usage.included > 0) {
+    const { used, included } = usage;
+    if (used < included) return { kind: "included", used, included };
+    return priceCents === 0 ? { kind: "free" } : { kind: "extra", used, included, priceCents };
+  }
+  return priceCents === 0 ? { kind: "free" } : { kind: "priced", priceCents };
+}
+
+/** What the offer adds to the monthly bill, in cents. */
+export function seatOfferCents(offer: SeatOffer): number {
+  return offer.kind === "extra" || offer.kind === "priced" ? offer.priceCents : 0;
+}
+
 /** Cents as dollars with 2 decimals and thousands separators: 123456 → "$1,234.56". */
 export function formatDollars(cents: number): string {
   const dollars = Math.round(cents) / 100;

@@ -1,29 +1,18 @@
 import type { FleetRole } from "@flotilla/domain";
 import AddOutlined from "@mui/icons-material/AddOutlined";
 import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
-import Alert from "@mui/material/Alert";
-import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
-import Checkbox from "@mui/material/Checkbox";
-import Dialog from "@mui/material/Dialog";
-import DialogActions from "@mui/material/DialogActions";
-import DialogContent from "@mui/material/DialogContent";
-import DialogTitle from "@mui/material/DialogTitle";
 import MenuItem from "@mui/material/MenuItem";
-import Paper from "@mui/material/Paper";
-import Table from "@mui/material/Table";
-import TableBody from "@mui/material/TableBody";
-import TableCell from "@mui/material/TableCell";
-import TableHead from "@mui/material/TableHead";
+import type { SxProps, Theme } from "@mui/material/styles";
 import TablePagination from "@mui/material/TablePagination";
-import TableRow from "@mui/material/TableRow";
 import TextField from "@mui/material/TextField";
-import Typography from "@mui/material/Typography";
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { type ReactNode, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
+import { AccessList } from "../../components/access-list.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
+import { FormDialog } from "../../components/form-dialog.tsx";
 import { PageHeader } from "../../components/page.tsx";
 import { useLookup } from "../../lib/lookup.ts";
 import { showToast } from "../../lib/toasts.ts";
@@ -31,7 +20,14 @@ import { DEFAULT_FLEET_ROLE, FREE_PLAN_ACCESS, isValidEmail, type PlanAccess } f
 import { hasFleetAccess, pineOf, useAllMemberships, usePaidPlan, useTeams } from "../orgs/data.ts";
 import { FleetRolePicker, SeatTotal } from "../orgs/role-picker.tsx";
 import { oneAtATime } from "../orgs/teams-pages.tsx";
-import { Card, countSelected, Notice, SelectedItems, useNumericParam, useSubmission } from "../orgs/ui.tsx";
+import {
+  countSelected,
+  Notice,
+  PendingInvitations,
+  SelectedItems,
+  useNumericParam,
+  useSubmission,
+} from "../orgs/ui.tsx";
 import { type Fleet, fleetAbilities, useFleet } from "./data.ts";
 
 export const FLEET_MEMBERS_PAGE_SIZE = 25;
@@ -159,55 +155,40 @@ export function FleetMembersPage() {
         }
       />
       {!canEdit ? <Notice>{t("fleet.members_read_only")}</Notice> : null}
-      <Paper variant="outlined" sx={{ mb: 3 }}>
-        <RoleTable
-          label={t("orgs.members")}
-          nameHeader={t("orgs.username")}
-          rows={rows.map((row) => ({
-            id: row.id,
-            name: row.user[0]?.username,
-            role: row.application_membership_role[0]?.name,
-          }))}
-          canEdit={canEdit}
-          selected={selected}
-          onSelected={setSelected}
-          empty={members.isSuccess && rows.length === 0 ? t("fleet.no_members") : undefined}
-        />
-        <TablePagination
-          component="div"
-          count={members.data?.total ?? 0}
-          page={page}
-          rowsPerPage={FLEET_MEMBERS_PAGE_SIZE}
-          rowsPerPageOptions={[FLEET_MEMBERS_PAGE_SIZE]}
-          onPageChange={(_event, next) => setPage(next)}
-        />
-      </Paper>
+      <RoleTable
+        label={t("orgs.members")}
+        nameHeader={t("orgs.username")}
+        rows={rows.map((row) => ({
+          id: row.id,
+          name: row.user[0]?.username,
+          role: row.application_membership_role[0]?.name,
+        }))}
+        canEdit={canEdit}
+        selected={selected}
+        onSelected={setSelected}
+        empty={members.isSuccess && rows.length === 0 ? t("fleet.no_members") : undefined}
+        paperSx={{ mb: 3 }}
+        footer={
+          <TablePagination
+            component="div"
+            count={members.data?.total ?? 0}
+            page={page}
+            rowsPerPage={FLEET_MEMBERS_PAGE_SIZE}
+            rowsPerPageOptions={[FLEET_MEMBERS_PAGE_SIZE]}
+            onPageChange={(_event, next) => setPage(next)}
+          />
+        }
+      />
       {abilities.invite ? (
-        <Card title={t("orgs.pending_invitations")}>
-          {(invites.data ?? []).length === 0 ? (
-            <Typography variant="body2" color="text.secondary">
-              {t("orgs.no_invitations")}
-            </Typography>
-          ) : (
-            <Table size="small" aria-label={t("orgs.pending_invitations")}>
-              <TableBody>
-                {(invites.data ?? []).map((invite) => (
-                  <TableRow key={invite.id}>
-                    <TableCell>{invite.invitee[0]?.email}</TableCell>
-                    <TableCell>
-                      {t(`orgs.fleet_roles.${invite.application_membership_role[0]?.name ?? "developer"}`)}
-                    </TableCell>
-                    <TableCell align="right">
-                      <Button size="small" color="error" onClick={() => revoke.mutate(invite.id)}>
-                        {t("orgs.revoke")}
-                      </Button>
-                    </TableCell>
-                  </TableRow>
-                ))}
-              </TableBody>
-            </Table>
-          )}
-        </Card>
+        <PendingInvitations
+          rows={invites.data ?? []}
+          head={false}
+          columns={[
+            { cell: (invite) => invite.invitee[0]?.email },
+            { cell: (invite) => t(`orgs.fleet_roles.${invite.application_membership_role[0]?.name ?? "developer"}`) },
+          ]}
+          onRevoke={(invite) => revoke.mutate(invite.id)}
+        />
       ) : null}
       {adding && orgId ? (
         <AddFleetMemberDialog
@@ -261,41 +242,27 @@ function BatchRoleDialog(props: {
   const [role, setRole] = useState<FleetRole>(DEFAULT_FLEET_ROLE);
   const { error, busy, run } = useSubmission();
   return (
-    <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>
-      <Box
-        component="form"
-        noValidate
-        onSubmit={async (event: FormEvent) => {
-          event.preventDefault();
-          await run(async () => {
-            await props.onSubmit(role);
-            props.onClose();
-          });
-        }}
-      >
-        <DialogTitle>{t("fleet.change_role_of", { count: props.count })}</DialogTitle>
-        <DialogContent>
-          {error ? (
-            <Alert severity="error" sx={{ mb: 1 }}>
-              {error}
-            </Alert>
-          ) : null}
-          <FleetRolePicker
-            value={role}
-            onChange={setRole}
-            plan={props.plan}
-            applicationClass={props.fleet.is_of__class}
-            {...(props.orgId ? { orgId: props.orgId } : {})}
-          />
-        </DialogContent>
-        <DialogActions>
-          <Button onClick={props.onClose}>{t("confirm.cancel")}</Button>
-          <Button type="submit" variant="contained" loading={busy}>
-            {t("fleet.change_role")}
-          </Button>
-        </DialogActions>
-      </Box>
-    </Dialog>
+    <FormDialog
+      onClose={props.onClose}
+      title={t("fleet.change_role_of", { count: props.count })}
+      error={error}
+      submitLabel={t("fleet.change_role")}
+      busy={busy}
+      onSubmit={() =>
+        run(async () => {
+          await props.onSubmit(role);
+          props.onClose();
+        })
+      }
+    >
+      <FleetRolePicker
+        value={role}
+        onChange={setRole}
+        plan={props.plan}
+        applicationClass={props.fleet.is_of__class}
+        {...(props.orgId ? { orgId: props.orgId } : {})}
+      />
+    </FormDialog>
   );
 }
 
@@ -325,8 +292,7 @@ function AddFleetMemberDialog(props: {
   const candidates = (orgMembers.data ?? [])
     .map((row) => row.user[0]?.username ?? "")
     .filter((name) => name && !props.excluded.includes(name));
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const submit = async () => {
     setTouched(true);
     if (!trimmed) return;
     await run(async () => {
@@ -353,70 +319,61 @@ function AddFleetMemberDialog(props: {
     });
   };
   return (
-    <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>
-      <Box component="form" noValidate onSubmit={submit}>
-        <DialogTitle>{t("fleet.add_member")}</DialogTitle>
-        <DialogContent>
-          {error ? (
-            <Alert severity="error" sx={{ mb: 1 }}>
-              {error}
-            </Alert>
-          ) : null}
-          <TextField
-            autoFocus
-            fullWidth
-            required
-            margin="dense"
-            label={t("fleet.username_or_email")}
-            value={value}
-            onChange={(event) => setValue(event.target.value)}
-            error={touched && !trimmed}
-            helperText={touched && !trimmed ? t("orgs.invitee_required") : isEmail ? t("fleet.will_invite") : undefined}
-          />
-          {candidates.length > 0 ? (
-            <TextField
-              select
-              fullWidth
-              margin="dense"
-              label={t("fleet.existing_member")}
-              value={candidates.includes(trimmed) ? trimmed : ""}
-              onChange={(event) => setValue(event.target.value)}
-            >
-              {candidates.map((name) => (
-                <MenuItem key={name} value={name}>
-                  {name}
-                </MenuItem>
-              ))}
-            </TextField>
-          ) : null}
-          <FleetRolePicker
-            value={role}
-            onChange={setRole}
-            plan={props.plan}
-            applicationClass={props.fleet.is_of__class}
-            orgId={props.orgId}
-          />
-          <SeatTotal role={role} />
-          {isEmail ? (
-            <TextField
-              fullWidth
-              multiline
-              minRows={2}
-              margin="dense"
-              label={t("orgs.message_optional")}
-              value={message}
-              onChange={(event) => setMessage(event.target.value)}
-            />
-          ) : null}
-        </DialogContent>
-        <DialogActions>
-          <Button onClick={props.onClose}>{t("confirm.cancel")}</Button>
-          <Button type="submit" variant="contained" loading={busy}>
-            {t("orgs.add")}
-          </Button>
-        </DialogActions>
-      </Box>
-    </Dialog>
+    <FormDialog
+      onClose={props.onClose}
+      title={t("fleet.add_member")}
+      error={error}
+      submitLabel={t("orgs.add")}
+      busy={busy}
+      onSubmit={submit}
+    >
+      <TextField
+        autoFocus
+        fullWidth
+        required
+        margin="dense"
+        label={t("fleet.username_or_email")}
+        value={value}
+        onChange={(event) => setValue(event.target.value)}
+        error={touched && !trimmed}
+        helperText={touched && !trimmed ? t("orgs.invitee_required") : isEmail ? t("fleet.will_invite") : undefined}
+      />
+      {candidates.length > 0 ? (
+        <TextField
+          select
+          fullWidth
+          margin="dense"
+          label={t("fleet.existing_member")}
+          value={candidates.includes(trimmed) ? trimmed : ""}
+          onChange={(event) => setValue(event.target.value)}
+        >
+          {candidates.map((name) => (
+            <MenuItem key={name} value={name}>
+              {name}
+            </MenuItem>
+          ))}
+        </TextField>
+      ) : null}
+      <FleetRolePicker
+        value={role}
+        onChange={setRole}
+        plan={props.plan}
+        applicationClass={props.fleet.is_of__class}
+        orgId={props.orgId}
+      />
+      <SeatTotal role={role} orgId={props.orgId} />
+      {isEmail ? (
+        <TextField
+          fullWidth
+          multiline
+          minRows={2}
+          margin="dense"
+          label={t("orgs.message_optional")}
+          value={message}
+          onChange={(event) => setMessage(event.target.value)}
+        />
+      ) : null}
+    </FormDialog>
   );
 }
 
@@ -498,21 +455,19 @@ export function FleetTeamsPage() {
         }
       />
       {!canEdit ? <Notice>{t("fleet.teams_read_only")}</Notice> : null}
-      <Paper variant="outlined">
-        <RoleTable
-          label={t("orgs.teams")}
-          nameHeader={t("orgs.team_name")}
-          rows={rows.map((row) => ({
-            id: row.id,
-            name: row.team[0]?.name,
-            role: row.application_membership_role[0]?.name,
-          }))}
-          canEdit={canEdit}
-          selected={selected}
-          onSelected={setSelected}
-          empty={access.isSuccess && rows.length === 0 ? t("fleet.no_teams") : undefined}
-        />
-      </Paper>
+      <RoleTable
+        label={t("orgs.teams")}
+        nameHeader={t("orgs.team_name")}
+        rows={rows.map((row) => ({
+          id: row.id,
+          name: row.team[0]?.name,
+          role: row.application_membership_role[0]?.name,
+        }))}
+        canEdit={canEdit}
+        selected={selected}
+        onSelected={setSelected}
+        empty={access.isSuccess && rows.length === 0 ? t("fleet.no_teams") : undefined}
+      />
       {adding ? (
         <AddToTeamDialog
           fleet={fleet}
@@ -552,119 +507,97 @@ function AddToTeamDialog(props: {
   const [role, setRole] = useState<FleetRole>(DEFAULT_FLEET_ROLE);
   const { error, busy, run } = useSubmission();
   return (
-    <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>
-      <Box
-        component="form"
-        noValidate
-        onSubmit={async (event: FormEvent) => {
-          event.preventDefault();
-          if (selected.length === 0) return;
-          await run(async () => {
-            await oneAtATime(selected, (teamId) => sdk.models.team.applicationAccess.add(teamId, props.fleet.id, role));
-            showToast("success", t("orgs.resource_added_to_team"));
-            props.onDone();
-            props.onClose();
-          });
-        }}
+    <FormDialog
+      onClose={props.onClose}
+      title={t("fleet.add_to_team")}
+      error={error}
+      submitLabel={t("orgs.add")}
+      busy={busy}
+      submitDisabled={selected.length === 0}
+      onSubmit={async () => {
+        if (selected.length === 0) return;
+        await run(async () => {
+          await oneAtATime(selected, (teamId) => sdk.models.team.applicationAccess.add(teamId, props.fleet.id, role));
+          showToast("success", t("orgs.resource_added_to_team"));
+          props.onDone();
+          props.onClose();
+        });
+      }}
+    >
+      <TextField
+        select
+        fullWidth
+        margin="dense"
+        label={t("orgs.teams")}
+        value={selected}
+        slotProps={{ select: { multiple: true, renderValue: countSelected(t) } }}
+        onChange={(event) => setSelected(event.target.value as unknown as number[])}
       >
-        <DialogTitle>{t("fleet.add_to_team")}</DialogTitle>
-        <DialogContent>
-          {error ? (
-            <Alert severity="error" sx={{ mb: 1 }}>
-              {error}
-            </Alert>
-          ) : null}
-          <TextField
-            select
-            fullWidth
-            margin="dense"
-            label={t("orgs.teams")}
-            value={selected}
-            slotProps={{ select: { multiple: true, renderValue: countSelected(t) } }}
-            onChange={(event) => setSelected(event.target.value as unknown as number[])}
-          >
-            {props.teams.map((team) => (
-              <MenuItem key={team.id} value={team.id}>
-                {team.name}
-              </MenuItem>
-            ))}
-          </TextField>
-          <SelectedItems
-            label={t("orgs.selected_teams")}
-            items={props.teams
-              .filter((team) => selected.includes(team.id))
-              .map((team) => ({ id: team.id, name: team.name }))}
-            onRemove={(id) => setSelected((prev) => prev.filter((item) => item !== id))}
-          />
-          <FleetRolePicker
-            value={role}
-            onChange={setRole}
-            plan={props.plan}
-            applicationClass={props.fleet.is_of__class}
-            {...(props.orgId ? { orgId: props.orgId } : {})}
-          />
-        </DialogContent>
-        <DialogActions>
-          <Button onClick={props.onClose}>{t("confirm.cancel")}</Button>
-          <Button type="submit" variant="contained" loading={busy} disabled={selected.length === 0}>
-            {t("orgs.add")}
-          </Button>
-        </DialogActions>
-      </Box>
-    </Dialog>
+        {props.teams.map((team) => (
+          <MenuItem key={team.id} value={team.id}>
+            {team.name}
+          </MenuItem>
+        ))}
+      </TextField>
+      <SelectedItems
+        label={t("orgs.selected_teams")}
+        items={props.teams
+          .filter((team) => selected.includes(team.id))
+          .map((team) => ({ id: team.id, name: team.name }))}
+        onRemove={(id) => setSelected((prev) => prev.filter((item) => item !== id))}
+      />
+      <FleetRolePicker
+        value={role}
+        onChange={setRole}
+        plan={props.plan}
+        applicationClass={props.fleet.is_of__class}
+        {...(props.orgId ? { orgId: props.orgId } : {})}
+      />
+    </FormDialog>
   );
+}
+
+interface RoleRow {
+  id: number;
+  name: string | undefined;
+  role: FleetRole | undefined;
 }
 
 /** A fleet's members or teams with their role; with edit rights, rows can be selected for batch actions. */
 function RoleTable(props: {
   label: string;
   nameHeader: string;
-  rows: { id: number; name: string | undefined; role: FleetRole | undefined }[];
+  rows: RoleRow[];
   canEdit: boolean;
   selected: number[];
   onSelected: (update: (previous: number[]) => number[]) => void;
   empty: string | undefined;
+  paperSx?: SxProps<Theme>;
+  footer?: ReactNode;
 }) {
   const { t } = useTranslation();
-  const { rows, canEdit, selected, onSelected } = props;
   return (
-    <Table size="small" aria-label={props.label}>
-      <TableHead>
-        <TableRow>
-          {canEdit ? <TableCell padding="checkbox" /> : null}
-          <TableCell>{props.nameHeader}</TableCell>
-          <TableCell>{t("orgs.role")}</TableCell>
-        </TableRow>
-      </TableHead>
-      <TableBody>
-        {rows.map((row) => (
-          <TableRow key={row.id} hover>
-            {canEdit ? (
-              <TableCell padding="checkbox">
-                <Checkbox
-                  size="small"
-                  checked={selected.includes(row.id)}
-                  slotProps={{ input: { "aria-label": t("orgs.select", { name: row.name }) } }}
-                  onChange={(event) =>
-                    onSelected((previous) =>
-                      event.target.checked ? [...previous, row.id] : previous.filter((id) => id !== row.id),
-                    )
-                  }
-                />
-              </TableCell>
-            ) : null}
-            <TableCell sx={{ fontWeight: 500 }}>{row.name}</TableCell>
-            <TableCell>{t(`orgs.fleet_roles.${row.role ?? "developer"}`)}</TableCell>
-          </TableRow>
-        ))}
-        {props.empty ? (
-          <TableRow>
-            <TableCell colSpan={3} sx={{ color: "text.secondary" }}>
-              {props.empty}
-            </TableCell>
-          </TableRow>
-        ) : null}
-      </TableBody>
-    </Table>
+    <AccessList<RoleRow>
+      label={props.label}
+      rows={props.rows}
+      hover
+      paper
+      {...(props.paperSx ? { paperSx: props.paperSx } : {})}
+      footer={props.footer}
+      {...(props.empty ? { emptyRow: props.empty } : {})}
+      {...(props.canEdit
+        ? {
+            selection: {
+              selected: props.selected,
+              onChange: props.onSelected,
+              label: (row) => t("orgs.select", { name: row.name }),
+            },
+          }
+        : {})}
+      columns={[
+        { header: props.nameHeader, cell: (row) => row.name, sx: { fontWeight: 500 } },
+        { header: t("orgs.role"), cell: (row) => t(`orgs.fleet_roles.${row.role ?? "developer"}`) },
+      ]}
+    />
   );
 }

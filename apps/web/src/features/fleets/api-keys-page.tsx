@@ -1,39 +1,26 @@
 import { DATE_FORMAT } from "@flotilla/domain";
 import AddOutlined from "@mui/icons-material/AddOutlined";
-import ContentCopyOutlined from "@mui/icons-material/ContentCopyOutlined";
 import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
 import VpnKeyOutlined from "@mui/icons-material/VpnKeyOutlined";
-import Alert from "@mui/material/Alert";
-import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
-import Dialog from "@mui/material/Dialog";
-import DialogActions from "@mui/material/DialogActions";
-import DialogContent from "@mui/material/DialogContent";
-import DialogTitle from "@mui/material/DialogTitle";
 import IconButton from "@mui/material/IconButton";
 import Paper from "@mui/material/Paper";
-import Stack from "@mui/material/Stack";
 import Table from "@mui/material/Table";
 import TableBody from "@mui/material/TableBody";
 import TableCell from "@mui/material/TableCell";
 import TableHead from "@mui/material/TableHead";
 import TableRow from "@mui/material/TableRow";
-import TextField from "@mui/material/TextField";
 import Tooltip from "@mui/material/Tooltip";
-import Typography from "@mui/material/Typography";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { format } from "date-fns";
-import { type FormEvent, useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
-import { errorText } from "../../lib/errors.ts";
 import { showToast } from "../../lib/toasts.ts";
-import { MONO_FONT_STACK } from "../../theme.ts";
-import { type ExpiryChoice, expiryDateFor } from "../preferences/api-key-expiry.ts";
-import { ExpiryFields } from "../preferences/expiry-fields.tsx";
+import { NewKeyDialog } from "../preferences/new-key-dialog.tsx";
 import { usePageFleet } from "./summary-page.tsx";
 
 interface ProvisioningKey {
@@ -50,124 +37,21 @@ function CreateKeyDialog({ fleetId, onClose }: { fleetId: number; onClose: () =>
   const { t } = useTranslation();
   const sdk = useSdk();
   const queryClient = useQueryClient();
-  const [name, setName] = useState("");
-  const [description, setDescription] = useState("");
-  const [choice, setChoice] = useState<ExpiryChoice>("30");
-  const [custom, setCustom] = useState("");
-  const [errors, setErrors] = useState<{ name?: string; expiry?: string }>({});
-  const [created, setCreated] = useState<string>();
-  const create = useMutation({
-    meta: { reportErrors: false },
-    mutationFn: (expiryDate: string | null) =>
-      sdk.models.application.generateProvisioningKey({
-        slugOrUuidOrId: fleetId,
-        keyExpiryDate: expiryDate as string,
-        keyName: name.trim(),
-        ...(description.trim() ? { keyDescription: description.trim() } : {}),
-      }),
-    onSuccess: async (key) => {
-      setCreated(key);
-      await queryClient.invalidateQueries({ queryKey: ["fleet", fleetId, "provisioning-keys"] });
-    },
-  });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const expiry = expiryDateFor(choice, custom);
-    const found = {
-      name: name.trim() ? undefined : t("preferences.tokens.name_required"),
-      expiry: expiry.ok ? undefined : t(`preferences.tokens.${expiry.error}`),
-    };
-    setErrors(found);
-    if (!found.name && expiry.ok) create.mutate(expiry.expiryDate);
-  };
   return (
-    <Dialog open onClose={created ? undefined : onClose} maxWidth="sm" fullWidth>
-      {created ? (
-        <>
-          <DialogTitle>{t("fleets.keys.created_title")}</DialogTitle>
-          <DialogContent>
-            <Alert severity="warning" sx={{ mb: 2 }}>
-              {t("preferences.tokens.created_text")}
-            </Alert>
-            <Box
-              sx={{
-                display: "flex",
-                alignItems: "center",
-                gap: 1,
-                border: 1,
-                borderColor: "divider",
-                borderRadius: 1,
-                pl: 1.5,
-                pr: 0.5,
-                py: 0.5,
-                bgcolor: "action.hover",
-              }}
-            >
-              <Typography
-                data-testid="created-key"
-                sx={{ flex: 1, fontFamily: MONO_FONT_STACK, fontSize: "0.8125rem", wordBreak: "break-all" }}
-              >
-                {created}
-              </Typography>
-              <Button
-                size="small"
-                startIcon={<ContentCopyOutlined fontSize="small" />}
-                onClick={() =>
-                  void navigator.clipboard?.writeText(created).then(
-                    () => showToast("success", t("preferences.tokens.copied")),
-                    () => undefined,
-                  )
-                }
-              >
-                {t("preferences.tokens.copy")}
-              </Button>
-            </Box>
-          </DialogContent>
-          <DialogActions>
-            <Button variant="contained" onClick={onClose}>
-              {t("preferences.tokens.done")}
-            </Button>
-          </DialogActions>
-        </>
-      ) : (
-        <form noValidate onSubmit={submit}>
-          <DialogTitle>{t("fleets.keys.create")}</DialogTitle>
-          <DialogContent>
-            <Stack spacing={2} sx={{ pt: 1 }}>
-              {create.isError ? <Alert severity="error">{errorText(create.error)}</Alert> : null}
-              <TextField
-                label={t("preferences.tokens.name")}
-                autoFocus
-                fullWidth
-                value={name}
-                onChange={(event) => setName(event.target.value)}
-                error={Boolean(errors.name)}
-                helperText={errors.name}
-              />
-              <TextField
-                label={t("preferences.tokens.description")}
-                fullWidth
-                value={description}
-                onChange={(event) => setDescription(event.target.value)}
-              />
-              <ExpiryFields
-                choice={choice}
-                custom={custom}
-                error={errors.expiry}
-                onChoice={setChoice}
-                onCustom={setCustom}
-              />
-            </Stack>
-          </DialogContent>
-          <DialogActions>
-            <Button onClick={onClose}>{t("preferences.tokens.cancel")}</Button>
-            <Button type="submit" variant="contained" loading={create.isPending}>
-              {t("fleets.keys.create")}
-            </Button>
-          </DialogActions>
-        </form>
-      )}
-    </Dialog>
+    <NewKeyDialog
+      title={t("fleets.keys.create")}
+      createdTitle={t("fleets.keys.created_title")}
+      create={(key) =>
+        sdk.models.application.generateProvisioningKey({
+          slugOrUuidOrId: fleetId,
+          keyExpiryDate: key.expiryDate as string,
+          keyName: key.name,
+          ...(key.description ? { keyDescription: key.description } : {}),
+        })
+      }
+      onCreated={() => queryClient.invalidateQueries({ queryKey: ["fleet", fleetId, "provisioning-keys"] })}
+      onClose={onClose}
+    />
   );
 }
 

@@ -1,18 +1,13 @@
 import ImageOutlined from "@mui/icons-material/ImageOutlined";
-import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
-import Dialog from "@mui/material/Dialog";
-import DialogActions from "@mui/material/DialogActions";
-import DialogContent from "@mui/material/DialogContent";
-import DialogTitle from "@mui/material/DialogTitle";
-import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
-import { type ChangeEvent, type FormEvent, useEffect, useRef, useState } from "react";
+import { type ChangeEvent, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
+import { FormDialog } from "../../components/form-dialog.tsx";
 import { fileToDataUrl } from "../../lib/data-url.ts";
 import { LOGO_MAX_BYTES, logoProblem } from "./logo.tsx";
-import { useSubmission } from "./ui.tsx";
+import { NameField, useSubmission } from "./ui.tsx";
 
 /**
  * "Create organization" (spec 3 §7: POST organization with name and, optionally, logo_image): the
@@ -53,8 +48,7 @@ export function CreateOrganizationDialog(props: {
     setLogoError(problem ? t(`orgs.${problem}`) : undefined);
     setLogo(problem ? undefined : file);
   };
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const submit = async () => {
     setTouched(true);
     if (missing) return;
     await run(async () => {
@@ -64,93 +58,75 @@ export function CreateOrganizationDialog(props: {
   };
 
   return (
-    <Dialog open={props.open} onClose={close} maxWidth="xs" fullWidth>
-      <Box component="form" noValidate onSubmit={submit}>
-        <DialogTitle>{t("orgs.create_title")}</DialogTitle>
-        <DialogContent>
-          {error ? (
-            <Alert severity="error" sx={{ mb: 2 }}>
-              {error}
-            </Alert>
-          ) : null}
-          <TextField
-            autoFocus
-            fullWidth
-            required
-            margin="dense"
-            label={t("orgs.name")}
-            value={name}
-            onChange={(event) => setName(event.target.value)}
-            error={touched && missing}
-            helperText={touched && missing ? t("orgs.name_required") : undefined}
-          />
-          <Box sx={{ display: "flex", alignItems: "center", gap: 1.5, mt: 2 }}>
+    <FormDialog
+      open={props.open}
+      onClose={close}
+      title={t("orgs.create_title")}
+      error={error}
+      submitLabel={t("orgs.create")}
+      busy={busy}
+      onSubmit={submit}
+    >
+      <NameField label={t("orgs.name")} value={name} onChange={setName} touched={touched} />
+      <Box sx={{ display: "flex", alignItems: "center", gap: 1.5, mt: 2 }}>
+        <Box
+          sx={{
+            width: 48,
+            height: 48,
+            borderRadius: 1,
+            border: 1,
+            borderColor: "divider",
+            display: "grid",
+            placeItems: "center",
+            overflow: "hidden",
+            flex: "none",
+            color: "text.disabled",
+            bgcolor: "background.default",
+          }}
+        >
+          {preview ? (
             <Box
-              sx={{
-                width: 48,
-                height: 48,
-                borderRadius: 1,
-                border: 1,
-                borderColor: "divider",
-                display: "grid",
-                placeItems: "center",
-                overflow: "hidden",
-                flex: "none",
-                color: "text.disabled",
-                bgcolor: "background.default",
-              }}
-            >
-              {preview ? (
-                <Box
-                  component="img"
-                  src={preview}
-                  alt={t("orgs.logo_preview")}
-                  sx={{ width: 1, height: 1, objectFit: "cover" }}
-                />
-              ) : (
-                <ImageOutlined />
-              )}
-            </Box>
-            <Box sx={{ minWidth: 0, flex: 1 }}>
-              <Typography variant="body2" noWrap>
-                {logo ? logo.name : t("orgs.logo_optional")}
-              </Typography>
-              <Typography variant="caption" color="text.secondary">
-                {t("orgs.logo_hint", { max: LOGO_MAX_BYTES.toLocaleString("en-US") })}
-              </Typography>
-            </Box>
-            <input
-              ref={fileInput}
-              type="file"
-              accept="image/png,image/jpeg"
-              hidden
-              aria-label={t("orgs.logo_file")}
-              onChange={choose}
+              component="img"
+              src={preview}
+              alt={t("orgs.logo_preview")}
+              sx={{ width: 1, height: 1, objectFit: "cover" }}
             />
-            {logo ? (
-              <Button size="small" onClick={() => setLogo(undefined)}>
-                {t("orgs.remove_logo")}
-              </Button>
-            ) : (
-              <Button size="small" variant="outlined" onClick={() => fileInput.current?.click()}>
-                {t("orgs.choose_logo")}
-              </Button>
-            )}
-          </Box>
-          {logoError ? (
-            <Typography role="alert" color="error" variant="body2" sx={{ mt: 1 }}>
-              {logoError}
-            </Typography>
-          ) : null}
-        </DialogContent>
-        <DialogActions>
-          <Button onClick={close}>{t("confirm.cancel")}</Button>
-          <Button type="submit" variant="contained" loading={busy}>
-            {t("orgs.create")}
+          ) : (
+            <ImageOutlined />
+          )}
+        </Box>
+        <Box sx={{ minWidth: 0, flex: 1 }}>
+          <Typography variant="body2" noWrap>
+            {logo ? logo.name : t("orgs.logo_optional")}
+          </Typography>
+          <Typography variant="caption" color="text.secondary">
+            {t("orgs.logo_hint", { max: LOGO_MAX_BYTES.toLocaleString("en-US") })}
+          </Typography>
+        </Box>
+        <input
+          ref={fileInput}
+          type="file"
+          accept="image/png,image/jpeg"
+          hidden
+          aria-label={t("orgs.logo_file")}
+          onChange={choose}
+        />
+        {logo ? (
+          <Button size="small" onClick={() => setLogo(undefined)}>
+            {t("orgs.remove_logo")}
           </Button>
-        </DialogActions>
+        ) : (
+          <Button size="small" variant="outlined" onClick={() => fileInput.current?.click()}>
+            {t("orgs.choose_logo")}
+          </Button>
+        )}
       </Box>
-    </Dialog>
+      {logoError ? (
+        <Typography role="alert" color="error" variant="body2" sx={{ mt: 1 }}>
+          {logoError}
+        </Typography>
+      ) : null}
+    </FormDialog>
   );
 }
 

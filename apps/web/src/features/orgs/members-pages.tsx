@@ -1,6 +1,5 @@
 import {
   DATE_FORMAT,
-  formatDollarsPerMonth,
   MEMBER_PRICES_PER_MONTH_CENTS,
   ORGANIZATION_ROLES,
   type OrganizationRole,
@@ -9,34 +8,25 @@ import {
 import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
 import LoginOutlined from "@mui/icons-material/LoginOutlined";
 import PersonAddOutlined from "@mui/icons-material/PersonAddOutlined";
-import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
-import Dialog from "@mui/material/Dialog";
-import DialogActions from "@mui/material/DialogActions";
-import DialogContent from "@mui/material/DialogContent";
-import DialogTitle from "@mui/material/DialogTitle";
-import IconButton from "@mui/material/IconButton";
 import List from "@mui/material/List";
 import ListItem from "@mui/material/ListItem";
 import MenuItem from "@mui/material/MenuItem";
 import Paper from "@mui/material/Paper";
-import Table from "@mui/material/Table";
-import TableBody from "@mui/material/TableBody";
-import TableCell from "@mui/material/TableCell";
-import TableHead from "@mui/material/TableHead";
 import TablePagination from "@mui/material/TablePagination";
-import TableRow from "@mui/material/TableRow";
 import TextField from "@mui/material/TextField";
 import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { format } from "date-fns";
-import { type FormEvent, useState } from "react";
+import type { TFunction } from "i18next";
+import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
-import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
+import { AccessList, ConfirmRemoveDialog } from "../../components/access-list.tsx";
+import { FormDialog } from "../../components/form-dialog.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { PageHeader } from "../../components/page.tsx";
 import { useLookup } from "../../lib/lookup.ts";
@@ -54,7 +44,9 @@ import {
 } from "./data.ts";
 import { useIsPlatformAdmin, useLogInAs } from "./log-in-as.ts";
 import { ApplicationLink } from "./org-pages.tsx";
-import { Card, useNumericParam, useSubmission } from "./ui.tsx";
+import { OfferTotal } from "./role-picker.tsx";
+import { offerFor, offerText, type SeatsByRole, useSeats } from "./seats.ts";
+import { Card, PendingInvitations, useNumericParam, useSubmission } from "./ui.tsx";
 
 export const MEMBERS_PAGE_SIZE = 25;
 
@@ -142,6 +134,10 @@ export function MembersPage() {
   });
 
   const rows = members.data?.rows ?? [];
+  const seats = useSeats(abilities.manageMembers ? orgId : undefined);
+  const isSelf = (row: OrgMembership) => row.user[0]?.id === me?.id;
+  const roleOf = (row: OrgMembership) => row.organization_membership_role[0]?.name ?? "member";
+  const isLastAdmin = (row: OrgMembership) => isLastAdministrator(roleOf(row), mine.administratorCount);
   return (
     <>
       <PageHeader
@@ -155,159 +151,121 @@ export function MembersPage() {
           ) : null
         }
       />
-      <Paper variant="outlined" sx={{ mb: 3 }}>
-        <Table size="small" aria-label={t("orgs.members")}>
-          <TableHead>
-            <TableRow>
-              <TableCell>{t("orgs.username")}</TableCell>
-              <TableCell>{t("orgs.email")}</TableCell>
-              <TableCell sx={{ width: 200 }}>{t("orgs.role")}</TableCell>
-              <TableCell>{t("orgs.member_since")}</TableCell>
-              <TableCell align="right" />
-            </TableRow>
-          </TableHead>
-          <TableBody>
-            {rows.map((row) => {
-              const user = row.user[0];
-              const role = row.organization_membership_role[0]?.name ?? "member";
-              const lastAdmin = isLastAdministrator(role, mine.administratorCount);
-              const self = user?.id === me?.id;
-              return (
-                <TableRow key={row.id} hover>
-                  <TableCell>
-                    <TextLink
-                      to="/orgs/$orgId/members/$memberId"
-                      params={{ orgId: String(orgId), memberId: String(row.id) }}
-                      underline="hover"
-                      sx={{ fontWeight: 500 }}
-                    >
-                      {user?.username}
-                    </TextLink>
-                    {self ? (
-                      <Typography component="span" variant="caption" color="text.secondary" sx={{ ml: 1 }}>
-                        {t("orgs.you")}
-                      </Typography>
-                    ) : null}
-                  </TableCell>
-                  <TableCell sx={{ color: "text.secondary" }}>{user?.email ?? ""}</TableCell>
-                  <TableCell>
-                    {abilities.manageMembers ? (
-                      <Tooltip title={lastAdmin ? t("orgs.last_admin") : ""}>
-                        <TextField
-                          select
-                          size="small"
-                          fullWidth
-                          value={role}
-                          disabled={lastAdmin || changeRole.isPending}
-                          slotProps={{ htmlInput: { "aria-label": t("orgs.role_of", { name: user?.username }) } }}
-                          onChange={(event) =>
-                            changeRole.mutate({ id: row.id, role: event.target.value as OrganizationRole })
-                          }
-                        >
-                          {ORGANIZATION_ROLES.map((option) => (
-                            <MenuItem key={option} value={option}>
-                              {t(`orgs.roles.${option}`)}
-                            </MenuItem>
-                          ))}
-                        </TextField>
-                      </Tooltip>
-                    ) : (
-                      t(`orgs.roles.${role}`)
-                    )}
-                  </TableCell>
-                  <TableCell>{format(new Date(row.created_at), DATE_FORMAT)}</TableCell>
-                  <TableCell align="right" sx={{ whiteSpace: "nowrap" }}>
-                    {isAdmin && !self && user ? (
-                      <Tooltip title={t("orgs.log_in_as")}>
-                        <IconButton
-                          size="small"
-                          aria-label={t("orgs.log_in_as_named", { name: user.username })}
-                          onClick={() => logInAs(user.username)}
-                        >
-                          <LoginOutlined fontSize="small" />
-                        </IconButton>
-                      </Tooltip>
-                    ) : null}
-                    {abilities.manageMembers || self ? (
-                      <Tooltip
-                        title={lastAdmin ? t("orgs.last_admin") : self ? t("orgs.leave") : t("orgs.remove_member")}
-                      >
-                        <span>
-                          <IconButton
-                            size="small"
-                            color="error"
-                            disabled={lastAdmin}
-                            aria-label={self ? t("orgs.leave") : t("orgs.remove_named", { name: user?.username })}
-                            onClick={() => setRemoving(row)}
-                          >
-                            <DeleteOutlined fontSize="small" />
-                          </IconButton>
-                        </span>
-                      </Tooltip>
-                    ) : null}
-                  </TableCell>
-                </TableRow>
+      <AccessList
+        label={t("orgs.members")}
+        rows={rows}
+        paper
+        paperSx={{ mb: 3 }}
+        hover
+        columns={[
+          {
+            header: t("orgs.username"),
+            cell: (row) => (
+              <>
+                <TextLink
+                  to="/orgs/$orgId/members/$memberId"
+                  params={{ orgId: String(orgId), memberId: String(row.id) }}
+                  underline="hover"
+                  sx={{ fontWeight: 500 }}
+                >
+                  {row.user[0]?.username}
+                </TextLink>
+                {isSelf(row) ? (
+                  <Typography component="span" variant="caption" color="text.secondary" sx={{ ml: 1 }}>
+                    {t("orgs.you")}
+                  </Typography>
+                ) : null}
+              </>
+            ),
+          },
+          { header: t("orgs.email"), cell: (row) => row.user[0]?.email ?? "", sx: { color: "text.secondary" } },
+          {
+            header: t("orgs.role"),
+            headerSx: { width: 200 },
+            cell: (row) => {
+              const role = roleOf(row);
+              return abilities.manageMembers ? (
+                <Tooltip title={isLastAdmin(row) ? t("orgs.last_admin") : ""}>
+                  <TextField
+                    select
+                    size="small"
+                    fullWidth
+                    value={role}
+                    disabled={isLastAdmin(row) || changeRole.isPending}
+                    slotProps={{
+                      htmlInput: { "aria-label": t("orgs.role_of", { name: row.user[0]?.username }) },
+                      // The field shows the role alone; its options say what each costs.
+                      select: { renderValue: (value) => t(`orgs.roles.${value as OrganizationRole}`) },
+                    }}
+                    onChange={(event) =>
+                      changeRole.mutate({ id: row.id, role: event.target.value as OrganizationRole })
+                    }
+                  >
+                    {organizationRoleItems(t, seats)}
+                  </TextField>
+                </Tooltip>
+              ) : (
+                t(`orgs.roles.${role}`)
               );
-            })}
-          </TableBody>
-        </Table>
-        <TablePagination
-          component="div"
-          count={members.data?.total ?? 0}
-          page={page}
-          rowsPerPage={MEMBERS_PAGE_SIZE}
-          rowsPerPageOptions={[MEMBERS_PAGE_SIZE]}
-          onPageChange={(_event, next) => setPage(next)}
-        />
-      </Paper>
+            },
+          },
+          { header: t("orgs.member_since"), cell: (row) => format(new Date(row.created_at), DATE_FORMAT) },
+        ]}
+        actions={[
+          {
+            icon: <LoginOutlined fontSize="small" />,
+            shown: (row) => isAdmin && !isSelf(row) && row.user[0] !== undefined,
+            label: (row) => t("orgs.log_in_as_named", { name: row.user[0]?.username }),
+            tooltip: () => t("orgs.log_in_as"),
+            onClick: (row) => logInAs(row.user[0]?.username ?? ""),
+          },
+          {
+            icon: <DeleteOutlined fontSize="small" />,
+            color: "error",
+            shown: (row) => abilities.manageMembers || isSelf(row),
+            disabled: isLastAdmin,
+            label: (row) => (isSelf(row) ? t("orgs.leave") : t("orgs.remove_named", { name: row.user[0]?.username })),
+            tooltip: (row) =>
+              isLastAdmin(row) ? t("orgs.last_admin") : isSelf(row) ? t("orgs.leave") : t("orgs.remove_member"),
+            onClick: setRemoving,
+          },
+        ]}
+        footer={
+          <TablePagination
+            component="div"
+            count={members.data?.total ?? 0}
+            page={page}
+            rowsPerPage={MEMBERS_PAGE_SIZE}
+            rowsPerPageOptions={[MEMBERS_PAGE_SIZE]}
+            onPageChange={(_event, next) => setPage(next)}
+          />
+        }
+      />
       {abilities.manageMembers ? (
-        <Card title={t("orgs.pending_invitations")}>
-          {(invites.data ?? []).length === 0 ? (
-            <Typography variant="body2" color="text.secondary">
-              {t("orgs.no_invitations")}
-            </Typography>
-          ) : (
-            <Table size="small" aria-label={t("orgs.pending_invitations")}>
-              <TableHead>
-                <TableRow>
-                  <TableCell>{t("orgs.email")}</TableCell>
-                  <TableCell>{t("orgs.role")}</TableCell>
-                  <TableCell>{t("orgs.message")}</TableCell>
-                  <TableCell align="right" />
-                </TableRow>
-              </TableHead>
-              <TableBody>
-                {(invites.data ?? []).map((invite) => (
-                  <TableRow key={invite.id}>
-                    <TableCell>{invite.invitee[0]?.email}</TableCell>
-                    <TableCell>{t(`orgs.roles.${invite.organization_membership_role[0]?.name ?? "member"}`)}</TableCell>
-                    <TableCell sx={{ color: "text.secondary" }}>{invite.message ?? ""}</TableCell>
-                    <TableCell align="right">
-                      <Button size="small" color="error" onClick={() => revoke.mutate(invite.id)}>
-                        {t("orgs.revoke")}
-                      </Button>
-                    </TableCell>
-                  </TableRow>
-                ))}
-              </TableBody>
-            </Table>
-          )}
-        </Card>
+        <PendingInvitations
+          rows={invites.data ?? []}
+          columns={[
+            { header: t("orgs.email"), cell: (invite) => invite.invitee[0]?.email },
+            {
+              header: t("orgs.role"),
+              cell: (invite) => t(`orgs.roles.${invite.organization_membership_role[0]?.name ?? "member"}`),
+            },
+            { header: t("orgs.message"), cell: (invite) => invite.message ?? "", sx: { color: "text.secondary" } },
+          ]}
+          onRevoke={(invite) => revoke.mutate(invite.id)}
+        />
       ) : null}
       <InviteDialog open={inviting} orgId={orgId} onClose={() => setInviting(false)} onDone={refresh} />
-      <ConfirmDialog
-        open={removing !== undefined}
-        danger
-        title={removing?.user[0]?.id === me?.id ? t("orgs.leave") : t("orgs.remove_member")}
+      <ConfirmRemoveDialog
+        target={removing}
+        name={(membership) => membership.user[0]?.username ?? ""}
+        title={removing && isSelf(removing) ? t("orgs.leave") : t("orgs.remove_member")}
         text={
-          removing?.user[0]?.id === me?.id
-            ? t("orgs.leave_text", { name: org.data?.name ?? "" })
-            : t("orgs.remove_text")
+          removing && isSelf(removing) ? t("orgs.leave_text", { name: org.data?.name ?? "" }) : t("orgs.remove_text")
         }
-        items={removing ? [removing.user[0]?.username ?? ""] : []}
-        confirmLabel={removing?.user[0]?.id === me?.id ? t("orgs.leave") : t("orgs.remove_member")}
+        confirmLabel={removing && isSelf(removing) ? t("orgs.leave") : t("orgs.remove_member")}
         busy={remove.isPending}
-        onConfirm={() => removing && remove.mutate(removing)}
+        onConfirm={(membership) => remove.mutate(membership)}
         onClose={() => setRemoving(undefined)}
       />
     </>
@@ -329,6 +287,25 @@ export function inviteeProblem(value: string): "invitee_required" | "invalid_ema
 const organizationSeatCents = (role: OrganizationRole) =>
   role === "administrator" ? seatPrice(MEMBER_PRICES_PER_MONTH_CENTS.administrator) : 0;
 
+/**
+ * The organization roles of a picker (invite, role change), each with what one more member at it
+ * costs: its price, or how many of the plan's seats are used (spec 3 §6).
+ */
+function organizationRoleItems(t: TFunction, seats: SeatsByRole | undefined) {
+  return ORGANIZATION_ROLES.map((option) => (
+    <MenuItem key={option} value={option}>
+      <Box sx={{ display: "flex", width: "100%", gap: 2, alignItems: "baseline" }}>
+        <Box component="span" sx={{ flex: 1 }}>
+          {t(`orgs.roles.${option}`)}
+        </Box>
+        <Typography component="span" variant="caption" color="text.secondary">
+          {offerText(t, offerFor(option, organizationSeatCents(option), seats))}
+        </Typography>
+      </Box>
+    </MenuItem>
+  ));
+}
+
 function InviteDialog(props: { open: boolean; orgId: number; onClose: () => void; onDone: () => void }) {
   const { t } = useTranslation();
   const sdk = useSdk();
@@ -338,6 +315,8 @@ function InviteDialog(props: { open: boolean; orgId: number; onClose: () => void
   const [touched, setTouched] = useState(false);
   const { error, setError, busy, run } = useSubmission();
   const problem = inviteeProblem(invitee);
+  const seats = useSeats(props.orgId);
+  const offer = offerFor(role, organizationSeatCents(role), seats);
   const close = () => {
     setInvitee("");
     setRole("member");
@@ -346,8 +325,7 @@ function InviteDialog(props: { open: boolean; orgId: number; onClose: () => void
     setError(undefined);
     props.onClose();
   };
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const submit = async () => {
     setTouched(true);
     if (problem) return;
     await run(async () => {
@@ -366,73 +344,48 @@ function InviteDialog(props: { open: boolean; orgId: number; onClose: () => void
     });
   };
   return (
-    <Dialog open={props.open} onClose={close} maxWidth="xs" fullWidth>
-      <Box component="form" noValidate onSubmit={submit}>
-        <DialogTitle>{t("orgs.invite_member")}</DialogTitle>
-        <DialogContent>
-          {error ? (
-            <Alert severity="error" sx={{ mb: 2 }}>
-              {error}
-            </Alert>
-          ) : null}
-          <TextField
-            autoFocus
-            fullWidth
-            required
-            margin="dense"
-            type="email"
-            label={t("orgs.invitee_email")}
-            value={invitee}
-            onChange={(event) => setInvitee(event.target.value)}
-            error={touched && problem !== undefined}
-            helperText={touched && problem ? t(`orgs.${problem}`) : undefined}
-          />
-          <TextField
-            select
-            fullWidth
-            margin="dense"
-            label={t("orgs.role")}
-            value={role}
-            onChange={(event) => setRole(event.target.value as OrganizationRole)}
-          >
-            {ORGANIZATION_ROLES.map((option) => (
-              <MenuItem key={option} value={option}>
-                <Box sx={{ display: "flex", width: "100%", gap: 2, alignItems: "baseline" }}>
-                  <Box component="span" sx={{ flex: 1 }}>
-                    {t(`orgs.roles.${option}`)}
-                  </Box>
-                  <Typography component="span" variant="caption" color="text.secondary">
-                    {organizationSeatCents(option) === 0
-                      ? t("orgs.price_free")
-                      : t("orgs.price_per_member", { price: organizationSeatCents(option) / 100 })}
-                  </Typography>
-                </Box>
-              </MenuItem>
-            ))}
-          </TextField>
-          <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }} aria-live="polite">
-            {organizationSeatCents(role) === 0
-              ? t("orgs.invite_cost_free")
-              : t("orgs.invite_cost", { total: formatDollarsPerMonth(organizationSeatCents(role)) })}
-          </Typography>
-          <TextField
-            fullWidth
-            multiline
-            minRows={2}
-            margin="dense"
-            label={t("orgs.message_optional")}
-            value={message}
-            onChange={(event) => setMessage(event.target.value)}
-          />
-        </DialogContent>
-        <DialogActions>
-          <Button onClick={close}>{t("confirm.cancel")}</Button>
-          <Button type="submit" variant="contained" loading={busy}>
-            {t("orgs.send_invite")}
-          </Button>
-        </DialogActions>
-      </Box>
-    </Dialog>
+    <FormDialog
+      open={props.open}
+      onClose={close}
+      title={t("orgs.invite_member")}
+      error={error}
+      submitLabel={t("orgs.send_invite")}
+      busy={busy}
+      onSubmit={submit}
+    >
+      <TextField
+        autoFocus
+        fullWidth
+        required
+        margin="dense"
+        type="email"
+        label={t("orgs.invitee_email")}
+        value={invitee}
+        onChange={(event) => setInvitee(event.target.value)}
+        error={touched && problem !== undefined}
+        helperText={touched && problem ? t(`orgs.${problem}`) : undefined}
+      />
+      <TextField
+        select
+        fullWidth
+        margin="dense"
+        label={t("orgs.role")}
+        value={role}
+        onChange={(event) => setRole(event.target.value as OrganizationRole)}
+      >
+        {organizationRoleItems(t, seats)}
+      </TextField>
+      <OfferTotal offer={offer} texts="invite" />
+      <TextField
+        fullWidth
+        multiline
+        minRows={2}
+        margin="dense"
+        label={t("orgs.message_optional")}
+        value={message}
+        onChange={(event) => setMessage(event.target.value)}
+      />
+    </FormDialog>
   );
 }
 

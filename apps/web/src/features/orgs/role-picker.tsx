@@ -1,4 +1,4 @@
-import { type FleetRole, formatDollarsPerMonth } from "@flotilla/domain";
+import { type FleetRole, formatDollarsPerMonth, type SeatOffer, seatOfferCents } from "@flotilla/domain";
 import Box from "@mui/material/Box";
 import MenuItem from "@mui/material/MenuItem";
 import TextField from "@mui/material/TextField";
@@ -7,6 +7,7 @@ import Typography from "@mui/material/Typography";
 import { useTranslation } from "react-i18next";
 import { TextLink } from "../../components/links.tsx";
 import { type ApplicationClass, fleetRoleOptions, type PlanAccess, ROLE_PRICES } from "./access.ts";
+import { offerFor, offerText, useSeats } from "./seats.ts";
 
 /**
  * The fleet role picker (spec 2 §6): each role with its price per member and month; paid-only
@@ -26,6 +27,7 @@ export function FleetRolePicker(props: {
 }) {
   const { t } = useTranslation();
   const options = fleetRoleOptions({ ...props.plan, applicationClass: props.applicationClass });
+  const seats = useSeats(props.orgId);
   return (
     <TextField
       select
@@ -43,7 +45,8 @@ export function FleetRolePicker(props: {
     >
       {props.allowEmpty ? <MenuItem value="">—</MenuItem> : null}
       {options.map((option) => {
-        const price = option.price === 0 ? t("orgs.price_free") : t("orgs.price_per_member", { price: option.price });
+        // The price, or how many of the plan's seats of this role are used (spec 3 §6).
+        const price = offerText(t, offerFor(option.role, option.price * 100, seats));
         const row = (
           <Box sx={{ display: "flex", width: "100%", gap: 2, alignItems: "baseline" }}>
             <Typography variant="body2" sx={{ flex: 1 }}>
@@ -95,15 +98,32 @@ export function FleetRolePicker(props: {
 
 /**
  * What adding a member with this fleet role costs (spec 3 §9): the seat's price as the month's
- * total, "$49.00/month", with 2 decimals; observers are free.
+ * total, "$49.00/month", with 2 decimals; nothing while the plan's seats of the role last;
+ * observers are free.
  */
-export function SeatTotal(props: { role: FleetRole | "" }) {
-  const { t } = useTranslation();
+export function SeatTotal(props: { role: FleetRole | ""; orgId?: number }) {
+  const seats = useSeats(props.orgId);
   if (!props.role) return null;
-  const cents = ROLE_PRICES[props.role] * 100;
+  return <OfferTotal offer={offerFor(props.role, ROLE_PRICES[props.role] * 100, seats)} texts="seat" />;
+}
+
+const TOTAL_TEXTS = {
+  seat: { included: "orgs.seat_total_included", free: "orgs.seat_total_free", priced: "orgs.seat_total" },
+  invite: { included: "orgs.invite_cost_included", free: "orgs.invite_cost_free", priced: "orgs.invite_cost" },
+} as const;
+
+/** A dialog's total for one more member (a fleet seat, an organization invite), read out as it changes. */
+export function OfferTotal(props: { offer: SeatOffer; texts: keyof typeof TOTAL_TEXTS }) {
+  const { t } = useTranslation();
+  const { offer } = props;
+  const texts = TOTAL_TEXTS[props.texts];
   return (
     <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }} aria-live="polite">
-      {cents === 0 ? t("orgs.seat_total_free") : t("orgs.seat_total", { total: formatDollarsPerMonth(cents) })}
+      {offer.kind === "included"
+        ? t(texts.included, { used: offer.used, included: offer.included })
+        : offer.kind === "free"
+          ? t(texts.free)
+          : t(texts.priced, { total: formatDollarsPerMonth(seatOfferCents(offer)) })}
     </Typography>
   );
 }

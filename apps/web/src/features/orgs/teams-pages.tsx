@@ -5,27 +5,16 @@ import DriveFileRenameOutlineOutlined from "@mui/icons-material/DriveFileRenameO
 import GroupsOutlined from "@mui/icons-material/GroupsOutlined";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
-import Dialog from "@mui/material/Dialog";
-import DialogActions from "@mui/material/DialogActions";
-import DialogContent from "@mui/material/DialogContent";
-import DialogTitle from "@mui/material/DialogTitle";
-import IconButton from "@mui/material/IconButton";
 import MenuItem from "@mui/material/MenuItem";
-import Paper from "@mui/material/Paper";
-import Table from "@mui/material/Table";
-import TableBody from "@mui/material/TableBody";
-import TableCell from "@mui/material/TableCell";
-import TableHead from "@mui/material/TableHead";
-import TableRow from "@mui/material/TableRow";
 import TextField from "@mui/material/TextField";
-import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
-import { type FormEvent, useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
-import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
+import { AccessList, ConfirmRemoveDialog } from "../../components/access-list.tsx";
+import { FormDialog } from "../../components/form-dialog.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
 import { reportResourceNotFound, showToast } from "../../lib/toasts.ts";
@@ -89,65 +78,53 @@ export function TeamsPage() {
           ) : null
         }
       />
-      {teams.isSuccess && rows.length === 0 ? (
-        <EmptyState icon={<GroupsOutlined />} title={t("orgs.no_teams")} text={t("orgs.no_teams_text")} />
-      ) : (
-        <Paper variant="outlined">
-          <Table size="small" aria-label={t("orgs.teams")}>
-            <TableHead>
-              <TableRow>
-                <TableCell>{t("orgs.name")}</TableCell>
-                <TableCell align="right">{t("orgs.members")}</TableCell>
-                <TableCell align="right">{t("orgs.access")}</TableCell>
-                <TableCell align="right" />
-              </TableRow>
-            </TableHead>
-            <TableBody>
-              {rows.map((team) => (
-                <TableRow key={team.id} hover>
-                  <TableCell>
-                    <TextLink
-                      to="/orgs/$orgId/teams/$teamId"
-                      params={{ orgId: String(orgId), teamId: String(team.id) }}
-                      underline="hover"
-                      sx={{ fontWeight: 500 }}
-                    >
-                      {team.name}
-                    </TextLink>
-                  </TableCell>
-                  <TableCell align="right">{team.team_membership?.length ?? 0}</TableCell>
-                  <TableCell align="right">{team.team_application_access?.length ?? 0}</TableCell>
-                  <TableCell align="right" sx={{ whiteSpace: "nowrap" }}>
-                    {abilities.manageTeams ? (
-                      <>
-                        <Tooltip title={t("orgs.rename")}>
-                          <IconButton
-                            size="small"
-                            aria-label={t("orgs.rename_named", { name: team.name })}
-                            onClick={() => setRenaming(team)}
-                          >
-                            <DriveFileRenameOutlineOutlined fontSize="small" />
-                          </IconButton>
-                        </Tooltip>
-                        <Tooltip title={t("orgs.delete_team")}>
-                          <IconButton
-                            size="small"
-                            color="error"
-                            aria-label={t("orgs.delete_named", { name: team.name })}
-                            onClick={() => setDeleting(team)}
-                          >
-                            <DeleteOutlined fontSize="small" />
-                          </IconButton>
-                        </Tooltip>
-                      </>
-                    ) : null}
-                  </TableCell>
-                </TableRow>
-              ))}
-            </TableBody>
-          </Table>
-        </Paper>
-      )}
+      <AccessList
+        label={t("orgs.teams")}
+        rows={rows}
+        paper
+        hover
+        empty={
+          teams.isSuccess ? (
+            <EmptyState icon={<GroupsOutlined />} title={t("orgs.no_teams")} text={t("orgs.no_teams_text")} />
+          ) : undefined
+        }
+        columns={[
+          {
+            header: t("orgs.name"),
+            cell: (team) => (
+              <TextLink
+                to="/orgs/$orgId/teams/$teamId"
+                params={{ orgId: String(orgId), teamId: String(team.id) }}
+                underline="hover"
+                sx={{ fontWeight: 500 }}
+              >
+                {team.name}
+              </TextLink>
+            ),
+          },
+          { header: t("orgs.members"), align: "right", cell: (team) => team.team_membership?.length ?? 0 },
+          { header: t("orgs.access"), align: "right", cell: (team) => team.team_application_access?.length ?? 0 },
+        ]}
+        actions={
+          abilities.manageTeams
+            ? [
+                {
+                  icon: <DriveFileRenameOutlineOutlined fontSize="small" />,
+                  label: (team) => t("orgs.rename_named", { name: team.name }),
+                  tooltip: () => t("orgs.rename"),
+                  onClick: setRenaming,
+                },
+                {
+                  icon: <DeleteOutlined fontSize="small" />,
+                  color: "error",
+                  label: (team) => t("orgs.delete_named", { name: team.name }),
+                  tooltip: () => t("orgs.delete_team"),
+                  onClick: setDeleting,
+                },
+              ]
+            : []
+        }
+      />
       <NameDialog
         open={creating}
         title={t("orgs.create_team")}
@@ -175,15 +152,14 @@ export function TeamsPage() {
           }}
         />
       ) : null}
-      <ConfirmDialog
-        open={deleting !== undefined}
-        danger
+      <ConfirmRemoveDialog
+        target={deleting}
+        name={(team) => team.name}
         title={t("orgs.delete_team")}
         text={t("orgs.delete_team_text")}
-        items={deleting ? [deleting.name] : []}
         confirmLabel={t("orgs.delete_team")}
         busy={remove.isPending}
-        onConfirm={() => deleting && remove.mutate(deleting)}
+        onConfirm={(team) => remove.mutate(team)}
         onClose={() => setDeleting(undefined)}
       />
     </>
@@ -259,27 +235,24 @@ export function TeamPage({ section = "summary" }: { section?: TeamSection }) {
               ) : null
             }
           >
-            <Table size="small" aria-label={t("orgs.team_members")}>
-              <TableBody>
-                {(team.team_membership ?? []).map((membership) => (
-                  <TableRow key={membership.id}>
-                    <TableCell>{membership.user[0]?.username}</TableCell>
-                    <TableCell align="right">
-                      {abilities.manageTeams ? (
-                        <IconButton
-                          size="small"
-                          color="error"
-                          aria-label={t("orgs.remove_named", { name: membership.user[0]?.username })}
-                          onClick={() => removeMember.mutate(membership.id)}
-                        >
-                          <DeleteOutlined fontSize="small" />
-                        </IconButton>
-                      ) : null}
-                    </TableCell>
-                  </TableRow>
-                ))}
-              </TableBody>
-            </Table>
+            <AccessList
+              label={t("orgs.team_members")}
+              head={false}
+              rows={team.team_membership ?? []}
+              columns={[{ cell: (membership) => membership.user[0]?.username }]}
+              actions={
+                abilities.manageTeams
+                  ? [
+                      {
+                        icon: <DeleteOutlined fontSize="small" />,
+                        color: "error",
+                        label: (membership) => t("orgs.remove_named", { name: membership.user[0]?.username }),
+                        onClick: (membership) => removeMember.mutate(membership.id),
+                      },
+                    ]
+                  : []
+              }
+            />
           </Card>
         ) : null}
         {classes.length > 0 ? (
@@ -298,50 +271,55 @@ export function TeamPage({ section = "summary" }: { section?: TeamSection }) {
               ) : null
             }
           >
-            <Table size="small" aria-label={t("orgs.team_access")}>
-              <TableBody>
-                {(team.team_application_access ?? [])
-                  .filter((access) =>
-                    classes.includes(access.grants_access_to__application[0]?.is_of__class ?? "fleet"),
-                  )
-                  .map((access) => {
+            <AccessList
+              label={t("orgs.team_access")}
+              head={false}
+              rows={(team.team_application_access ?? []).filter((access) =>
+                classes.includes(access.grants_access_to__application[0]?.is_of__class ?? "fleet"),
+              )}
+              actionsWidth={48}
+              columns={[
+                {
+                  cell: (access) => {
+                    const app = access.grants_access_to__application[0];
+                    return app ? <ApplicationLink app={app} /> : null;
+                  },
+                },
+                {
+                  sx: { width: 220 },
+                  cell: (access) => {
                     const app = access.grants_access_to__application[0];
                     const role = (access.application_membership_role[0]?.name ?? "developer") as FleetRole;
-                    return (
-                      <TableRow key={access.id}>
-                        <TableCell>{app ? <ApplicationLink app={app} /> : null}</TableCell>
-                        <TableCell sx={{ width: 220 }}>
-                          {abilities.manageTeams && app ? (
-                            <FleetRolePicker
-                              size="small"
-                              label={t("orgs.role_of", { name: app.app_name })}
-                              value={role}
-                              plan={paid.data ?? FREE_PLAN_ACCESS}
-                              applicationClass={app.is_of__class}
-                              orgId={orgId}
-                              onChange={(next) => changeAccess.mutate({ id: access.id, role: next })}
-                            />
-                          ) : (
-                            t(`orgs.fleet_roles.${role}`)
-                          )}
-                        </TableCell>
-                        <TableCell align="right" sx={{ width: 48 }}>
-                          {abilities.manageTeams ? (
-                            <IconButton
-                              size="small"
-                              color="error"
-                              aria-label={t("orgs.remove_named", { name: app?.app_name })}
-                              onClick={() => removeAccess.mutate(access.id)}
-                            >
-                              <DeleteOutlined fontSize="small" />
-                            </IconButton>
-                          ) : null}
-                        </TableCell>
-                      </TableRow>
+                    return abilities.manageTeams && app ? (
+                      <FleetRolePicker
+                        size="small"
+                        label={t("orgs.role_of", { name: app.app_name })}
+                        value={role}
+                        plan={paid.data ?? FREE_PLAN_ACCESS}
+                        applicationClass={app.is_of__class}
+                        orgId={orgId}
+                        onChange={(next) => changeAccess.mutate({ id: access.id, role: next })}
+                      />
+                    ) : (
+                      t(`orgs.fleet_roles.${role}`)
                     );
-                  })}
-              </TableBody>
-            </Table>
+                  },
+                },
+              ]}
+              actions={
+                abilities.manageTeams
+                  ? [
+                      {
+                        icon: <DeleteOutlined fontSize="small" />,
+                        color: "error",
+                        label: (access) =>
+                          t("orgs.remove_named", { name: access.grants_access_to__application[0]?.app_name }),
+                        onClick: (access) => removeAccess.mutate(access.id),
+                      },
+                    ]
+                  : []
+              }
+            />
           </Card>
         ) : null}
       </Box>
@@ -383,8 +361,7 @@ function AddTeamMembersDialog(props: { team: Team; usernames: string[]; onClose:
   const sdk = useSdk();
   const [selected, setSelected] = useState<string[]>([]);
   const { error, busy, run } = useSubmission();
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const submit = async () => {
     if (selected.length === 0) return;
     await run(async () => {
       await oneAtATime(selected, (username) => sdk.models.team.membership.create({ team: props.team.id, username }));
@@ -394,52 +371,44 @@ function AddTeamMembersDialog(props: { team: Team; usernames: string[]; onClose:
     });
   };
   return (
-    <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>
-      <Box component="form" noValidate onSubmit={submit}>
-        <DialogTitle>{t("orgs.add_members_to", { name: props.team.name })}</DialogTitle>
-        <DialogContent>
-          {error ? (
-            <Typography color="error" role="alert" variant="body2" sx={{ mb: 1 }}>
-              {error}
-            </Typography>
-          ) : null}
-          {props.usernames.length === 0 ? (
-            <Typography variant="body2" color="text.secondary">
-              {t("orgs.everyone_in_team")}
-            </Typography>
-          ) : (
-            <TextField
-              select
-              fullWidth
-              margin="dense"
-              label={t("orgs.members")}
-              value={selected}
-              slotProps={{ select: { multiple: true, renderValue: countSelected(t) } }}
-              onChange={(event) => setSelected(event.target.value as unknown as string[])}
-            >
-              {props.usernames.map((name) => (
-                <MenuItem key={name} value={name}>
-                  {name}
-                </MenuItem>
-              ))}
-            </TextField>
-          )}
-          {props.usernames.length === 0 ? null : (
-            <SelectedItems
-              label={t("orgs.selected_members")}
-              items={selected.map((name) => ({ id: name, name }))}
-              onRemove={(name) => setSelected((prev) => prev.filter((item) => item !== name))}
-            />
-          )}
-        </DialogContent>
-        <DialogActions>
-          <Button onClick={props.onClose}>{t("confirm.cancel")}</Button>
-          <Button type="submit" variant="contained" loading={busy} disabled={selected.length === 0}>
-            {t("orgs.add")}
-          </Button>
-        </DialogActions>
-      </Box>
-    </Dialog>
+    <FormDialog
+      onClose={props.onClose}
+      title={t("orgs.add_members_to", { name: props.team.name })}
+      error={error}
+      submitLabel={t("orgs.add")}
+      busy={busy}
+      submitDisabled={selected.length === 0}
+      onSubmit={submit}
+    >
+      {props.usernames.length === 0 ? (
+        <Typography variant="body2" color="text.secondary">
+          {t("orgs.everyone_in_team")}
+        </Typography>
+      ) : (
+        <>
+          <TextField
+            select
+            fullWidth
+            margin="dense"
+            label={t("orgs.members")}
+            value={selected}
+            slotProps={{ select: { multiple: true, renderValue: countSelected(t) } }}
+            onChange={(event) => setSelected(event.target.value as unknown as string[])}
+          >
+            {props.usernames.map((name) => (
+              <MenuItem key={name} value={name}>
+                {name}
+              </MenuItem>
+            ))}
+          </TextField>
+          <SelectedItems
+            label={t("orgs.selected_members")}
+            items={selected.map((name) => ({ id: name, name }))}
+            onRemove={(name) => setSelected((prev) => prev.filter((item) => item !== name))}
+          />
+        </>
+      )}
+    </FormDialog>
   );
 }
 
@@ -457,8 +426,7 @@ function GrantAccessDialog(props: {
   const [selected, setSelected] = useState<number[]>([]);
   const [role, setRole] = useState<FleetRole>(DEFAULT_FLEET_ROLE);
   const { error, busy, run } = useSubmission();
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const submit = async () => {
     if (selected.length === 0) return;
     await run(async () => {
       await oneAtATime(selected, (appId) => sdk.models.team.applicationAccess.add(props.team.id, appId, role));
@@ -468,58 +436,50 @@ function GrantAccessDialog(props: {
     });
   };
   return (
-    <Dialog open onClose={props.onClose} maxWidth="xs" fullWidth>
-      <Box component="form" noValidate onSubmit={submit}>
-        <DialogTitle>{t("orgs.grant_access_to", { name: props.team.name })}</DialogTitle>
-        <DialogContent>
-          {error ? (
-            <Typography color="error" role="alert" variant="body2" sx={{ mb: 1 }}>
-              {error}
-            </Typography>
-          ) : null}
-          <TextField
-            select
-            fullWidth
-            margin="dense"
-            label={t("orgs.applications")}
-            value={selected}
-            slotProps={{
-              select: {
-                multiple: true,
-                renderValue: countSelected(t),
-                MenuProps: { slotProps: { paper: { sx: { maxHeight: SELECTED_LIST_HEIGHT } } } },
-              },
-            }}
-            onChange={(event) => setSelected(event.target.value as unknown as number[])}
-          >
-            {props.applications.map((app) => (
-              <MenuItem key={app.id} value={app.id}>
-                {app.app_name}
-              </MenuItem>
-            ))}
-          </TextField>
-          <SelectedItems
-            label={t("orgs.selected_applications")}
-            items={props.applications
-              .filter((app) => selected.includes(app.id))
-              .map((app) => ({ id: app.id, name: app.app_name }))}
-            onRemove={(id) => setSelected((prev) => prev.filter((item) => item !== id))}
-          />
-          <FleetRolePicker
-            value={role}
-            onChange={setRole}
-            plan={props.plan}
-            applicationClass={props.kind}
-            orgId={props.orgId}
-          />
-        </DialogContent>
-        <DialogActions>
-          <Button onClick={props.onClose}>{t("confirm.cancel")}</Button>
-          <Button type="submit" variant="contained" loading={busy} disabled={selected.length === 0}>
-            {t("orgs.grant_access")}
-          </Button>
-        </DialogActions>
-      </Box>
-    </Dialog>
+    <FormDialog
+      onClose={props.onClose}
+      title={t("orgs.grant_access_to", { name: props.team.name })}
+      error={error}
+      submitLabel={t("orgs.grant_access")}
+      busy={busy}
+      submitDisabled={selected.length === 0}
+      onSubmit={submit}
+    >
+      <TextField
+        select
+        fullWidth
+        margin="dense"
+        label={t("orgs.applications")}
+        value={selected}
+        slotProps={{
+          select: {
+            multiple: true,
+            renderValue: countSelected(t),
+            MenuProps: { slotProps: { paper: { sx: { maxHeight: SELECTED_LIST_HEIGHT } } } },
+          },
+        }}
+        onChange={(event) => setSelected(event.target.value as unknown as number[])}
+      >
+        {props.applications.map((app) => (
+          <MenuItem key={app.id} value={app.id}>
+            {app.app_name}
+          </MenuItem>
+        ))}
+      </TextField>
+      <SelectedItems
+        label={t("orgs.selected_applications")}
+        items={props.applications
+          .filter((app) => selected.includes(app.id))
+          .map((app) => ({ id: app.id, name: app.app_name }))}
+        onRemove={(id) => setSelected((prev) => prev.filter((item) => item !== id))}
+      />
+      <FleetRolePicker
+        value={role}
+        onChange={setRole}
+        plan={props.plan}
+        applicationClass={props.kind}
+        orgId={props.orgId}
+      />
+    </FormDialog>
   );
 }

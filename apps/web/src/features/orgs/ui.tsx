@@ -1,19 +1,16 @@
 import CloseOutlined from "@mui/icons-material/CloseOutlined";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
-import Button from "@mui/material/Button";
-import Dialog from "@mui/material/Dialog";
-import DialogActions from "@mui/material/DialogActions";
-import DialogContent from "@mui/material/DialogContent";
-import DialogTitle from "@mui/material/DialogTitle";
 import IconButton from "@mui/material/IconButton";
 import Paper from "@mui/material/Paper";
 import type { SxProps, Theme } from "@mui/material/styles";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import { useParams } from "@tanstack/react-router";
-import { type FormEvent, type ReactNode, useState } from "react";
+import { type ReactNode, useState } from "react";
 import { useTranslation } from "react-i18next";
+import { type AccessColumn, AccessList } from "../../components/access-list.tsx";
+import { FormDialog } from "../../components/form-dialog.tsx";
 import { useSubmission } from "../../components/settings.tsx";
 
 export { useSubmission };
@@ -73,7 +70,6 @@ export function NameDialog(props: {
   onSubmit: (name: string) => Promise<unknown>;
   onClose: () => void;
 }) {
-  const { t } = useTranslation();
   const [name, setName] = useState(props.initial ?? "");
   const { error, setError, busy, run } = useSubmission();
   const [touched, setTouched] = useState(false);
@@ -84,8 +80,7 @@ export function NameDialog(props: {
     setTouched(false);
     props.onClose();
   };
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const submit = async () => {
     setTouched(true);
     if (missing) return;
     await run(async () => {
@@ -96,35 +91,36 @@ export function NameDialog(props: {
     });
   };
   return (
-    <Dialog open={props.open} onClose={close} maxWidth="xs" fullWidth>
-      <Box component="form" noValidate onSubmit={submit}>
-        <DialogTitle>{props.title}</DialogTitle>
-        <DialogContent>
-          {error ? (
-            <Alert severity="error" sx={{ mb: 2 }}>
-              {error}
-            </Alert>
-          ) : null}
-          <TextField
-            autoFocus
-            fullWidth
-            required
-            margin="dense"
-            label={props.label}
-            value={name}
-            onChange={(event) => setName(event.target.value)}
-            error={touched && missing}
-            helperText={touched && missing ? t("orgs.name_required") : undefined}
-          />
-        </DialogContent>
-        <DialogActions>
-          <Button onClick={close}>{t("confirm.cancel")}</Button>
-          <Button type="submit" variant="contained" loading={busy}>
-            {props.submitLabel}
-          </Button>
-        </DialogActions>
-      </Box>
-    </Dialog>
+    <FormDialog
+      open={props.open}
+      onClose={close}
+      title={props.title}
+      error={error}
+      submitLabel={props.submitLabel}
+      busy={busy}
+      onSubmit={submit}
+    >
+      <NameField label={props.label} value={name} onChange={setName} touched={touched} />
+    </FormDialog>
+  );
+}
+
+/** A dialog's required name, first in the form; once submitted without one, it says so. */
+export function NameField(props: { label: string; value: string; onChange: (name: string) => void; touched: boolean }) {
+  const { t } = useTranslation();
+  const missing = props.touched && props.value.trim() === "";
+  return (
+    <TextField
+      autoFocus
+      fullWidth
+      required
+      margin="dense"
+      label={props.label}
+      value={props.value}
+      onChange={(event) => props.onChange(event.target.value)}
+      error={missing}
+      helperText={missing ? t("orgs.name_required") : undefined}
+    />
   );
 }
 
@@ -210,5 +206,34 @@ export function Notice({ children }: { children: ReactNode }) {
     <Alert severity="info" variant="outlined" sx={{ mb: 2 }}>
       {children}
     </Alert>
+  );
+}
+
+/**
+ * The pending invitations of an organization or a fleet, each with Revoke (spec 3 §5, spec 2 §5);
+ * "No pending invitations" when there is none.
+ */
+export function PendingInvitations<Row extends { id: number }>(props: {
+  rows: readonly Row[];
+  columns: ReadonlyArray<AccessColumn<Row>>;
+  head?: boolean;
+  onRevoke: (invite: Row) => void;
+}) {
+  const { t } = useTranslation();
+  return (
+    <Card title={t("orgs.pending_invitations")}>
+      <AccessList
+        label={t("orgs.pending_invitations")}
+        rows={props.rows}
+        head={props.head ?? true}
+        empty={
+          <Typography variant="body2" color="text.secondary">
+            {t("orgs.no_invitations")}
+          </Typography>
+        }
+        columns={props.columns}
+        actions={[{ text: t("orgs.revoke"), color: "error", onClick: props.onRevoke }]}
+      />
+    </Card>
   );
 }

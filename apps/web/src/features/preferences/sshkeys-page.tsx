@@ -1,30 +1,19 @@
 import { DATE_FORMAT, isSshPublicKey } from "@flotilla/domain";
 import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
 import KeyOutlined from "@mui/icons-material/KeyOutlined";
-import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
-import Dialog from "@mui/material/Dialog";
-import DialogActions from "@mui/material/DialogActions";
-import DialogContent from "@mui/material/DialogContent";
 import DialogContentText from "@mui/material/DialogContentText";
-import DialogTitle from "@mui/material/DialogTitle";
-import IconButton from "@mui/material/IconButton";
 import Stack from "@mui/material/Stack";
-import Table from "@mui/material/Table";
-import TableBody from "@mui/material/TableBody";
-import TableCell from "@mui/material/TableCell";
-import TableHead from "@mui/material/TableHead";
-import TableRow from "@mui/material/TableRow";
 import TextField from "@mui/material/TextField";
-import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { format } from "date-fns";
-import { type FormEvent, useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
-import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
+import { AccessList, ConfirmRemoveDialog } from "../../components/access-list.tsx";
+import { FormDialog } from "../../components/form-dialog.tsx";
 import { EmptyState } from "../../components/page.tsx";
 import { errorText } from "../../lib/errors.ts";
 import { showToast } from "../../lib/toasts.ts";
@@ -81,8 +70,7 @@ function AddKeyDialog({ open, onClose }: { open: boolean; onClose: () => void })
       await queryClient.invalidateQueries({ queryKey: keysQueryKey });
     },
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
+  const submit = () => {
     const found = {
       title: title.trim() ? undefined : t("preferences.sshkeys.title_required"),
       key: !key.trim()
@@ -95,46 +83,44 @@ function AddKeyDialog({ open, onClose }: { open: boolean; onClose: () => void })
     if (!found.title && !found.key) add.mutate();
   };
   return (
-    <Dialog open={open} onClose={onClose} maxWidth="sm" fullWidth>
-      <form noValidate onSubmit={submit}>
-        <DialogTitle>{t("preferences.sshkeys.add")}</DialogTitle>
-        <DialogContent>
-          <Stack spacing={2} sx={{ pt: 1 }}>
-            {add.isError ? <Alert severity="error">{errorText(add.error)}</Alert> : null}
-            <TextField
-              label={t("preferences.sshkeys.key_title")}
-              name="title"
-              autoFocus
-              fullWidth
-              value={title}
-              onChange={(event) => setTitle(event.target.value)}
-              error={Boolean(errors.title)}
-              helperText={errors.title}
-            />
-            <TextField
-              label={t("preferences.sshkeys.key")}
-              name="public_key"
-              fullWidth
-              multiline
-              minRows={4}
-              value={key}
-              onChange={(event) => setKey(event.target.value)}
-              error={Boolean(errors.key)}
-              helperText={errors.key ?? t("preferences.sshkeys.key_help")}
-              slotProps={{
-                htmlInput: { style: { fontFamily: MONO_FONT_STACK, fontSize: "0.8125rem" }, spellCheck: false },
-              }}
-            />
-          </Stack>
-        </DialogContent>
-        <DialogActions>
-          <Button onClick={onClose}>{t("preferences.sshkeys.cancel")}</Button>
-          <Button type="submit" variant="contained" loading={add.isPending}>
-            {t("preferences.sshkeys.save")}
-          </Button>
-        </DialogActions>
-      </form>
-    </Dialog>
+    <FormDialog
+      open={open}
+      maxWidth="sm"
+      onClose={onClose}
+      title={t("preferences.sshkeys.add")}
+      error={add.isError ? errorText(add.error) : undefined}
+      cancelLabel={t("preferences.sshkeys.cancel")}
+      submitLabel={t("preferences.sshkeys.save")}
+      busy={add.isPending}
+      onSubmit={submit}
+    >
+      <Stack spacing={2} sx={{ pt: 1 }}>
+        <TextField
+          label={t("preferences.sshkeys.key_title")}
+          name="title"
+          autoFocus
+          fullWidth
+          value={title}
+          onChange={(event) => setTitle(event.target.value)}
+          error={Boolean(errors.title)}
+          helperText={errors.title}
+        />
+        <TextField
+          label={t("preferences.sshkeys.key")}
+          name="public_key"
+          fullWidth
+          multiline
+          minRows={4}
+          value={key}
+          onChange={(event) => setKey(event.target.value)}
+          error={Boolean(errors.key)}
+          helperText={errors.key ?? t("preferences.sshkeys.key_help")}
+          slotProps={{
+            htmlInput: { style: { fontFamily: MONO_FONT_STACK, fontSize: "0.8125rem" }, spellCheck: false },
+          }}
+        />
+      </Stack>
+    </FormDialog>
   );
 }
 
@@ -159,39 +145,30 @@ function ImportDialog({ open, onClose }: { open: boolean; onClose: () => void })
     },
   });
   return (
-    <Dialog open={open} onClose={onClose} maxWidth="sm" fullWidth>
-      <form
-        noValidate
-        onSubmit={(event) => {
-          event.preventDefault();
-          if (url.trim()) importKeys.mutate();
-        }}
-      >
-        <DialogTitle>{t("preferences.sshkeys.import_title")}</DialogTitle>
-        <DialogContent>
-          <DialogContentText sx={{ mb: 2 }}>{t("preferences.sshkeys.import_text")}</DialogContentText>
-          {importKeys.isError ? (
-            <Alert severity="error" sx={{ mb: 2 }}>
-              {t("errors.failed_to_save_ssh_keys")} {errorText(importKeys.error)}
-            </Alert>
-          ) : null}
-          <TextField
-            label={t("preferences.sshkeys.import_url")}
-            type="url"
-            autoFocus
-            fullWidth
-            value={url}
-            onChange={(event) => setUrl(event.target.value)}
-          />
-        </DialogContent>
-        <DialogActions>
-          <Button onClick={onClose}>{t("preferences.sshkeys.cancel")}</Button>
-          <Button type="submit" variant="contained" loading={importKeys.isPending} disabled={!url.trim()}>
-            {t("preferences.sshkeys.import")}
-          </Button>
-        </DialogActions>
-      </form>
-    </Dialog>
+    <FormDialog
+      open={open}
+      maxWidth="sm"
+      onClose={onClose}
+      title={t("preferences.sshkeys.import_title")}
+      error={importKeys.isError ? `${t("errors.failed_to_save_ssh_keys")} ${errorText(importKeys.error)}` : undefined}
+      cancelLabel={t("preferences.sshkeys.cancel")}
+      submitLabel={t("preferences.sshkeys.import")}
+      busy={importKeys.isPending}
+      submitDisabled={!url.trim()}
+      onSubmit={() => {
+        if (url.trim()) importKeys.mutate();
+      }}
+    >
+      <DialogContentText sx={{ mb: 2 }}>{t("preferences.sshkeys.import_text")}</DialogContentText>
+      <TextField
+        label={t("preferences.sshkeys.import_url")}
+        type="url"
+        autoFocus
+        fullWidth
+        value={url}
+        onChange={(event) => setUrl(event.target.value)}
+      />
+    </FormDialog>
   );
 }
 
@@ -227,58 +204,47 @@ export function SshKeysPreferencesPage() {
   );
   return (
     <Section title={t("preferences.sshkeys.title")} text={t("preferences.sshkeys.text")} actions={actions}>
-      {keys.data && keys.data.length === 0 ? (
-        <EmptyState
-          icon={<KeyOutlined />}
-          title={t("preferences.sshkeys.empty_title")}
-          text={t("preferences.sshkeys.empty_text")}
+      {keys.data ? (
+        <AccessList
+          label={t("preferences.sshkeys.title")}
+          rows={keys.data}
+          hover
+          empty={
+            <EmptyState
+              icon={<KeyOutlined />}
+              title={t("preferences.sshkeys.empty_title")}
+              text={t("preferences.sshkeys.empty_text")}
+            />
+          }
+          columns={[
+            { header: t("preferences.sshkeys.key_title"), cell: (key) => key.title, sx: { fontWeight: 500 } },
+            { header: t("preferences.sshkeys.fingerprint"), cell: (key) => <Fingerprint publicKey={key.public_key} /> },
+            {
+              header: t("preferences.sshkeys.created"),
+              cell: (key) => format(new Date(key.created_at), DATE_FORMAT),
+              sx: { whiteSpace: "nowrap" },
+            },
+          ]}
+          actions={[
+            {
+              icon: <DeleteOutlined fontSize="small" />,
+              label: (key) => `${t("preferences.sshkeys.remove")} ${key.title}`,
+              tooltip: () => t("preferences.sshkeys.remove"),
+              onClick: setRemoving,
+            },
+          ]}
         />
-      ) : null}
-      {keys.data && keys.data.length > 0 ? (
-        <Table size="small" aria-label={t("preferences.sshkeys.title")}>
-          <TableHead>
-            <TableRow>
-              <TableCell>{t("preferences.sshkeys.key_title")}</TableCell>
-              <TableCell>{t("preferences.sshkeys.fingerprint")}</TableCell>
-              <TableCell>{t("preferences.sshkeys.created")}</TableCell>
-              <TableCell align="right" />
-            </TableRow>
-          </TableHead>
-          <TableBody>
-            {keys.data.map((key) => (
-              <TableRow key={key.id} hover>
-                <TableCell sx={{ fontWeight: 500 }}>{key.title}</TableCell>
-                <TableCell>
-                  <Fingerprint publicKey={key.public_key} />
-                </TableCell>
-                <TableCell sx={{ whiteSpace: "nowrap" }}>{format(new Date(key.created_at), DATE_FORMAT)}</TableCell>
-                <TableCell align="right">
-                  <Tooltip title={t("preferences.sshkeys.remove")}>
-                    <IconButton
-                      size="small"
-                      aria-label={`${t("preferences.sshkeys.remove")} ${key.title}`}
-                      onClick={() => setRemoving(key)}
-                    >
-                      <DeleteOutlined fontSize="small" />
-                    </IconButton>
-                  </Tooltip>
-                </TableCell>
-              </TableRow>
-            ))}
-          </TableBody>
-        </Table>
       ) : null}
       <AddKeyDialog open={adding} onClose={() => setAdding(false)} />
       <ImportDialog open={importing} onClose={() => setImporting(false)} />
-      <ConfirmDialog
-        open={removing !== undefined}
-        danger
+      <ConfirmRemoveDialog
+        target={removing}
+        name={(key) => key.title}
         title={t("preferences.sshkeys.remove_title")}
         text={t("preferences.sshkeys.remove_text")}
-        items={removing ? [removing.title] : []}
         confirmLabel={t("preferences.sshkeys.remove")}
         busy={remove.isPending}
-        onConfirm={() => removing && remove.mutate(removing.id)}
+        onConfirm={(key) => remove.mutate(key.id)}
         onClose={() => setRemoving(undefined)}
       />
     </Section>
