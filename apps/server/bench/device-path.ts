@@ -20,8 +20,14 @@
 //   --pglite / --postgres   only that database (default: both)
 //   BENCH_QUICK=1           3 s per scenario after 1 s of warm-up instead of 10 s after 2 s
 //   BENCH_SCENARIOS=patch   only these scenarios (patch, get-etag, get, saturation), e.g. under --cpu-prof
+//   --workers N             PostgreSQL only: the load goes to the real server process started with
+//                           FLOTILLA_WORKERS=N (Redis at REDIS_URL, default this machine's) on the
+//                           bench's database, instead of the API in this process (which still seeds
+//                           it); no saturation scenario and no statement counts then
 // Prints a table to paste into docs/benchmarks.md ("Device path").
 import { type ChildProcess, fork, spawn } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { createFactories } from "../test/factories.ts";
@@ -39,8 +45,12 @@ const DURATION_MS = QUICK ? 3000 : 10_000;
 const SERVICES = ["main", "proxy"];
 
 const args = new Set(process.argv.slice(2));
-const databases = (["pglite", "postgres"] as const).filter(
-  (kind) => args.has(`--${kind}`) || (!args.has("--pglite") && !args.has("--postgres")),
+const workersAt = process.argv.indexOf("--workers");
+const WORKERS = workersAt > 0 ? Number(process.argv[workersAt + 1]) : undefined;
+const databases = (["pglite", "postgres"] as const).filter((kind) =>
+  WORKERS !== undefined
+    ? kind === "postgres"
+    : args.has(`--${kind}`) || (!args.has("--pglite") && !args.has("--postgres")),
 );
 
 const here = path.dirname(new URL(import.meta.url).pathname);
@@ -73,6 +83,55 @@ async function startBare(): Promise<{ origin: string; child: ChildProcess }> {
   return { origin: `http://127.0.0.1:${port}`, child };
 }
 
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+
+/** The real server (bin/flotilla-server.mjs) with FLOTILLA_WORKERS on the bench's database. */
+async function startWorkers(databaseUrl: string, workers: number) {
+  const [port, apiPort] = [await freePort(), await freePort()];
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-bench-workers-"));
+  const child = spawn(process.execPath, [path.join(here, "../bin/flotilla-server.mjs")], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/tmp",
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+      FLOTILLA_WORKERS: String(workers),
+      FLOTILLA_DATA_DIR: dataDir,
+      FLOTILLA_PORT: String(port),
+      FLOTILLA_API_PORT: String(apiPort),
+      FLOTILLA_HOST: "127.0.0.1",
+      FLOTILLA_CAPTCHA: "off",
+      FLOTILLA_RATE_LIMIT: "10000000",
+      LOG_FORMAT: "json",
+      LOG_LEVEL: "info",
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let output = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes("Flotilla ready in")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`flotilla-server exited with ${code}: ${output}`)));
+  });
+  return {
+    origin: `http://127.0.0.1:${apiPort}`,
+    async stop() {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : "—");
 const int = (value: number) => Math.round(value).toLocaleString("en-US");
 
@@ -89,7 +148,10 @@ type Run = { database: string; poolSize: number; registration: Stats; scenarios:
 
 async function benchDatabase(kind: "pglite" | "postgres", load: ReturnType<typeof startLoad>): Promise<Run> {
   const server = await startBenchApi(kind);
-  const { config, db, ctx, origin, label } = server;
+  const { config, db, ctx } = server;
+  let origin = server.origin;
+  let label = server.label;
+  let workers: Awaited<ReturnType<typeof startWorkers>> | undefined;
   try {
     console.log(`\n${label}`);
 
@@ -137,6 +199,12 @@ async function benchDatabase(kind: "pglite" | "postgres", load: ReturnType<typeo
     });
     if (keyAnswer.status !== 200) throw new Error(`bench: provisioning key ${keyAnswer.status}`);
     const provisioningKey = (await keyAnswer.json()) as string;
+    if (WORKERS !== undefined && config.databaseUrl) {
+      workers = await startWorkers(config.databaseUrl, WORKERS);
+      origin = workers.origin;
+      label = `PostgreSQL, ${WORKERS} worker${WORKERS === 1 ? "" : "s"} (pool ${config.databasePoolSize} each)`;
+      console.log(`  load on the server process with ${WORKERS} worker(s) at ${origin}`);
+    }
 
     const beforeRegistration = statements;
     const registration = await load.send({
@@ -148,7 +216,7 @@ async function benchDatabase(kind: "pglite" | "postgres", load: ReturnType<typeo
       concurrency: REGISTER_CONCURRENCY,
     });
     registration.label = `registration, ${REGISTER_CONCURRENCY} at a time`;
-    registration.statements = statements - beforeRegistration;
+    registration.statements = workers ? undefined : statements - beforeRegistration;
     line(registration);
     if (registration.errors + registration.timeouts > 0) throw new Error("bench: registrations failed");
 
@@ -165,20 +233,21 @@ async function benchDatabase(kind: "pglite" | "postgres", load: ReturnType<typeo
         warmupMs: WARMUP_MS,
         durationMs: DURATION_MS,
       });
-      stats.statements = statements - before;
+      stats.statements = workers ? undefined : statements - before;
       line(stats);
       scenarios[kind] = stats;
     };
     const beforePrime = statements;
     const primed = await load.send({ op: "prime", origin });
     primed.label = "(every device polls once: cache and ETags)";
-    primed.statements = statements - beforePrime;
+    primed.statements = workers ? undefined : statements - beforePrime;
     line(primed);
     await measure("PATCH /device/v3/state (metrics)", "patch");
     await ctx.devices.reports.flush();
     await measure("GET /device/v3/{uuid}/state, If-None-Match → 304", "get-etag");
     await measure("GET /device/v3/{uuid}/state → 200", "get");
     // Pool saturation: target states invalidated all the time, so polls read the database.
+    if (workers) return { database: label, poolSize: config.databasePoolSize, registration, scenarios };
     const saturation = 4 * config.databasePoolSize;
     const invalidating = setInterval(() => ctx.devices.invalidate({ all: true }), 100);
     try {
@@ -188,6 +257,7 @@ async function benchDatabase(kind: "pglite" | "postgres", load: ReturnType<typeo
     }
     return { database: label, poolSize: config.databasePoolSize, registration, scenarios };
   } finally {
+    await workers?.stop();
     await server.stop();
   }
 }
