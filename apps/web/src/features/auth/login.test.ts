@@ -1,23 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { TOKEN_STORAGE_KEY } from "../../lib/api-client.ts";
 import { logIn, loginSearch, pageAfterLogin, redirectQuery } from "./login.ts";
+import { jwt, memoryStorage } from "./test-support.ts";
 import type { TokenClaims } from "./token.ts";
-
-const jwt = (payload: Record<string, unknown>) => `h.${btoa(JSON.stringify(payload)).replace(/=+$/, "")}.s`;
-
-function memoryStorage(): Storage {
-  const map = new Map<string, string>();
-  return {
-    get length() {
-      return map.size;
-    },
-    clear: () => map.clear(),
-    getItem: (key) => map.get(key) ?? null,
-    key: (index) => [...map.keys()][index] ?? null,
-    removeItem: (key) => void map.delete(key),
-    setItem: (key, value) => void map.set(key, value),
-  };
-}
 
 afterEach(() => vi.unstubAllGlobals());
 

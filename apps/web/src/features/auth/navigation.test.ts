@@ -8,20 +8,7 @@ import {
   setReturnUrl,
   takeReturnUrl,
 } from "./navigation.ts";
-
-function memoryStorage(): Storage {
-  const map = new Map<string, string>();
-  return {
-    get length() {
-      return map.size;
-    },
-    clear: () => map.clear(),
-    getItem: (key) => map.get(key) ?? null,
-    key: (index) => [...map.keys()][index] ?? null,
-    removeItem: (key) => void map.delete(key),
-    setItem: (key, value) => void map.set(key, value),
-  };
-}
+import { memoryStorage } from "./test-support.ts";
 
 describe("resetCodeFrom", () => {
   it("uses the path value, or the hash when the value is 'code'", () => {

@@ -2,8 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { Sdk } from "../../lib/sdk.ts";
 import { loggedOutOnlyGuard, signedInGuard, twoFactorGuard, verifiedGuard } from "./guards.ts";
 import { checkSessionState, menuUsername, type SessionState, safeRedirect } from "./session.ts";
-
-const jwt = (payload: Record<string, unknown>) => `h.${btoa(JSON.stringify(payload)).replace(/=+$/, "")}.s`;
+import { jwt } from "./test-support.ts";
 
 describe("checkSessionState", () => {
   const fakeSdk = (token: string | undefined, user: unknown) => {
