@@ -2,10 +2,9 @@ import { mkdirSync } from "node:fs";
 import pg from "pg";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabaseUrl, launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
-import { logIn } from "./accounts-helpers.ts";
-import { api, consent } from "./fleets-helpers.ts";
-import { DEMO } from "./web-helpers.ts";
+import { freshDatabaseUrl, type RunningFlotilla } from "../support/flotilla.ts";
+import { startDemoSession } from "./demo-session.ts";
+import { api } from "./fleets-helpers.ts";
 
 /**
  * A fleet whose device type the viewer can no longer read (DEV-017): the operator made a device
@@ -22,7 +21,7 @@ describe("a fleet of a private device type the organization lost access to", () 
 
   beforeAll(async () => {
     const databaseUrl = await freshDatabaseUrl();
-    flotilla = await startFlotilla({ DATABASE_URL: databaseUrl });
+    ({ flotilla, browser, page } = await startDemoSession(0, {}, { DATABASE_URL: databaseUrl }));
     db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
     const { rows } = await db.query<{ type: number; organization: number }>(
@@ -37,13 +36,6 @@ describe("a fleet of a private device type the organization lost access to", () 
        VALUES ($1, $2)`,
       [organization, type],
     );
-
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.addInitScript(consent);
-    page = await context.newPage();
-    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
-    await page.waitForURL(/\/fleets$/);
     const created = await api<{ id: number }>(page, flotilla.apiUrl, "POST", "/v7/application", {
       app_name: "acme-fleet",
       organization,
