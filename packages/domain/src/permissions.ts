@@ -50,6 +50,25 @@ export const GLOBAL_ROLE_PERMISSION: Readonly<Record<GlobalRole, string>> = {
 export const isGlobalRole = (value: unknown): value is GlobalRole =>
   typeof value === "string" && (GLOBAL_ROLES as readonly string[]).includes(value);
 
+/** A user as Admin → Users lists them (`GET /admin/v1/users`). */
+export interface AdminUser {
+  id: number;
+  username: string;
+  email: string | null;
+  is_verified: boolean;
+  created_at: string;
+  /** The last successful sign-in the audit log holds (password, SAML, social); null: none kept. */
+  last_sign_in_at: string | null;
+  global_roles: GlobalRole[];
+}
+
+/** One page of Admin → Users, with how many users hold each global role. */
+export interface AdminUsersPage {
+  users: AdminUser[];
+  total: number;
+  role_counts: Record<GlobalRole, number>;
+}
+
 /** Seat roles of an organization's members, strongest first (spec 3 §3). */
 export const SEAT_ROLES = ROLE_RANKING.filter(
   (role): role is Exclude<AnyRole, "balena_admin" | "support_agent"> =>

@@ -1,10 +1,10 @@
 import os from "node:os";
-import { GLOBAL_ROLES, type GlobalRole, isGlobalRole } from "@flotilla/domain";
+import { type AdminUser, GLOBAL_ROLES, type GlobalRole, isGlobalRole } from "@flotilla/domain";
 import { ConfigError, loadConfig } from "../../config.ts";
 import { type DataDirHold, DataDirInUse, holdDataDir } from "../../db/data-dir-lock.ts";
 import { type Database, openDatabase } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
-import { type AdminUser, adminUserByLogin, changeGlobalRole, listUsers } from "./global-roles.ts";
+import { adminUserByLogin, changeGlobalRole, listUsers } from "./global-roles.ts";
 
 /**
  * `flotilla-server admin …` (docs/support.md "Platform staff"): global roles from the server host,

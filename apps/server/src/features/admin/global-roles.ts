@@ -1,4 +1,4 @@
-import type { GlobalRole } from "@flotilla/domain";
+import type { AdminUser, AdminUsersPage, GlobalRole } from "@flotilla/domain";
 import type { Database, Queryable } from "../../db/index.ts";
 import { FlotillaError } from "../../errors.ts";
 import { type AuditActor, recordAudit } from "../audit/record.ts";
@@ -12,18 +12,6 @@ import { type AuditActor, recordAudit } from "../audit/record.ts";
  */
 
 type Q = Pick<Queryable, "query">;
-
-/** A user as the Admin → Users page lists them. */
-export type AdminUser = {
-  id: number;
-  username: string;
-  email: string | null;
-  is_verified: boolean;
-  created_at: string;
-  /** The last successful sign-in the audit log holds (password, SAML, social); null: none kept. */
-  last_sign_in_at: string | null;
-  global_roles: GlobalRole[];
-};
 
 type UserRow = {
   id: number;
@@ -68,7 +56,7 @@ export type RoleFilter = GlobalRole | "any";
 export async function listUsers(
   db: Q,
   query: { search?: string | undefined; role?: RoleFilter | undefined; limit: number; offset: number },
-): Promise<{ users: AdminUser[]; total: number; role_counts: Record<GlobalRole, number> }> {
+): Promise<AdminUsersPage> {
   const needle = query.search?.trim().toLowerCase();
   const pattern = needle ? `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
   const roles =

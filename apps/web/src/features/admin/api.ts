@@ -1,4 +1,4 @@
-import type { GlobalRole } from "@flotilla/domain";
+import type { AdminUser, AdminUsersPage, GlobalRole } from "@flotilla/domain";
 import type { Sdk } from "../../lib/sdk.ts";
 import { accountRequest } from "../auth/api.ts";
 
@@ -8,22 +8,6 @@ import { accountRequest } from "../auth/api.ts";
  * errors keep the answer's code, so a change answered `auth_expired` asks for the password again
  * (auth/reauth.tsx) and the last administrator's refusal shows the server's words.
  */
-
-export interface AdminUser {
-  id: number;
-  username: string;
-  email: string | null;
-  is_verified: boolean;
-  created_at: string;
-  last_sign_in_at: string | null;
-  global_roles: GlobalRole[];
-}
-
-export interface AdminUsersPage {
-  users: AdminUser[];
-  total: number;
-  role_counts: Record<GlobalRole, number>;
-}
 
 export type RoleFilter = GlobalRole | "any" | "";
 

@@ -1,4 +1,4 @@
-import type { GlobalRole } from "@flotilla/domain";
+import type { AdminUser, GlobalRole } from "@flotilla/domain";
 import ArrowDropDown from "@mui/icons-material/ArrowDropDown";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
@@ -23,7 +23,7 @@ import { formatDate, formatFullDate } from "../../lib/format.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { useReauth } from "../auth/reauth.tsx";
 import { sessionQuery } from "../auth/session.ts";
-import { type AdminUser, adminApi, adminKeys, type RoleFilter } from "./api.ts";
+import { adminApi, adminKeys, type RoleFilter } from "./api.ts";
 
 const PAGE_SIZE = 25;
 /** The roles in the order the page shows them: the platform administrator first (spec 1 §6.1 ranking). */
