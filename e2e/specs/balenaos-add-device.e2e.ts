@@ -9,10 +9,9 @@ import {
   readBootFile,
   type TestDiskImage,
 } from "../../apps/server/test/support/disk-image.ts";
-import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
-import { logIn } from "./accounts-helpers.ts";
-import { api, consent } from "./fleets-helpers.ts";
-import { DEMO } from "./web-helpers.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
+import { startDemoSession } from "./demo-session.ts";
+import { api } from "./fleets-helpers.ts";
 
 const SHOTS = "/tmp/shots-balenaos";
 
@@ -36,13 +35,11 @@ describe("adding a balenaOS device: config.json and the configured image", () =>
   beforeAll(async () => {
     fs.mkdirSync(path.join(imagesDir, "raspberrypi4-64"), { recursive: true });
     image = await buildDiskImage(path.join(imagesDir, "raspberrypi4-64", "6.2.4.img"), { rootKiB: 2048 });
-    flotilla = await startFlotilla({ FLOTILLA_OS_IMAGES_DIR: imagesDir });
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    await context.addInitScript(consent);
-    page = await context.newPage();
-    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
-    await page.waitForURL(/\/fleets$/);
+    ({ flotilla, browser, page } = await startDemoSession(
+      0,
+      { acceptDownloads: true },
+      { FLOTILLA_OS_IMAGES_DIR: imagesDir },
+    ));
     const apps = await api<{ d: Array<{ id: number; app_name: string }> }>(
       page,
       flotilla.apiUrl,

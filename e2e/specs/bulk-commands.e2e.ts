@@ -4,8 +4,9 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
+import { startDemoSession } from "./demo-session.ts";
 import { api, consent, demoIds } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
@@ -93,13 +94,7 @@ describe("bulk commands from the fleet's device table", () => {
 
   beforeAll(async () => {
     fs.rmSync(AGENT_LOG, { force: true });
-    flotilla = await startFlotilla();
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.addInitScript(consent);
-    page = await context.newPage();
-    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
-    await page.waitForURL(/\/fleets$/);
+    ({ flotilla, browser, page } = await startDemoSession(0));
     ids = await demoIds(page, flotilla.apiUrl);
     const key = await call<string>("POST", "/api-key/v2/", {
       actorType: "application",

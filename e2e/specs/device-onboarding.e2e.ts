@@ -5,10 +5,9 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
-import { logIn } from "./accounts-helpers.ts";
-import { api, consent } from "./fleets-helpers.ts";
-import { DEMO } from "./web-helpers.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
+import { startDemoSession } from "./demo-session.ts";
+import { api } from "./fleets-helpers.ts";
 
 const run = promisify(execFile);
 const SHOTS = "/tmp/shots-onboarding";
@@ -27,13 +26,10 @@ describe("device onboarding: config download and the one-line installer", () => 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-onboarding-"));
 
   beforeAll(async () => {
-    flotilla = await startFlotilla();
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
-    await context.addInitScript(consent);
-    page = await context.newPage();
-    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
-    await page.waitForURL(/\/fleets$/);
+    ({ flotilla, browser, page } = await startDemoSession(0, {
+      viewport: { width: 1280, height: 860 },
+      acceptDownloads: true,
+    }));
     const apps = await api<{ d: Array<{ id: number; app_name: string }> }>(
       page,
       flotilla.apiUrl,

@@ -1,7 +1,8 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
+import { startDemoSession } from "./demo-session.ts";
 import { api, consent, demoIds } from "./fleets-helpers.ts";
 import { DEMO, screenshot } from "./web-helpers.ts";
 
@@ -18,13 +19,7 @@ describe("failures the dashboard shows", () => {
   const call = <T>(method: string, path: string, body?: unknown) => api<T>(page, flotilla.apiUrl, method, path, body);
 
   beforeAll(async () => {
-    flotilla = await startFlotilla();
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    await context.addInitScript(consent);
-    page = await context.newPage();
-    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
-    await page.waitForURL(/\/fleets$/);
+    ({ flotilla, browser, page } = await startDemoSession(0, { viewport: { width: 1280, height: 800 } }));
     Object.assign(ids, await demoIds(page, flotilla.apiUrl));
   }, 120_000);
 

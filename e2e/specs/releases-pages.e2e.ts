@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
 import { logIn } from "./accounts-helpers.ts";
+import { startDemoSession } from "./demo-session.ts";
 import { api, consent } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
@@ -38,13 +39,7 @@ describe("release pages", () => {
     ).d[0];
 
   beforeAll(async () => {
-    flotilla = await startFlotilla();
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    await context.addInitScript(consent);
-    page = await context.newPage();
-    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
-    await page.waitForURL(/\/fleets$/);
+    ({ flotilla, browser, page } = await startDemoSession(0, { viewport: { width: 1280, height: 860 } }));
     const apps = await call<{ d: Array<{ id: number; app_name: string }> }>(
       "GET",
       "/v7/application?$select=id,app_name",

@@ -4,11 +4,11 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
-import { logIn } from "./accounts-helpers.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
 import { addCardAndUpgradeToPilot } from "./billing-helpers.ts";
 import { cliWorkspace } from "./cli-helpers.ts";
-import { api, consent, shot } from "./fleets-helpers.ts";
+import { startDemoSession } from "./demo-session.ts";
+import { api, shot } from "./fleets-helpers.ts";
 import { DEMO } from "./web-helpers.ts";
 
 const AGENT_BIN = path.resolve(import.meta.dirname, "../../apps/agent/bin/flotilla-agent.mjs");
@@ -110,13 +110,7 @@ describe("rollouts: waves, health gates, halt and rollback", () => {
     ["services:", "  main:", `    image: ${image}`, '    ports: ["80:80"]', ""].join("\n");
 
   beforeAll(async () => {
-    flotilla = await startFlotilla();
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.addInitScript(consent);
-    page = await context.newPage();
-    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
-    await page.waitForURL(/\/fleets$/);
+    ({ flotilla, browser, page } = await startDemoSession(0));
     const apps = await call<{ d: Array<{ id: number; app_name: string }> }>(
       "GET",
       "/v7/application?$select=id,app_name",

@@ -1,9 +1,8 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, type RunningFlotilla, startFlotilla } from "../support/flotilla.ts";
-import { logIn } from "./accounts-helpers.ts";
-import { api, consent, shot } from "./fleets-helpers.ts";
-import { DEMO } from "./web-helpers.ts";
+import type { RunningFlotilla } from "../support/flotilla.ts";
+import { startDemoSession } from "./demo-session.ts";
+import { api, shot } from "./fleets-helpers.ts";
 
 type TargetState = Record<
   string,
@@ -32,13 +31,7 @@ describe("variables: staged fleet edits, device overrides, bulk", () => {
     ).d;
 
   beforeAll(async () => {
-    flotilla = await startFlotilla({ FLOTILLA_DEMO_DEVICES: "3" });
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    await context.addInitScript(consent);
-    page = await context.newPage();
-    await logIn(page, flotilla.dashboardUrl, DEMO.email, DEMO.password);
-    await page.waitForURL(/\/fleets$/);
+    ({ flotilla, browser, page } = await startDemoSession(3, { viewport: { width: 1280, height: 860 } }));
     const apps = await call<{ d: Array<{ id: number }> }>(
       "GET",
       "/v7/application?$select=id&$filter=app_name eq 'demo-fleet'",
