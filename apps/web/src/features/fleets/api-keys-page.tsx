@@ -3,21 +3,13 @@ import AddOutlined from "@mui/icons-material/AddOutlined";
 import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
 import VpnKeyOutlined from "@mui/icons-material/VpnKeyOutlined";
 import Button from "@mui/material/Button";
-import IconButton from "@mui/material/IconButton";
-import Paper from "@mui/material/Paper";
-import Table from "@mui/material/Table";
-import TableBody from "@mui/material/TableBody";
-import TableCell from "@mui/material/TableCell";
-import TableHead from "@mui/material/TableHead";
-import TableRow from "@mui/material/TableRow";
-import Tooltip from "@mui/material/Tooltip";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { format } from "date-fns";
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { useSdk } from "../../app-services.tsx";
-import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
+import { AccessList, ConfirmRemoveDialog } from "../../components/access-list.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
 import { showToast } from "../../lib/toasts.ts";
 import { NewKeyDialog } from "../preferences/new-key-dialog.tsx";
@@ -86,7 +78,6 @@ export function FleetApiKeysPage() {
     onSettled: () => queryClient.invalidateQueries({ queryKey: ["fleet", fleetId, "provisioning-keys"] }),
   });
   if (!fleet || refused) return null;
-  const rows = keys.data ?? [];
   const now = Date.now();
   return (
     <>
@@ -101,62 +92,64 @@ export function FleetApiKeysPage() {
           ) : null
         }
       />
-      {keys.isSuccess && rows.length === 0 ? (
-        <EmptyState icon={<VpnKeyOutlined />} title={t("fleets.keys.empty_title")} text={t("fleets.keys.empty_text")} />
-      ) : (
-        <Paper variant="outlined">
-          <Table size="small" aria-label={t("fleets.keys.title")}>
-            <TableHead>
-              <TableRow>
-                <TableCell>{t("preferences.tokens.name")}</TableCell>
-                <TableCell>{t("preferences.tokens.description")}</TableCell>
-                <TableCell>{t("fleets.columns.created")}</TableCell>
-                <TableCell>{t("preferences.tokens.expiry")}</TableCell>
-                <TableCell />
-              </TableRow>
-            </TableHead>
-            <TableBody>
-              {rows.map((key) => (
-                <TableRow key={key.id} hover>
-                  <TableCell sx={{ fontWeight: 600 }}>{key.name || t("fleets.keys.unnamed")}</TableCell>
-                  <TableCell sx={{ color: "text.secondary" }}>{key.description}</TableCell>
-                  <TableCell>{formatDate(key.created_at)}</TableCell>
-                  <TableCell>
-                    {key.expiry_date
-                      ? new Date(key.expiry_date).getTime() < now
-                        ? t("fleets.keys.expired", { date: formatDate(key.expiry_date) })
-                        : formatDate(key.expiry_date)
-                      : t("preferences.tokens.never")}
-                  </TableCell>
-                  <TableCell align="right" padding="checkbox">
-                    {abilities.createApiKeys ? (
-                      <Tooltip title={t("fleets.keys.revoke")}>
-                        <IconButton
-                          size="small"
-                          aria-label={t("fleets.keys.revoke_named", { name: key.name ?? key.id })}
-                          onClick={() => setRevoking(key)}
-                        >
-                          <DeleteOutlined fontSize="small" />
-                        </IconButton>
-                      </Tooltip>
-                    ) : null}
-                  </TableCell>
-                </TableRow>
-              ))}
-            </TableBody>
-          </Table>
-        </Paper>
-      )}
+      {keys.data ? (
+        <AccessList
+          label={t("fleets.keys.title")}
+          rows={keys.data}
+          hover
+          paper
+          empty={
+            <EmptyState
+              icon={<VpnKeyOutlined />}
+              title={t("fleets.keys.empty_title")}
+              text={t("fleets.keys.empty_text")}
+            />
+          }
+          columns={[
+            {
+              header: t("preferences.tokens.name"),
+              cell: (key) => key.name || t("fleets.keys.unnamed"),
+              sx: { fontWeight: 600 },
+            },
+            {
+              header: t("preferences.tokens.description"),
+              cell: (key) => key.description,
+              sx: { color: "text.secondary" },
+            },
+            { header: t("fleets.columns.created"), cell: (key) => formatDate(key.created_at) },
+            {
+              header: t("preferences.tokens.expiry"),
+              cell: (key) =>
+                key.expiry_date
+                  ? new Date(key.expiry_date).getTime() < now
+                    ? t("fleets.keys.expired", { date: formatDate(key.expiry_date) })
+                    : formatDate(key.expiry_date)
+                  : t("preferences.tokens.never"),
+            },
+          ]}
+          actions={
+            abilities.createApiKeys
+              ? [
+                  {
+                    icon: <DeleteOutlined fontSize="small" />,
+                    label: (key) => t("fleets.keys.revoke_named", { name: key.name ?? key.id }),
+                    tooltip: () => t("fleets.keys.revoke"),
+                    onClick: setRevoking,
+                  },
+                ]
+              : []
+          }
+        />
+      ) : null}
       {creating ? <CreateKeyDialog fleetId={fleetId} onClose={() => setCreating(false)} /> : null}
-      <ConfirmDialog
-        open={revoking !== undefined}
-        danger
+      <ConfirmRemoveDialog
+        target={revoking}
+        name={(key) => key.name ?? String(key.id)}
         title={t("fleets.keys.revoke")}
         text={t("fleets.keys.revoke_text")}
-        items={revoking ? [revoking.name ?? String(revoking.id)] : []}
         confirmLabel={t("fleets.keys.revoke")}
         busy={revoke.isPending}
-        onConfirm={() => revoking && revoke.mutate(revoking.id)}
+        onConfirm={(key) => revoke.mutate(key.id)}
         onClose={() => setRevoking(undefined)}
       />
     </>
