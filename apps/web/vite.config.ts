@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import react from "@vitejs/plugin-react";
 import { type Connect, defineConfig, type Plugin } from "vite";
 import { compression } from "vite-plugin-compression2";
@@ -83,11 +84,68 @@ export function jsonSections(): Plugin {
   };
 }
 
+/**
+ * The modules the first signed-in page (`/fleets`) runs, in one chunk (issue performance-2).
+ * Rolldown's automatic chunking gave that page about 100 chunks, each with its own response
+ * headers (0.4 KB) and its own compression window: together they weighed 90 KB more than the
+ * same code in one file. `roots` are the modules that page imports, statically or not (the app,
+ * its layout, the fleet list, the texts it shows); the chunk takes their static imports, less
+ * everything the plain login page can load (main.tsx's imports without the app), which stays in
+ * the chunks the login page already shares with the app. Other pages keep their own chunks and
+ * take what they share with `/fleets` from this one, which is already in the cache.
+ */
+export function firstPageChunk(roots: string[]): { plugin: Plugin; test: (id: string) => boolean } {
+  const captured = new Set<string>();
+  const plugin: Plugin = {
+    name: "flotilla-first-page-chunk",
+    apply: "build",
+    buildEnd(error) {
+      captured.clear();
+      if (error) return;
+      const rootIds = new Set(roots);
+      const walk = (starts: Iterable<string>, dynamic: boolean, stop: Set<string>) => {
+        const seen = new Set<string>();
+        const queue = [...starts];
+        while (queue.length > 0) {
+          const id = queue.pop() as string;
+          if (seen.has(id) || stop.has(id)) continue;
+          seen.add(id);
+          const info = this.getModuleInfo(id);
+          if (!info) continue;
+          queue.push(...info.importedIds);
+          if (dynamic) queue.push(...info.dynamicallyImportedIds);
+        }
+        return seen;
+      };
+      const entries = [...this.getModuleIds()].filter((id) => this.getModuleInfo(id)?.isEntry);
+      // Whatever the entry can load without the app: the plain login page and what it shares.
+      const withoutApp = walk(entries, true, rootIds);
+      for (const id of walk(rootIds, false, new Set())) if (!withoutApp.has(id)) captured.add(id);
+      const missing = roots.filter((root) => !this.getModuleInfo(root));
+      if (missing.length > 0) this.error(`first page chunk: no module ${missing.join(", ")}`);
+    },
+  };
+  return { plugin, test: (id) => captured.has(id) };
+}
+
+const source = (file: string) => fileURLToPath(new URL(`./src/${file}`, import.meta.url));
+const firstPage = firstPageChunk(
+  [
+    "app.tsx",
+    "components/app-layout.tsx",
+    "features/fleets/fleets-page.tsx",
+    "features/identity/data.ts",
+    "lib/pine.ts",
+    "locales/en.json",
+  ].map(source),
+);
+
 export default defineConfig({
   plugins: [
     react(),
     buildInfo(),
     jsonSections(),
+    firstPage.plugin,
     // Brotli and gzip copies of every text asset, which the server sends as they are.
     compression({
       algorithms: ["brotliCompress", "gzip"],
@@ -104,5 +162,12 @@ export default defineConfig({
     assetsInlineLimit: 0,
     sourcemap: true,
     chunkSizeWarningLimit: 1500,
+    rolldownOptions: {
+      output: {
+        codeSplitting: {
+          groups: [{ name: "first-page", test: firstPage.test, includeDependenciesRecursively: false }],
+        },
+      },
+    },
   },
 });
