@@ -85,6 +85,38 @@ export function jsonSections(): Plugin {
 }
 
 /**
+ * MUI X DataGrid's MUI adapter (`@mui/x-data-grid/material`) imports Autocomplete, Tabs, Tab and
+ * Switch for its filter and column panels, which the dashboard's grids never open (no column
+ * menu, no toolbar): 17 KB over the wire on the device list (issue performance-2). Imported from
+ * there, each resolves to a wrapper that loads the real component the first time it renders
+ * (nothing shows meanwhile); every other import of them is untouched.
+ */
+export function lazyGridParts(parts = ["Autocomplete", "Tabs", "Tab", "Switch"]): Plugin {
+  const prefix = "\0flotilla-grid-part:";
+  return {
+    name: "flotilla-lazy-grid-parts",
+    apply: "build",
+    enforce: "pre",
+    resolveId(source, importer) {
+      if (!importer || !/[\\/]@mui[\\/]x-data-grid[\\/]material[\\/]/.test(importer)) return null;
+      const part = /^@mui\/material\/(\w+)$/.exec(source)?.[1];
+      return part && parts.includes(part) ? `${prefix}${part}` : null;
+    },
+    load(id) {
+      if (!id.startsWith(prefix)) return null;
+      const part = id.slice(prefix.length);
+      return [
+        `import { createElement, lazy, Suspense } from "react";`,
+        `const Part = lazy(() => import("@mui/material/${part}"));`,
+        `export default function Grid${part}(props) {`,
+        `  return createElement(Suspense, { fallback: null }, createElement(Part, props));`,
+        `}`,
+      ].join("\n");
+    },
+  };
+}
+
+/**
  * The modules the first signed-in page (`/fleets`) runs, in one chunk (issue performance-2).
  * Rolldown's automatic chunking gave that page about 100 chunks, each with its own response
  * headers (0.4 KB) and its own compression window: together they weighed 90 KB more than the
@@ -146,6 +178,7 @@ export default defineConfig({
     buildInfo(),
     jsonSections(),
     firstPage.plugin,
+    lazyGridParts(),
     // Brotli and gzip copies of every text asset, which the server sends as they are.
     compression({
       algorithms: ["brotliCompress", "gzip"],
