@@ -134,6 +134,8 @@ export function firstPageChunk(roots: string[]): { plugin: Plugin; test: (id: st
     buildEnd(error) {
       captured.clear();
       if (error) return;
+      const missing = roots.filter((root) => !this.getModuleInfo(root));
+      if (missing.length > 0) this.error(`first page chunk: no module ${missing.join(", ")}`);
       const rootIds = new Set(roots);
       const walk = (starts: Iterable<string>, dynamic: boolean, stop: Set<string>) => {
         const seen = new Set<string>();
@@ -153,14 +155,14 @@ export function firstPageChunk(roots: string[]): { plugin: Plugin; test: (id: st
       // Whatever the entry can load without the app: the plain login page and what it shares.
       const withoutApp = walk(entries, true, rootIds);
       for (const id of walk(rootIds, false, new Set())) if (!withoutApp.has(id)) captured.add(id);
-      const missing = roots.filter((root) => !this.getModuleInfo(root));
-      if (missing.length > 0) this.error(`first page chunk: no module ${missing.join(", ")}`);
     },
   };
   return { plugin, test: (id) => captured.has(id) };
 }
 
 const source = (file: string) => fileURLToPath(new URL(`./src/${file}`, import.meta.url));
+// What `/fleets` loads with an empty cache: the app and the chunks it imports on the way there
+// (`PAGE_WEIGHT_FILES=1 node --import tsx scripts/page-weight.ts` lists them).
 const firstPage = firstPageChunk(
   [
     "app.tsx",
