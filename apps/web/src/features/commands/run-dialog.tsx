@@ -32,11 +32,6 @@ import {
   runRequest,
 } from "./model.ts";
 
-/** The fleet devices' "Run command" batch action: who may run it (device.ssh-host / device.ssh). */
-export function commandAbilities(abilities: { ssh: boolean; sshHost: boolean }) {
-  return { run: abilities.ssh || abilities.sshHost, host: abilities.sshHost, service: abilities.ssh };
-}
-
 function Section(props: { label: string; children: ReactNode }) {
   return (
     <FormControl component="fieldset" sx={{ display: "grid", gap: 0.5 }}>

@@ -166,6 +166,20 @@ export function useDevice(uuid: string) {
 }
 
 /** What the caller may do on a device: the fleet role table of packages/domain (spec 2 §6). */
+/** Who may update what (spec 2 §6): resin.device.actions-proxy-hup, …-supervisorupgrade. */
+export function updateAbilities(userAccessRoles: ReadonlyArray<{ role: string }> | undefined) {
+  const role = fleetRoleOf((userAccessRoles ?? []).map((row) => row.role));
+  return {
+    osUpdate: fleetCan(role, "device", "actions-proxy-hup"),
+    supervisorUpdate: fleetCan(role, "device", "actions-proxy-supervisorupgrade"),
+  };
+}
+
+/** The fleet devices' "Run command" batch action: who may run it (device.ssh-host / device.ssh). */
+export function commandAbilities(abilities: { ssh: boolean; sshHost: boolean }) {
+  return { run: abilities.ssh || abilities.sshHost, host: abilities.sshHost, service: abilities.ssh };
+}
+
 export function deviceAbilities(userAccessRoles: ReadonlyArray<{ role: string }> | undefined) {
   const role = fleetRoleOf((userAccessRoles ?? []).map((row) => row.role));
   return {

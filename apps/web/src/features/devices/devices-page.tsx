@@ -30,25 +30,22 @@ import { SearchField } from "../../components/form-fields.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { ListToolbar } from "../../components/list-toolbar.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
-import { commandAbilities, RunCommandDialog } from "../commands/run-dialog.tsx";
+import { withChunkTimeout } from "../../lib/chunk.ts";
 import { statusColor } from "../fleets/status.tsx";
 import { useFreePlan, usePageFleet } from "../fleets/summary-page.tsx";
 import { isDraft, versionText } from "../releases/model.ts";
+import type { SupervisorAction } from "./actions.tsx";
 import {
-  DeleteDevicesDialog,
-  DeviceVariableDialog,
-  MoveDevicesDialog,
-  PinDevicesDialog,
-  type SupervisorAction,
-  SupervisorActionDialog,
-  TagDevicesDialog,
-} from "./actions.tsx";
-import { AddDeviceDialog } from "./add-device-dialog.tsx";
-import { DEVICE_PAGE_SIZES, type Device, deviceAbilities, deviceCoordinates, useFleetDevices } from "./data.ts";
-import { OsUpdateDevicesDialog, SupervisorUpdateDevicesDialog, updateAbilities } from "./os-updates.tsx";
+  commandAbilities,
+  DEVICE_PAGE_SIZES,
+  type Device,
+  deviceAbilities,
+  deviceCoordinates,
+  updateAbilities,
+  useFleetDevices,
+} from "./data.ts";
 import { isMatchingAction, type MatchingAction } from "./select-all.ts";
 import { SelectAllBanner } from "./select-all-banner.tsx";
-import { MatchingBatchDialog } from "./select-all-dialog.tsx";
 import { DeviceStatusChip } from "./status-chip.tsx";
 
 type Lens = "table" | "map";
@@ -56,6 +53,32 @@ const COLUMNS_KEY = "flotilla.deviceColumns";
 
 /** The map lens's Leaflet loads when the lens is chosen: the table is what a page opens with. */
 const DeviceMap = lazy(() => import("./device-map.tsx").then((module) => ({ default: module.DeviceMap })));
+
+/**
+ * The add-device and batch dialogs load when one is first opened (with the actions, OS update and
+ * command modules they need): the list is what the page opens with (issue performance-2).
+ */
+const actions = () => withChunkTimeout(import("./actions.tsx"));
+const osUpdates = () => withChunkTimeout(import("./os-updates.tsx"));
+const AddDeviceDialog = lazy(() =>
+  withChunkTimeout(import("./add-device-dialog.tsx")).then((module) => ({ default: module.AddDeviceDialog })),
+);
+const MatchingBatchDialog = lazy(() =>
+  withChunkTimeout(import("./select-all-dialog.tsx")).then((module) => ({ default: module.MatchingBatchDialog })),
+);
+const RunCommandDialog = lazy(() =>
+  withChunkTimeout(import("../commands/run-dialog.tsx")).then((module) => ({ default: module.RunCommandDialog })),
+);
+const SupervisorActionDialog = lazy(() => actions().then((module) => ({ default: module.SupervisorActionDialog })));
+const MoveDevicesDialog = lazy(() => actions().then((module) => ({ default: module.MoveDevicesDialog })));
+const PinDevicesDialog = lazy(() => actions().then((module) => ({ default: module.PinDevicesDialog })));
+const TagDevicesDialog = lazy(() => actions().then((module) => ({ default: module.TagDevicesDialog })));
+const DeviceVariableDialog = lazy(() => actions().then((module) => ({ default: module.DeviceVariableDialog })));
+const DeleteDevicesDialog = lazy(() => actions().then((module) => ({ default: module.DeleteDevicesDialog })));
+const OsUpdateDevicesDialog = lazy(() => osUpdates().then((module) => ({ default: module.OsUpdateDevicesDialog })));
+const SupervisorUpdateDevicesDialog = lazy(() =>
+  osUpdates().then((module) => ({ default: module.SupervisorUpdateDevicesDialog })),
+);
 
 /** Columns a person may hide; name and status always show. */
 const OPTIONAL_COLUMNS = [
@@ -407,47 +430,52 @@ export function FleetDevicesPage() {
           />
         </Paper>
       )}
-      {adding ? <AddDeviceDialog fleet={fleet} onClose={() => setAdding(false)} /> : null}
-      {matchingRun ? (
-        <MatchingBatchDialog
-          {...matchingRun}
-          fleetId={fleet.id}
-          architecture={fleet.is_for__device_type[0]?.is_of__cpu_architecture[0]?.id}
-          onClose={() => setMatchingRun(undefined)}
-          onRemoved={clearSelection}
-        />
-      ) : null}
-      {pageDialog === "restart" || pageDialog === "identify" || pageDialog === "reboot" || pageDialog === "shutdown" ? (
-        <SupervisorActionDialog action={pageDialog} devices={selected} onClose={() => setDialog(undefined)} />
-      ) : null}
-      {pageDialog === "run-command" ? (
-        <RunCommandDialog fleetId={fleet.id} devices={selected} can={commands} onClose={() => setDialog(undefined)} />
-      ) : null}
-      {pageDialog === "move" ? <MoveDevicesDialog devices={selected} onClose={() => setDialog(undefined)} /> : null}
-      {pageDialog === "pin" ? (
-        <PinDevicesDialog fleetId={fleet.id} devices={selected} onClose={() => setDialog(undefined)} />
-      ) : null}
-      {pageDialog === "tag" ? <TagDevicesDialog devices={selected} onClose={() => setDialog(undefined)} /> : null}
-      {pageDialog === "set-variable" || pageDialog === "remove-variable" ? (
-        <DeviceVariableDialog
-          mode={pageDialog === "set-variable" ? "set" : "remove"}
-          devices={selected}
-          onClose={() => setDialog(undefined)}
-        />
-      ) : null}
-      {pageDialog === "update-os" ? (
-        <OsUpdateDevicesDialog devices={selected} onClose={() => setDialog(undefined)} />
-      ) : null}
-      {pageDialog === "update-supervisor" ? (
-        <SupervisorUpdateDevicesDialog devices={selected} onClose={() => setDialog(undefined)} />
-      ) : null}
-      {pageDialog === "delete" ? (
-        <DeleteDevicesDialog
-          devices={selected}
-          onClose={() => setDialog(undefined)}
-          onDeleted={() => setSelection({ type: "include", ids: new Set() })}
-        />
-      ) : null}
+      <Suspense fallback={null}>
+        {adding ? <AddDeviceDialog fleet={fleet} onClose={() => setAdding(false)} /> : null}
+        {matchingRun ? (
+          <MatchingBatchDialog
+            {...matchingRun}
+            fleetId={fleet.id}
+            architecture={fleet.is_for__device_type[0]?.is_of__cpu_architecture[0]?.id}
+            onClose={() => setMatchingRun(undefined)}
+            onRemoved={clearSelection}
+          />
+        ) : null}
+        {pageDialog === "restart" ||
+        pageDialog === "identify" ||
+        pageDialog === "reboot" ||
+        pageDialog === "shutdown" ? (
+          <SupervisorActionDialog action={pageDialog} devices={selected} onClose={() => setDialog(undefined)} />
+        ) : null}
+        {pageDialog === "run-command" ? (
+          <RunCommandDialog fleetId={fleet.id} devices={selected} can={commands} onClose={() => setDialog(undefined)} />
+        ) : null}
+        {pageDialog === "move" ? <MoveDevicesDialog devices={selected} onClose={() => setDialog(undefined)} /> : null}
+        {pageDialog === "pin" ? (
+          <PinDevicesDialog fleetId={fleet.id} devices={selected} onClose={() => setDialog(undefined)} />
+        ) : null}
+        {pageDialog === "tag" ? <TagDevicesDialog devices={selected} onClose={() => setDialog(undefined)} /> : null}
+        {pageDialog === "set-variable" || pageDialog === "remove-variable" ? (
+          <DeviceVariableDialog
+            mode={pageDialog === "set-variable" ? "set" : "remove"}
+            devices={selected}
+            onClose={() => setDialog(undefined)}
+          />
+        ) : null}
+        {pageDialog === "update-os" ? (
+          <OsUpdateDevicesDialog devices={selected} onClose={() => setDialog(undefined)} />
+        ) : null}
+        {pageDialog === "update-supervisor" ? (
+          <SupervisorUpdateDevicesDialog devices={selected} onClose={() => setDialog(undefined)} />
+        ) : null}
+        {pageDialog === "delete" ? (
+          <DeleteDevicesDialog
+            devices={selected}
+            onClose={() => setDialog(undefined)}
+            onDeleted={() => setSelection({ type: "include", ids: new Set() })}
+          />
+        ) : null}
+      </Suspense>
     </>
   );
 }

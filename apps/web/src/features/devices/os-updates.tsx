@@ -37,7 +37,6 @@ import { TextLink } from "../../components/links.tsx";
 import { ErrorNote, Setting, settingRow, useSubmission } from "../../components/settings.tsx";
 import type { Sdk } from "../../lib/sdk.ts";
 import { showToast } from "../../lib/toasts.ts";
-import { fleetCan, fleetRoleOf } from "../orgs/access.ts";
 import { pineOf } from "../orgs/data.ts";
 import { useDeviceBatch } from "./actions.tsx";
 import type { Device } from "./data.ts";
@@ -55,15 +54,6 @@ type UpdatableDevice = Pick<
 > & {
   is_of__device_type: Array<{ id: number; slug: string; is_of__cpu_architecture: Array<{ id: number }> }>;
 };
-
-/** Who may update what (spec 2 §6): resin.device.actions-proxy-hup, …-supervisorupgrade. */
-export function updateAbilities(userAccessRoles: ReadonlyArray<{ role: string }> | undefined) {
-  const role = fleetRoleOf((userAccessRoles ?? []).map((row) => row.role));
-  return {
-    osUpdate: fleetCan(role, "device", "actions-proxy-hup"),
-    supervisorUpdate: fleetCan(role, "device", "actions-proxy-supervisorupgrade"),
-  };
-}
 
 /** OS versions per device type, as balena-sdk answers them; OS types are cached 10 minutes (spec 2 §9). */
 export function useOsVersions(slugs: string[]) {

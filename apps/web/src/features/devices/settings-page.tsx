@@ -18,9 +18,9 @@ import { showToast } from "../../lib/toasts.ts";
 import { shortCommit } from "../fleets/releases.ts";
 import { versionText } from "../releases/model.ts";
 import { DeleteDevicesDialog, MoveDevicesDialog, PinDevicesDialog } from "./actions.tsx";
-import { type Device, deviceIsOnline, deviceUrl, localModeProblem, usePageDevice } from "./data.ts";
+import { type Device, deviceIsOnline, deviceUrl, localModeProblem, updateAbilities, usePageDevice } from "./data.ts";
 import { DeviceNotes } from "./notes.tsx";
-import { OsUpdateSetting, SupervisorUpdateSetting, updateAbilities } from "./os-updates.tsx";
+import { OsUpdateSetting, SupervisorUpdateSetting } from "./os-updates.tsx";
 
 function useDeviceChange(device: Device) {
   const queryClient = useQueryClient();

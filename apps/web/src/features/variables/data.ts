@@ -2,8 +2,8 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useSdk } from "../../app-services.tsx";
 import type { Sdk } from "../../lib/sdk.ts";
 import { pineOf } from "../orgs/data.ts";
-import type { StoredVariable, VariableWriter } from "./staged.ts";
-import { ALL_SERVICES_ID, type InheritedVariable } from "./variables-editor.tsx";
+import { ALL_SERVICES_ID, type StoredVariable, type VariableWriter } from "./staged.ts";
+import type { InheritedVariable } from "./variables-editor.tsx";
 
 /**
  * The variable resources of spec 2 §3/§7 and how the editors read and write them. A stored row's

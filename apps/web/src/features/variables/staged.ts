@@ -6,6 +6,9 @@ import { runBatch } from "../devices/batch.ts";
  * applied together.
  */
 
+/** The service id of a variable for all services (spec 2 §3). */
+export const ALL_SERVICES_ID = 0;
+
 /** A stored variable as the editors show it. `scope` says where it is stored (fleet, service, device…). */
 export interface StoredVariable {
   key: string;

@@ -3,35 +3,29 @@ import DeleteOutlined from "@mui/icons-material/DeleteOutlined";
 import EditOutlined from "@mui/icons-material/EditOutlined";
 import UndoOutlined from "@mui/icons-material/UndoOutlined";
 import Alert from "@mui/material/Alert";
-import Autocomplete from "@mui/material/Autocomplete";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
 import Chip from "@mui/material/Chip";
-import Dialog from "@mui/material/Dialog";
-import DialogActions from "@mui/material/DialogActions";
-import DialogContent from "@mui/material/DialogContent";
-import DialogTitle from "@mui/material/DialogTitle";
 import IconButton from "@mui/material/IconButton";
 import Link from "@mui/material/Link";
-import MenuItem from "@mui/material/MenuItem";
 import Paper from "@mui/material/Paper";
-import Stack from "@mui/material/Stack";
 import Table from "@mui/material/Table";
 import TableBody from "@mui/material/TableBody";
 import TableCell from "@mui/material/TableCell";
 import TableHead from "@mui/material/TableHead";
 import TableRow from "@mui/material/TableRow";
-import TextField from "@mui/material/TextField";
 import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useBlocker } from "@tanstack/react-router";
-import { type FormEvent, type ReactNode, useState } from "react";
+import { lazy, type ReactNode, Suspense, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
+import { withChunkTimeout } from "../../lib/chunk.ts";
 import { errorText } from "../../lib/errors.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import {
+  ALL_SERVICES_ID,
   applyChanges,
   newKey,
   type ShownRow,
@@ -44,7 +38,7 @@ import {
   type VariableWriter,
 } from "./staged.ts";
 
-export const ALL_SERVICES_ID = 0;
+export { ALL_SERVICES_ID };
 
 /** A value the device would otherwise get from its fleet (device pages). */
 export interface InheritedVariable {
@@ -79,118 +73,17 @@ export interface VariablesEditorProps {
   emptyText: string;
 }
 
-type Editing = { mode: "add" } | { mode: "edit"; row: ShownRow } | { mode: "override"; inherited: InheritedVariable };
+export type Editing =
+  | { mode: "add" }
+  | { mode: "edit"; row: ShownRow }
+  | { mode: "override"; inherited: InheritedVariable };
+
+/** The add/edit dialog (and MUI's Autocomplete with it) loads when it is first opened. */
+const VariableDialog = lazy(() =>
+  withChunkTimeout(import("./variable-dialog.tsx")).then((module) => ({ default: module.VariableDialog })),
+);
 
 const STATE_COLORS = { added: "success", updated: "info", deleted: "error" } as const;
-
-function VariableDialog(props: {
-  editing: Editing;
-  services: Array<{ id: number; name: string }>;
-  taken: (serviceId: number) => string[];
-  nameProblem: VariablesEditorProps["nameProblem"];
-  nameNotice?: VariablesEditorProps["nameNotice"];
-  suggestions?: string[];
-  valueField?: VariablesEditorProps["valueField"];
-  onSave: (name: string, value: string, serviceId: number) => void;
-  onClose: () => void;
-}) {
-  const { t } = useTranslation();
-  const editing = props.editing;
-  const initial =
-    editing.mode === "edit"
-      ? { name: editing.row.name, value: editing.row.value, serviceId: editing.row.serviceId }
-      : editing.mode === "override"
-        ? { name: editing.inherited.name, value: editing.inherited.value, serviceId: editing.inherited.serviceId }
-        : { name: "", value: "", serviceId: ALL_SERVICES_ID };
-  const [name, setName] = useState(initial.name);
-  const [value, setValue] = useState(initial.value);
-  const [serviceId, setServiceId] = useState(initial.serviceId);
-  const [touched, setTouched] = useState(false);
-  const nameLocked = editing.mode !== "add";
-  const nameProblem = nameLocked ? undefined : props.nameProblem(name.trim(), props.taken(serviceId));
-  const field = props.valueField?.(name.trim());
-  const valueProblem = field?.problem?.(value);
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    setTouched(true);
-    if (nameProblem || valueProblem) return;
-    props.onSave(name.trim(), value, serviceId);
-  };
-  const title =
-    editing.mode === "add"
-      ? t("variables.add_title")
-      : editing.mode === "override"
-        ? t("variables.override_title", { name: initial.name })
-        : t("variables.edit_title", { name: initial.name });
-  return (
-    <Dialog open onClose={props.onClose} maxWidth="sm" fullWidth>
-      <Box component="form" noValidate onSubmit={submit}>
-        <DialogTitle>{title}</DialogTitle>
-        <DialogContent>
-          <Stack spacing={2} sx={{ pt: 1 }}>
-            <Autocomplete
-              freeSolo
-              disabled={nameLocked}
-              options={props.suggestions ?? []}
-              inputValue={name}
-              onInputChange={(_event, next) => setName(next)}
-              renderInput={(params) => (
-                <TextField
-                  {...params}
-                  label={t("variables.name")}
-                  autoFocus={!nameLocked}
-                  error={touched && nameProblem !== undefined}
-                  helperText={touched ? nameProblem : undefined}
-                  slotProps={{ ...params.slotProps, htmlInput: { ...params.slotProps.htmlInput, spellCheck: false } }}
-                />
-              )}
-            />
-            {props.services.length > 0 && editing.mode === "add" ? (
-              <TextField
-                select
-                label={t("variables.service")}
-                value={serviceId}
-                onChange={(event) => setServiceId(Number(event.target.value))}
-              >
-                <MenuItem value={ALL_SERVICES_ID}>{t("variables.all_services")}</MenuItem>
-                {props.services.map((service) => (
-                  <MenuItem key={service.id} value={service.id}>
-                    {service.name}
-                  </MenuItem>
-                ))}
-              </TextField>
-            ) : null}
-            {field?.render ? (
-              field.render(value, setValue)
-            ) : (
-              <TextField
-                label={t("variables.value")}
-                value={value}
-                autoFocus={nameLocked}
-                multiline
-                maxRows={8}
-                onChange={(event) => setValue(event.target.value)}
-                error={touched && valueProblem !== undefined}
-                helperText={touched ? valueProblem : undefined}
-                slotProps={{ htmlInput: { spellCheck: false } }}
-              />
-            )}
-            {field?.render && touched && valueProblem ? <Alert severity="error">{valueProblem}</Alert> : null}
-            {!nameLocked && props.nameNotice?.(name.trim()) ? (
-              <Alert severity="info">{props.nameNotice(name.trim())}</Alert>
-            ) : null}
-          </Stack>
-        </DialogContent>
-        <DialogActions>
-          <Button onClick={props.onClose}>{t("confirm.cancel")}</Button>
-          <Button type="submit" variant="contained">
-            {t("variables.stage")}
-          </Button>
-        </DialogActions>
-      </Box>
-    </Dialog>
-  );
-}
 
 const valueCell = (value: string) =>
   value.startsWith("data:") ? `${value.slice(0, 32)}… (${Math.round(value.length / 1024)} KB)` : value;
@@ -418,17 +311,19 @@ export function VariablesEditor(props: VariablesEditorProps) {
         </TableBody>
       </Table>
       {editing ? (
-        <VariableDialog
-          editing={editing}
-          services={services}
-          taken={(serviceId) => takenNames(rows, serviceId)}
-          nameProblem={props.nameProblem}
-          nameNotice={props.nameNotice}
-          suggestions={props.suggestions}
-          valueField={props.valueField}
-          onSave={save}
-          onClose={() => setEditing(undefined)}
-        />
+        <Suspense fallback={null}>
+          <VariableDialog
+            editing={editing}
+            services={services}
+            taken={(serviceId) => takenNames(rows, serviceId)}
+            nameProblem={props.nameProblem}
+            nameNotice={props.nameNotice}
+            suggestions={props.suggestions}
+            valueField={props.valueField}
+            onSave={save}
+            onClose={() => setEditing(undefined)}
+          />
+        </Suspense>
       ) : null}
       <ConfirmDialog
         open={reverting}
