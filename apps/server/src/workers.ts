@@ -17,8 +17,8 @@ const RESTART_DELAY_MS = 1000;
  * How the workers get their connections. Node's default on Linux (round-robin) has the primary
  * accept every connection and pass it to one worker at a time, each worker's next one waiting for
  * its answer to the last: under a connect storm the primary held 10,573 accepted sockets (5,303 of
- * them already given up by their devices) while the workers took about 40 a second together
- * (docs/benchmarks.md, scale bench "With worker processes"). Here each worker accepts from the
+ * them already given up by their devices) while it was 98 % idle and the devices waited past their
+ * handshake timeout (docs/benchmarks.md, scale bench "With worker processes"). Here each worker accepts from the
  * shared listening socket itself, as fast as its event loop turns; the less busy a worker, the
  * more it takes. NODE_CLUSTER_SCHED_POLICY=rr keeps node's way.
  */
