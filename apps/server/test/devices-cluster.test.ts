@@ -126,11 +126,13 @@ describe.skipIf(unreachable !== undefined)("two API instances with Redis", () =>
       const seq = await two.number({ fleets: [3] });
       expect(seq).toBeGreaterThan((before as { stamp: number }).stamp);
       one.share("u", state("old"), (before as { stamp: number }).stamp);
+      // X itself has not heard of the change, but it was numbered: X does not take its own old state.
+      expect(await one.find("u")).toMatchObject({ stamp: seq });
       // Y numbered the change, Z got its message: neither takes the old state.
       three.received({ fleets: [3] }, seq);
       await eventually(async () => "stamp" in (await two.find("u")));
       expect(await three.find("u")).toMatchObject({ stamp: expect.any(Number) });
-      // Built after the change: taken by every process.
+      // Built after the change: taken by every process, X too.
       const after = (await three.find("u")) as { stamp: number };
       three.share("u", state("new"), after.stamp);
       for (const process of [one, two, three]) {

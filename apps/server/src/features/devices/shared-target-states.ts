@@ -7,15 +7,17 @@ import type { Invalidation, TargetState } from "./target-state.ts";
  * (about 7 statements), so N workers read the database N times for one device; with it the
  * first process builds and the others take its entry from Redis (one round trip).
  *
- * Never stale past what a process's own cache would be: every change gets a number in Redis
+ * Never older than a build from the database would be: every change gets a number in Redis
  * (INCR `ts:seq`) after it committed, and its invalidation message carries that number. An
- * entry carries the number read before the reads that built it (in the same round trip as the
- * entry's look-up), so it was built after every change numbered up to it; a process takes an
- * entry only when its number is at least the last change it knows of the entry's device, fleet
- * and everything, and at least its floor: the number of its own INCR after it began listening,
- * or after a change that could not be numbered (Redis down, or an instance that numbers none),
- * which entries built before may have missed. Its own changes whose number is still on the way
- * make the entries they touch untrusted until it comes.
+ * entry carries the number read before the reads that built it, so it was built after every
+ * change numbered up to it; a process takes an entry only when no change was numbered since
+ * (the entry's number is the current one, read in the same round trip as the entry), whether
+ * or not that change's message has reached it yet: a device told to fetch its new state at
+ * once gets it from any worker. Changes anywhere make every shared entry go, so the next poll
+ * of each device builds again once, in one process. Besides, as for its own cache, a process
+ * takes no entry older than a change it knows of (its device, fleet or everything), than its
+ * floor (its own INCR after it began listening, or after a change that could not be numbered:
+ * Redis down, or an instance that numbers none), nor one its own unnumbered changes touch.
  */
 
 /** A shared entry lives this long after it was written; rewritten by the next build after a change. */
@@ -95,10 +97,10 @@ export function createSharedTargetStates(options: {
         return { stamp: undefined };
       }
       const [json, seq] = found;
-      if (json) {
+      if (json && seq !== null) {
         try {
           const entry = JSON.parse(json) as Stamped;
-          if (trusted(entry)) {
+          if (entry.stamp === Number(seq) && trusted(entry)) {
             const { stamp: _, ...state } = entry;
             return { state };
           }
