@@ -23,7 +23,10 @@
 // with Redis at REDIS_URL, default this machine's), which share the devices' connections; the
 // default is the fewest workers whose limits hold --devices (default 20,000). --quick (or BENCH_QUICK=1):
 // 1,000 devices, a 60 s window (one report of each device). --profile writes CPU profiles of the API during the window and the
-// storm, and a heap snapshot after the window, to --profile-dir (default a temporary folder).
+// storm, and a heap snapshot after the window, to --profile-dir (default a temporary folder); with
+// --profile the devices' registration and connection (until all are connected) is a profile too.
+// --connect-only stops once every device is connected; --connect-timeout S (default 600) is how
+// long to wait for that, after which the bench reports how many did and stops.
 import { type ChildProcess, execFileSync, fork } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -46,6 +49,8 @@ const { values } = parseArgs({
     profile: { type: "boolean" },
     "profile-dir": { type: "string" },
     "skip-storm": { type: "boolean" },
+    "connect-only": { type: "boolean" },
+    "connect-timeout": { type: "string" },
   },
   strict: true,
 });
@@ -64,6 +69,7 @@ const WARMUP_MS = 60_000;
 const REPORT_INTERVAL_MS = 60_000;
 const POLL_INTERVAL_MS = 15 * 60_000;
 const DOWN_MS = 10_000;
+const CONNECT_TIMEOUT_MS = Number(values["connect-timeout"] ?? 600) * 1000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB`;
 
@@ -273,6 +279,7 @@ try {
       `${WORKERS} API worker process(es), open-files limit ${openFilesLimit}, API idle at ${mib(idle.rss)} resident`,
   );
 
+  await resetProbe(server);
   const registering = Date.now();
   for (let index = 0, left = DEVICES; left > 0; index++) {
     const count = Math.min(PER_PROCESS, left);
@@ -295,12 +302,37 @@ try {
   console.log(`registered ${DEVICES} devices in ${((Date.now() - registering) / 1000).toFixed(1)} s`);
 
   const connecting = Date.now();
-  for (let connected = 0; connected < DEVICES; ) {
-    if (Date.now() - connecting > 600_000) throw new Error(`only ${connected} of ${DEVICES} devices connected`);
+  const connectedBy: string[] = [];
+  for (let connected = 0, lastNoted = 0; connected < DEVICES; ) {
+    if (Date.now() - connecting > CONNECT_TIMEOUT_MS) {
+      const probe = readProbe();
+      console.log(`  connected over time: ${connectedBy.join(", ")}`);
+      console.log(
+        `  API CPU since registering ${((probe.cpuMs / probe.elapsedMs) * 100).toFixed(0)} % of one core; simulators ${sum(await simulatorStats(simulators), "cpuMs").toFixed(0)} ms CPU`,
+      );
+      await dump("profile", "connect.cpuprofile");
+      throw new Error(`only ${connected} of ${DEVICES} devices connected`);
+    }
     await sleep(2000);
     connected = await connectedCount(null);
+    if (Date.now() - lastNoted >= 10_000) {
+      lastNoted = Date.now();
+      connectedBy.push(`${((Date.now() - connecting) / 1000).toFixed(0)} s ${connected}`);
+    }
   }
   console.log(`all ${DEVICES} cloudlink sockets open ${((Date.now() - connecting) / 1000).toFixed(1)} s later`);
+  console.log(`  connected over time: ${connectedBy.join(", ")}`);
+  {
+    const probe = readProbe();
+    const simulatorsNow = await simulatorStats(simulators);
+    console.log(
+      `  registration and connection: API CPU ${((probe.cpuMs / probe.elapsedMs) * 100).toFixed(0)} % of one core, ` +
+        `simulators ${((sum(simulatorsNow, "cpuMs") / probe.elapsedMs) * 100).toFixed(0)} % of one core (since they started), ` +
+        `event-loop delay p99 ${probe.loopP99Ms.toFixed(0)} ms, max ${probe.loopMaxMs.toFixed(0)} ms`,
+    );
+  }
+  await dump("profile", "connect.cpuprofile");
+  if (values["connect-only"]) throw new Error("--connect-only: done");
   // New devices install the fleet's release first, reporting every few seconds: measure them once
   // that is over (a few stay `configuring` while they apply the fleet's configuration).
   const summary = dashboardPages["fleet summary counts"][0] ?? "";

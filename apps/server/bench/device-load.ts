@@ -24,6 +24,8 @@ export type Stats = {
   statuses: Record<string, number>;
   /** Database statements the server ran meanwhile (warm-up included), set by the parent. */
   statements?: number;
+  /** With --workers: the server's Redis commands meanwhile (warm-up included), set by the parent. */
+  redisCalls?: number;
 };
 export type Command =
   | {

@@ -23,13 +23,17 @@
 //   --workers N             PostgreSQL only: the load goes to the real server process started with
 //                           FLOTILLA_WORKERS=N (Redis at REDIS_URL, default this machine's) on the
 //                           bench's database, instead of the API in this process (which still seeds
-//                           it); no saturation scenario and no statement counts then
+//                           it); no saturation scenario then, and the statements counted are the
+//                           database's transactions (pg_stat_database, the bench's own few included)
+//                           with the Redis commands (INFO commandstats) beside them;
+//                           BENCH_SERVER_ARGS are that process's node options (e.g. --cpu-prof)
 // Prints a table to paste into docs/benchmarks.md ("Device path").
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { Redis } from "ioredis";
 import { createFactories } from "../test/factories.ts";
 import type { Answer, Command, Kind, Stats } from "./device-load.ts";
 import { startBenchApi, statements } from "./support.ts";
@@ -95,7 +99,10 @@ const freePort = () =>
 async function startWorkers(databaseUrl: string, workers: number) {
   const [port, apiPort] = [await freePort(), await freePort()];
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "flotilla-bench-workers-"));
-  const child = spawn(process.execPath, [path.join(here, "../bin/flotilla-server.mjs")], {
+  // e.g. BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof": the primary's node options, which
+  // node's cluster gives each worker too (--cpu-prof is not allowed in NODE_OPTIONS).
+  const nodeArgs = process.env.BENCH_SERVER_ARGS?.split(" ").filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, path.join(here, "../bin/flotilla-server.mjs")], {
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "/tmp",
@@ -132,6 +139,22 @@ async function startWorkers(databaseUrl: string, workers: number) {
   };
 }
 
+/**
+ * With --workers the statements are not this process's: the database's transactions
+ * (pg_stat_database, which a backend reports within a second of going idle) and Redis's
+ * command count (INFO commandstats, this machine's Redis: other users add theirs).
+ */
+async function serverCounters(db: Awaited<ReturnType<typeof startBenchApi>>["db"], redis: Redis) {
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const { rows } = await db.query<{ n: string }>(
+    "SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()",
+  );
+  const info = await redis.info("commandstats");
+  let calls = 0;
+  for (const match of info.matchAll(/calls=(\d+)/g)) calls += Number(match[1]);
+  return { statements: Number(rows[0]?.n ?? 0), redisCalls: calls };
+}
+
 const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : "—");
 const int = (value: number) => Math.round(value).toLocaleString("en-US");
 
@@ -140,7 +163,7 @@ function line(stats: Stats) {
     .map(([status, count]) => `${status}×${count}`)
     .join(" ");
   console.log(
-    `  ${stats.label.padEnd(44)} ${int(stats.rate).padStart(7)}/s  p50 ${ms(stats.p50).padStart(6)}  p95 ${ms(stats.p95).padStart(6)}  p99 ${ms(stats.p99).padStart(6)}  max ${ms(stats.max).padStart(7)} ms  errors ${stats.errors}  timeouts ${stats.timeouts}  gap ${ms(stats.longestGap)} ms  [${statuses}]${stats.statements === undefined ? "" : `  db statements ${stats.statements}`}`,
+    `  ${stats.label.padEnd(44)} ${int(stats.rate).padStart(7)}/s  p50 ${ms(stats.p50).padStart(6)}  p95 ${ms(stats.p95).padStart(6)}  p99 ${ms(stats.p99).padStart(6)}  max ${ms(stats.max).padStart(7)} ms  errors ${stats.errors}  timeouts ${stats.timeouts}  gap ${ms(stats.longestGap)} ms  [${statuses}]${stats.statements === undefined ? "" : `  db statements ${stats.statements}`}${stats.redisCalls === undefined ? "" : `  redis ${stats.redisCalls}`}`,
   );
 }
 
@@ -152,6 +175,22 @@ async function benchDatabase(kind: "pglite" | "postgres", load: ReturnType<typeo
   let origin = server.origin;
   let label = server.label;
   let workers: Awaited<ReturnType<typeof startWorkers>> | undefined;
+  let redis: Redis | undefined;
+  /** Statements (and, with --workers, Redis commands) from here on: `counted(stats, await counting())`. */
+  const counting = async () => {
+    if (!redis) {
+      const start = statements;
+      return async (stats: Stats) => {
+        stats.statements = statements - start;
+      };
+    }
+    const start = await serverCounters(db, redis);
+    return async (stats: Stats) => {
+      const end = await serverCounters(db, redis as Redis);
+      stats.statements = end.statements - start.statements;
+      stats.redisCalls = end.redisCalls - start.redisCalls;
+    };
+  };
   try {
     console.log(`\n${label}`);
 
@@ -204,9 +243,10 @@ async function benchDatabase(kind: "pglite" | "postgres", load: ReturnType<typeo
       origin = workers.origin;
       label = `PostgreSQL, ${WORKERS} worker${WORKERS === 1 ? "" : "s"} (pool ${config.databasePoolSize} each)`;
       console.log(`  load on the server process with ${WORKERS} worker(s) at ${origin}`);
+      redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
     }
 
-    const beforeRegistration = statements;
+    const registrationCount = await counting();
     const registration = await load.send({
       op: "register",
       origin,
@@ -216,14 +256,14 @@ async function benchDatabase(kind: "pglite" | "postgres", load: ReturnType<typeo
       concurrency: REGISTER_CONCURRENCY,
     });
     registration.label = `registration, ${REGISTER_CONCURRENCY} at a time`;
-    registration.statements = workers ? undefined : statements - beforeRegistration;
+    await registrationCount(registration);
     line(registration);
     if (registration.errors + registration.timeouts > 0) throw new Error("bench: registrations failed");
 
     const scenarios: Record<string, Stats> = {};
     const measure = async (name: string, kind: Kind, connections = CONNECTIONS) => {
       if (ONLY && !ONLY.includes(kind)) return;
-      const before = statements;
+      const count = await counting();
       const stats = await load.send({
         op: "load",
         label: name,
@@ -233,14 +273,14 @@ async function benchDatabase(kind: "pglite" | "postgres", load: ReturnType<typeo
         warmupMs: WARMUP_MS,
         durationMs: DURATION_MS,
       });
-      stats.statements = workers ? undefined : statements - before;
+      await count(stats);
       line(stats);
       scenarios[kind] = stats;
     };
-    const beforePrime = statements;
+    const primeCount = await counting();
     const primed = await load.send({ op: "prime", origin });
     primed.label = "(every device polls once: cache and ETags)";
-    primed.statements = workers ? undefined : statements - beforePrime;
+    await primeCount(primed);
     line(primed);
     await measure("PATCH /device/v3/state (metrics)", "patch");
     await ctx.devices.reports.flush();
@@ -257,6 +297,7 @@ async function benchDatabase(kind: "pglite" | "postgres", load: ReturnType<typeo
     }
     return { database: label, poolSize: config.databasePoolSize, registration, scenarios };
   } finally {
+    redis?.disconnect();
     await workers?.stop();
     await server.stop();
   }

@@ -27,6 +27,13 @@ function configOrExit(): Config {
   }
 }
 
+/**
+ * Connections the kernel holds for the API until a process accepts them (Linux caps it at
+ * net.core.somaxconn, 4096 by default). Node's 511 overflowed when thousands of devices connected
+ * at once: a dropped SYN is sent again after 1, 3, 7 s, past the agent's 10 s handshake timeout.
+ */
+const API_LISTEN_BACKLOG = 4096;
+
 async function main() {
   const config = configOrExit();
   const logger = createLogger(config);
@@ -71,7 +78,7 @@ async function main() {
   const api = await buildApi(ctx, logger);
   const dashboard = await buildDashboard(config, logger);
   try {
-    await api.listen({ port: config.apiPort, host: config.host });
+    await api.listen({ port: config.apiPort, host: config.host, backlog: API_LISTEN_BACKLOG });
     await dashboard.listen({ port: config.dashboardPort, host: config.host });
   } catch (error) {
     process.stderr.write(`flotilla: cannot listen (FLOTILLA_PORT / FLOTILLA_API_PORT): ${(error as Error).message}\n`);

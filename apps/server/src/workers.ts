@@ -12,6 +12,20 @@ import { ensureAdmin, seedDemo } from "./features/demo/seed.ts";
  */
 
 const RESTART_DELAY_MS = 1000;
+
+/**
+ * How the workers get their connections. Node's default on Linux (round-robin) has the primary
+ * accept every connection and pass it to one worker at a time, each worker's next one waiting for
+ * its answer to the last: under a connect storm the primary held 10,573 accepted sockets (5,303 of
+ * them already given up by their devices) while it was 98 % idle and the devices waited past their
+ * handshake timeout (docs/benchmarks.md, scale bench "With worker processes"). Here each worker accepts from the
+ * shared listening socket itself, as fast as its event loop turns; the less busy a worker, the
+ * more it takes. NODE_CLUSTER_SCHED_POLICY=rr keeps node's way.
+ */
+export function chooseScheduling() {
+  if (process.env.NODE_CLUSTER_SCHED_POLICY) return;
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
+}
 const STOP_TIMEOUT_MS = 15_000;
 
 export type WorkerMessage = { type: "ready" };
@@ -29,6 +43,7 @@ export async function runPrimary(config: Config, logger: Logger) {
     process.stderr.write(`flotilla: cannot open the database (DATABASE_URL): ${(error as Error).message}\n`);
     process.exit(1);
   }
+  chooseScheduling();
   const workers = new Map<number, Worker>();
   let stopping = false;
   let announced = false;

@@ -31,6 +31,8 @@ type Tracked = Seen & { state: HeartbeatState | undefined };
 /** Where last-seen times and the written state are shared between instances. */
 type Store = {
   touch(id: number, seen: Seen): void;
+  /** Shares the touches not shared yet (a sweep does first, so what this process saw is shared before it reads). */
+  flush(): Promise<void>;
   latest(ids: number[]): Promise<Map<number, Seen>>;
   /** Records the state; true when this instance is the one to write it (it changed). */
   claim(id: number, state: HeartbeatState, ttlMs: number): Promise<boolean>;
@@ -48,21 +50,53 @@ export function stateAfter(elapsedMs: number, intervalMs: number): HeartbeatStat
 function memoryStore(): Store {
   return {
     touch: () => undefined,
+    flush: async () => undefined,
     latest: async () => new Map(),
     claim: async () => true,
     unclaim: async () => undefined,
   };
 }
 
+/**
+ * Touches wait this long and go in one command: a SET per device call was the largest piece of a
+ * worker's CPU in a connect storm (ioredis's command for each call, docs/benchmarks.md), and a
+ * device calls several times a second while it starts (poll, report, log stream, cloudlink).
+ */
+const TOUCH_FLUSH_MS = 250;
+const TOUCHES_PER_COMMAND = 1000;
+/** SET with PX for each key: KEYS[i] gets ARGV[2i-1] for ARGV[2i] ms. */
+const SET_EACH = `for i, key in ipairs(KEYS) do redis.call('SET', key, ARGV[2 * i - 1], 'PX', ARGV[2 * i]) end return #KEYS`;
+
 function redisStore(redis: Redis, prefix: string): Store {
   const seenKey = (id: number) => `${prefix}hb:seen:${id}`;
   const stateKey = (id: number) => `${prefix}hb:state:${id}`;
-  return {
-    touch(id, { seen, interval }) {
-      const ttl = Math.ceil(TIMEOUT_FACTOR * interval + OFFLINE_AFTER_TIMEOUT_MS + 60_000);
+  let touches = new Map<number, Seen>();
+  let timer: NodeJS.Timeout | undefined;
+  const flush = async () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (touches.size === 0) return;
+    const batch = [...touches];
+    touches = new Map();
+    for (let start = 0; start < batch.length; start += TOUCHES_PER_COMMAND) {
+      const piece = batch.slice(start, start + TOUCHES_PER_COMMAND);
+      const args: (string | number)[] = piece.map(([id]) => seenKey(id));
+      for (const [, { seen, interval }] of piece) {
+        args.push(`${seen}:${interval}`, Math.ceil(TIMEOUT_FACTOR * interval + OFFLINE_AFTER_TIMEOUT_MS + 60_000));
+      }
       // Fire and forget: a lost touch only delays a state change by one call.
-      redis.set(seenKey(id), `${seen}:${interval}`, "PX", ttl).catch(() => undefined);
+      await redis.eval(SET_EACH, piece.length, ...args).catch(() => undefined);
+    }
+  };
+  return {
+    touch(id, seen) {
+      touches.set(id, seen);
+      if (!timer) {
+        timer = setTimeout(() => void flush(), TOUCH_FLUSH_MS);
+        timer.unref();
+      }
     },
+    flush,
     async latest(ids) {
       const found = new Map<number, Seen>();
       if (ids.length === 0) return found;
@@ -135,6 +169,7 @@ export function createHeartbeat(options: {
   }
 
   async function sweepOnce() {
+    await store.flush();
     const now = clock.now();
     const ids = [...tracked.keys()];
     const shared = await store.latest(ids);

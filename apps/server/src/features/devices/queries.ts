@@ -269,17 +269,33 @@ export async function fleetExists(db: Db, fleetId: number): Promise<boolean> {
 
 /**
  * `is_connected_to_vpn` and `last_vpn_event` follow the cloudlink socket (and end an `is_online` a
- * user wrote: the device's own connectivity speaks again). A connect answers its
- * event's time (as text: the microseconds survive), which the socket's close names. Written for
- * many devices at once: a restart reconnects every device together.
+ * user wrote: the device's own connectivity speaks again). Each connect carries the time its
+ * socket arrived and answers it (as text: the microseconds survive), which the socket's close
+ * names; or null when the device is connected through a socket that arrived later, whose connect
+ * was written first (several workers or instances under a connect storm write in any order):
+ * that close must not write. `last_vpn_event` is then the arrival of the device's newest socket.
+ * Written for many devices at once: a restart reconnects every device together.
  */
-export async function vpnConnected(db: Db, deviceIds: readonly number[]): Promise<Map<number, string>> {
-  const { rows } = await db.query<{ id: number; at: string }>(
-    `UPDATE "device" SET is_connected_to_vpn = true, last_vpn_event = now(), written_is_online = NULL WHERE id = ANY($1::int[])
-     RETURNING id, last_vpn_event::text AS at`,
-    [[...new Set(deviceIds)]],
+export async function vpnConnected(
+  db: Db,
+  connects: readonly { id: number; at: string }[],
+): Promise<(string | null)[]> {
+  const { rows } = await db.query<{ i: number; at: string | null }>(
+    `WITH input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(i int, id int, at timestamptz)),
+          latest AS (SELECT id, max(at) AS at FROM input GROUP BY id),
+          applied AS (
+            UPDATE "device" d SET is_connected_to_vpn = true, last_vpn_event = l.at, written_is_online = NULL
+              FROM latest l
+             WHERE d.id = l.id
+               AND (d.is_connected_to_vpn IS NOT TRUE OR d.last_vpn_event IS NULL OR d.last_vpn_event < l.at)
+            RETURNING d.id, d.last_vpn_event AS at)
+     SELECT input.i, CASE WHEN applied.at = input.at THEN input.at::text END AS at
+       FROM input LEFT JOIN applied ON applied.id = input.id`,
+    [JSON.stringify(connects.map(({ id, at }, i) => ({ i, id, at })))],
   );
-  return new Map(rows.map((row) => [row.id, row.at]));
+  const answers: (string | null)[] = connects.map(() => null);
+  for (const row of rows) answers[row.i] = row.at;
+  return answers;
 }
 
 /**

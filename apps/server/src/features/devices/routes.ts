@@ -181,6 +181,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
 
   app.get("/cloudlink/v1/connect", { websocket: true, ...DEVICE_ONLY }, async (socket, request) => {
     const arrived = process.hrtime.bigint();
+    const arrivedAt = new Date();
     const device = await identities.maybe(request).catch(() => undefined);
     if (!device) {
       socket.close(4001, "a device key is required");
@@ -190,9 +191,9 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
     devices.heartbeat.seen(device.id);
     let alive = true;
     // The connect's own `last_vpn_event`: the close clears the flag only if it is still the last event.
-    let opened: Promise<unknown> = devices.vpnConnected(device.id);
+    let opened: Promise<unknown> = devices.vpnConnected(device.id, arrivedAt);
     const connectedAt = opened.then(
-      (at) => at as string | undefined,
+      (at) => at as string | null | undefined,
       () => undefined,
     );
     socket.on("pong", () => {

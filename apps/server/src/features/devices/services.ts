@@ -10,6 +10,7 @@ import { createDeviceLogs } from "./device-logs.ts";
 import { createHeartbeat } from "./heartbeat.ts";
 import { vpnConnected, vpnDisconnected } from "./queries.ts";
 import { createRelay } from "./relay.ts";
+import { createSharedTargetStates } from "./shared-target-states.ts";
 import { createStateReports } from "./state-report.ts";
 import { createTargetStates, type Invalidation } from "./target-state.ts";
 
@@ -29,7 +30,10 @@ export async function createDeviceServices(
   const prefix = `flotilla:${crypto.createHash("sha256").update(database).digest("hex").slice(0, 12)}:`;
   const bus: Bus = config.redisUrl ? await createRedisBus(config.redisUrl, prefix) : createLocalBus();
   const onError = (error: unknown) => logger.error({ err: error }, "device services: background write failed");
-  const targetStates = createTargetStates(db);
+  const targetStates = createTargetStates(
+    db,
+    bus.redis ? createSharedTargetStates({ redis: bus.redis, prefix: bus.prefix, onError }) : undefined,
+  );
   const identities = createDeviceIdentities(db);
   const heartbeat = createHeartbeat({
     db,
@@ -67,6 +71,11 @@ export async function createDeviceServices(
    * revoked key keeps a bucket until its entry lapses, and is refused by authentication anyway.
    */
   const verifiedKeys = new Map<string, number>();
+  const connects = batchedWrite<{ id: number; at: string }, string | null>((items) => vpnConnected(db, items), 50);
+  const disconnects = batchedWrite(
+    (closes: readonly { id: number; since: string | undefined }[]) => vpnDisconnected(db, closes),
+    50,
+  );
   bus.on("device-keys.drop", () => {
     deviceKeys.clear();
     unknownKeys.clear();
@@ -78,8 +87,9 @@ export async function createDeviceServices(
     for (const device of devices) reports.userWrote(device, columns);
   });
   bus.on("target-state.invalidate", (payload) => {
-    targetStates.invalidate(payload as Invalidation);
-    identities.invalidate(payload as Invalidation);
+    const { seq, ...change } = payload as Invalidation & { seq?: unknown };
+    targetStates.received(change, seq);
+    identities.invalidate(change);
   });
   return {
     bus,
@@ -98,16 +108,12 @@ export async function createDeviceServices(
     /**
      * `is_connected_to_vpn` follows the cloudlink socket (queries.ts): the connects, and the
      * closes, of 50 ms go in one statement each, as a restart reconnects every device at once.
-     * A connect answers its `last_vpn_event`, which the socket's close names.
+     * A connect answers its `last_vpn_event`, which the socket's close names, or null when a
+     * socket of the device that arrived later is connected: that close writes nothing.
      */
-    vpnConnected: batchedWrite<number, string>(async (ids) => {
-      const at = await vpnConnected(db, ids);
-      return ids.map((id) => at.get(id));
-    }, 50),
-    vpnDisconnected: batchedWrite(
-      (closes: readonly { id: number; since: string | undefined }[]) => vpnDisconnected(db, closes),
-      50,
-    ),
+    vpnConnected: (id: number, arrived: Date) => connects({ id, at: arrived.toISOString() }),
+    vpnDisconnected: (close: { id: number; since: string | null | undefined }) =>
+      close.since === null ? Promise.resolve(undefined) : disconnects({ id: close.id, since: close.since }),
     /** A key now exists with this hash (a device registered with its own key): on every instance. */
     forgetUnknownKey(hash: string) {
       unknownKeys.delete(hash);
@@ -121,9 +127,12 @@ export async function createDeviceServices(
     },
     /** After a committed write: drop the cached target states it affects, on every instance. */
     invalidate(change: Invalidation) {
-      targetStates.invalidate(change);
       identities.invalidate(change);
-      bus.toAll("target-state.invalidate", change).catch(onError);
+      // The message carries the change's number in Redis, for the entries shared there.
+      targetStates
+        .invalidate(change)
+        .then((seq) => bus.toAll("target-state.invalidate", { ...change, ...(seq === undefined ? {} : { seq }) }))
+        .catch(onError);
     },
     /** After a committed /v7 write of reported fields: the devices' next reports overwrite them, on every instance. */
     userWroteReportedFields(devices: number[], columns: string[]) {

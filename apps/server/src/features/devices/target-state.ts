@@ -10,12 +10,15 @@ import {
   type TargetStateFacts,
   targetStateFacts,
 } from "./queries.ts";
+import type { SharedTargetStates } from "./shared-target-states.ts";
 
 /**
  * Target state (docs/device-protocol.md "Target state"): what a device should run, cached per
  * device with its ETag so a poll that finds nothing new costs no database read (DESIGN §8).
  * Writes that change a target state bump a change number for the device, its fleet, or
- * everything (releases, images); an entry computed before the last change is recomputed.
+ * everything (releases, images); an entry computed before the last change is recomputed. With
+ * Redis, a state another process built since the change is taken from there instead
+ * (shared-target-states.ts).
  */
 
 export const DEFAULT_POLL_INTERVAL_MS = 60_000;
@@ -37,7 +40,7 @@ type Entry = TargetState & { computedAt: number };
 
 type Db = Pick<Queryable, "query">;
 
-export function createTargetStates(db: Db) {
+export function createTargetStates(db: Db, shared?: SharedTargetStates) {
   let sequence = 0;
   let everythingChangedAt = 0;
   const fleetChangedAt = new Map<number, number>();
@@ -56,7 +59,15 @@ export function createTargetStates(db: Db) {
       if (cached && isFresh(cached)) return cached;
       // Changes numbered after this point (even during the reads below) make the entry stale.
       const computedAt = sequence;
-      const built = await buildTargetState(db, uuid);
+      let built: TargetState | undefined;
+      if (shared) {
+        const found = await shared.find(uuid);
+        if ("state" in found) built = found.state;
+        else {
+          built = await buildTargetState(db, uuid);
+          if (built && found.stamp !== undefined) shared.share(uuid, built, found.stamp);
+        }
+      } else built = await buildTargetState(db, uuid);
       if (!built) {
         entries.delete(uuid);
         return undefined;
@@ -71,13 +82,27 @@ export function createTargetStates(db: Db) {
       return entry;
     },
 
-    invalidate({ devices = [], fleets = [], all = false }: Invalidation) {
-      sequence += 1;
-      if (all) everythingChangedAt = sequence;
-      for (const fleet of fleets) fleetChangedAt.set(fleet, sequence);
-      for (const device of devices) deviceChangedAt.set(device, sequence);
+    /**
+     * After a change this process committed: drops what it touches here and numbers it for the
+     * other processes' message (see shared-target-states.ts; undefined without Redis).
+     */
+    invalidate(change: Invalidation): Promise<number | undefined> {
+      dropLocally(change);
+      return shared ? shared.number(change) : Promise.resolve(undefined);
+    },
+    /** Another process's change, with the number it got (its message). */
+    received(change: Invalidation, number: unknown) {
+      dropLocally(change);
+      shared?.received(change, number);
     },
   };
+
+  function dropLocally({ devices = [], fleets = [], all = false }: Invalidation) {
+    sequence += 1;
+    if (all) everythingChangedAt = sequence;
+    for (const fleet of fleets) fleetChangedAt.set(fleet, sequence);
+    for (const device of devices) deviceChangedAt.set(device, sequence);
+  }
 }
 
 export type TargetStates = ReturnType<typeof createTargetStates>;

@@ -25,7 +25,7 @@ type Session = {
   deviceId: number;
   address: string;
   handle: { refresh(): void; detach(): Promise<boolean>; frame(frame: DeviceFrame): void };
-  connectedAt: Promise<string | undefined>;
+  connectedAt: Promise<string | null | undefined>;
   timer: NodeJS.Timeout;
 };
 
@@ -86,8 +86,8 @@ export async function startDeviceVpn(
     );
     attached = handle;
     devices.heartbeat.seen(device.id);
-    const connectedAt = devices.vpnConnected(device.id).then(
-      (at) => at as string | undefined,
+    const connectedAt = devices.vpnConnected(device.id, new Date()).then(
+      (at) => at as string | null | undefined,
       (error: unknown) => {
         onError(error);
         return undefined;
