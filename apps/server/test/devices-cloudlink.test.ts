@@ -1,3 +1,4 @@
+import { CLOUDLINK_ATTEMPT_HEADER } from "@flotilla/domain";
 import { type BalenaSDK, getSdk } from "balena-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -91,6 +92,22 @@ describe("GET /cloudlink/v1/connect", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await vpnState(device.id))?.is_connected_to_vpn).toBe(true);
     await second.close();
+  });
+
+  it("refuses an earlier connect of the agent that arrives after a later one (a handshake it gave up on)", async () => {
+    const attempt = (value: string) => ({ [CLOUDLINK_ATTEMPT_HEADER]: value });
+    const live = await connectAgent(t.url, device.key, undefined, attempt("a1b2.2"));
+    const stale = await connectAgent(t.url, device.key, undefined, attempt("a1b2.1"));
+    expect((await stale.closed).code).toBe(4000);
+    const blink = await call(t, "POST", "/supervisor/v1/blink", ownerToken, { uuid: device.uuid });
+    expect(blink.status).toBe(200);
+    expect(live.received.map((r) => r.action)).toEqual(["blink"]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await vpnState(device.id))?.is_connected_to_vpn).toBe(true);
+    // The agent restarted (another run): its first connect is the newer one.
+    const restarted = await connectAgent(t.url, device.key, undefined, attempt("c3d4.1"));
+    expect((await live.closed).code).toBe(4000);
+    await restarted.close();
   });
 
   it("passes the agent's refusal of a blink on with its keyed error", async () => {

@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import { CLOUDLINK_ATTEMPT_HEADER } from "@flotilla/domain";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import type { Database } from "../src/db/index.ts";
@@ -202,6 +203,33 @@ describe.skipIf(unreachable !== undefined)("two API instances with Redis", () =>
       if (keys.length > 0) await redis.del(...keys);
       redis.disconnect();
     }
+  });
+
+  it("refuses, on any instance, an earlier connect of the agent that arrives after its later one", async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const factories = createFactories(a.db.orm);
+    const owner = await factories.user();
+    const token = await a.ctx.tokens.start(owner);
+    const org = await factories.organization({ name: "Stale", admins: [owner] });
+    const fleet = await factories.fleet(org, { name: "stale-fleet" });
+    const asA = { url: a.url } as TestApp;
+    const device = await registerDevice(asA, await provisioningKeyFor(asA, token, fleet.id), fleet);
+    const attempt = (value: string) => ({ [CLOUDLINK_ATTEMPT_HEADER]: value });
+
+    const live = await connectAgent(b.url, device.key, undefined, attempt("e5f6.2"));
+    await eventually(async () => b.ctx.devices.relay.isConnectedHere(device.id));
+    const stale = await connectAgent(a.url, device.key, undefined, attempt("e5f6.1"));
+    expect((await stale.closed).code).toBe(4000);
+    expect(a.ctx.devices.relay.isConnectedHere(device.id)).toBe(false);
+    const blink = await call(asA, "POST", "/supervisor/v1/blink", token, { uuid: device.uuid });
+    expect(blink).toMatchObject({ status: 200, json: { Data: "OK", Error: null } });
+    expect(live.received.map((r) => r.action)).toEqual(["blink"]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const { rows } = await a.db.query<{ c: boolean }>("SELECT is_connected_to_vpn AS c FROM device WHERE id = $1", [
+      device.id,
+    ]);
+    expect(rows[0]?.c).toBe(true);
+    await live.close();
   });
 
   it("keeps a device connected when its old socket's close or connect is written after its new socket's connect", async () => {

@@ -21,3 +21,19 @@ export const CLOUDLINK_ACTIONS = [
   "resinhup",
 ] as const;
 export type CloudlinkAction = (typeof CLOUDLINK_ACTIONS)[number];
+
+/**
+ * Each cloudlink connect names itself `<run>.<n>` in this header: `run` is the agent's client
+ * (random hex), `n` counts its connects. A handshake the agent gave up on can still reach the
+ * server after the next one did (a busy server's queue); the server refuses the older attempt
+ * instead of letting it replace the live socket.
+ */
+export const CLOUDLINK_ATTEMPT_HEADER = "x-cloudlink-attempt";
+export type CloudlinkAttempt = { run: string; n: number };
+
+/** The header's attempt; undefined when absent or malformed (an agent without it: arrival order decides). */
+export function parseCloudlinkAttempt(value: unknown): CloudlinkAttempt | undefined {
+  if (typeof value !== "string") return undefined;
+  const match = /^([0-9a-f]{1,32})\.([0-9]{1,15})$/.exec(value);
+  return match ? { run: match[1] as string, n: Number(match[2]) } : undefined;
+}

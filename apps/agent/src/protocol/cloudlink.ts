@@ -1,3 +1,5 @@
+import crypto from "node:crypto";
+import { CLOUDLINK_ATTEMPT_HEADER } from "@flotilla/domain";
 import WebSocket from "ws";
 import { describe } from "./http.ts";
 import { Backoff, type Clock, CONNECT_TIMEOUT_MS, type Random, systemClock } from "./timing.ts";
@@ -49,6 +51,8 @@ export class CloudlinkClient {
   private readonly clock: Clock;
   connects = 0;
   private dropping = false;
+  private readonly run = crypto.randomBytes(6).toString("hex");
+  private attempts = 0;
 
   constructor(private readonly options: CloudlinkOptions) {
     this.clock = options.clock ?? systemClock;
@@ -97,7 +101,11 @@ export class CloudlinkClient {
     this.reconnectTimer = null;
     if (!this.running) return;
     const socket = new WebSocket(this.url(), {
-      headers: { authorization: `Bearer ${this.options.deviceKey}` },
+      headers: {
+        authorization: `Bearer ${this.options.deviceKey}`,
+        // Which connect this is: the server refuses one older than the last it saw (a stale handshake).
+        [CLOUDLINK_ATTEMPT_HEADER]: `${this.run}.${++this.attempts}`,
+      },
       perMessageDeflate: false,
       handshakeTimeout: CONNECT_TIMEOUT_MS,
     });

@@ -14,9 +14,10 @@ export async function connectAgent(
     status: 200,
     body: { Data: "OK", Error: null },
   }),
+  headers: Record<string, string> = {},
 ) {
   const socket = new WebSocket(`${apiUrl.replace(/^http/, "ws")}/cloudlink/v1/connect`, {
-    headers: { authorization: `Bearer ${deviceKey}` },
+    headers: { authorization: `Bearer ${deviceKey}`, ...headers },
   });
   const received: AgentRequest[] = [];
   socket.on("message", (raw) => {

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import type { CloudlinkAction } from "@flotilla/domain";
+import type { CloudlinkAction, CloudlinkAttempt } from "@flotilla/domain";
 import type { WebSocket } from "ws";
 import { FlotillaError } from "../../errors.ts";
 import type { Bus } from "./bus.ts";
@@ -20,8 +20,11 @@ export type RelayAction = CloudlinkAction;
 export type RelayAnswer = { status: number; body: unknown };
 
 type Pending = { resolve(answer: RelayAnswer): void; reject(error: FlotillaError): void; timer: NodeJS.Timeout };
-/** `arrived`: when the socket's upgrade request came in (its lookup finishes later, out of order). */
-type Connection = { socket: WebSocket; pending: Map<string, Pending>; arrived: bigint };
+/**
+ * `arrived`: when the socket's upgrade request came in (its lookup finishes later, out of order);
+ * `attempt`: the agent's own count of its connects, which orders them better when it has one.
+ */
+type Connection = { socket: WebSocket; pending: Map<string, Pending>; arrived: bigint; attempt?: CloudlinkAttempt };
 
 type RemoteRequest = { id: string; deviceId: number; action: RelayAction; data: unknown; replyTo: string };
 type RemoteAnswer = { id: string; answer?: RelayAnswer; error?: string };
@@ -37,6 +40,21 @@ export const REATTACH_WAIT_MS = 10_000;
 const DELETE_IF_OURS = `local owner = redis.call('get', KEYS[1])
 if owner == false or owner == ARGV[1] then redis.call('del', KEYS[1]) return 1 end
 return 0`;
+
+/** How long the last attempt of a device is kept: far longer than a handshake can be held up. */
+const ATTEMPT_TTL_MS = 10 * 60_000;
+/** Records the attempt (1) unless the last one recorded is a later one of the same run (0). */
+const CLAIM_ATTEMPT = `local last = redis.call('get', KEYS[1])
+if last then
+  local run, n = string.match(last, '^(%x+)%.(%d+)$')
+  if run == ARGV[1] and tonumber(n) > tonumber(ARGV[2]) then return 0 end
+end
+redis.call('set', KEYS[1], ARGV[1] .. '.' .. ARGV[2], 'PX', ARGV[3])
+return 1`;
+
+/** Whether `attempt` is an earlier connect of the same agent than `than`. */
+const earlier = (attempt: CloudlinkAttempt | undefined, than: CloudlinkAttempt | undefined) =>
+  attempt !== undefined && than !== undefined && attempt.run === than.run && attempt.n < than.n;
 
 const mustBeOnline = () => new FlotillaError("device_must_be_online");
 
@@ -58,6 +76,9 @@ export type DeviceLink = {
 
 export function createRelay(bus: Bus) {
   const ownerKey = (deviceId: number) => `${bus.prefix}cloudlink:${deviceId}`;
+  const attemptKey = (deviceId: number) => `${bus.prefix}cloudlink-attempt:${deviceId}`;
+  /** Without Redis: the last attempt seen of each device. */
+  const lastAttempts = new Map<number, CloudlinkAttempt>();
   const connections = new Map<number, Connection>();
   const links = new Map<number, DeviceLink>();
   /** Requests this instance relayed to another instance, by id. */
@@ -216,17 +237,39 @@ export function createRelay(bus: Bus) {
 
   return {
     /**
-     * A device's new cloudlink socket; an older one of the same device is closed. A socket whose
-     * upgrade arrived before the current one's (its device lookup finished later) is the older
-     * one: it is closed instead, and so is one the device already closed.
+     * Records a device's cloudlink connect attempt, on every instance: false when a later attempt
+     * of the same agent came first (a handshake it gave up on, held up in a busy server's queue),
+     * which must not replace the live socket nor mark the device connected. True without one.
      */
-    attach(deviceId: number, socket: WebSocket, arrived: bigint) {
+    async claimAttempt(deviceId: number, attempt: CloudlinkAttempt | undefined): Promise<boolean> {
+      if (!attempt) return true;
+      if (!bus.redis) {
+        if (earlier(attempt, lastAttempts.get(deviceId))) return false;
+        lastAttempts.set(deviceId, attempt);
+        return true;
+      }
+      const claimed = await bus.redis
+        .eval(CLAIM_ATTEMPT, 1, attemptKey(deviceId), attempt.run, attempt.n, ATTEMPT_TTL_MS)
+        .catch(() => 1);
+      return claimed === 1;
+    },
+
+    /**
+     * A device's new cloudlink socket; an older one of the same device is closed. A socket of an
+     * earlier attempt, or without attempts one whose upgrade arrived before the current one's
+     * (its device lookup finished later), is the older one: it is closed instead, and so is one
+     * the device already closed.
+     */
+    attach(deviceId: number, socket: WebSocket, arrived: bigint, attempt?: CloudlinkAttempt) {
       const previous = connections.get(deviceId);
-      if (socket.readyState !== socket.OPEN || (previous && previous.arrived > arrived)) {
+      const sameRun = attempt !== undefined && previous?.attempt?.run === attempt.run;
+      const older =
+        previous !== undefined && (sameRun ? earlier(attempt, previous.attempt) : previous.arrived > arrived);
+      if (socket.readyState !== socket.OPEN || older) {
         socket.close(4000, "replaced by a newer connection");
         return { refresh: () => undefined, detach: async () => false };
       }
-      const connection: Connection = { socket, pending: new Map(), arrived };
+      const connection: Connection = { socket, pending: new Map(), arrived, ...(attempt ? { attempt } : {}) };
       connections.set(deviceId, connection);
       if (previous) previous.socket.close(4000, "replaced by a newer connection");
       void recordOwner(deviceId);

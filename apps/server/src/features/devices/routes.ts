@@ -1,6 +1,7 @@
 import { pipeline, type Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { createGunzip } from "node:zlib";
+import { CLOUDLINK_ATTEMPT_HEADER, parseCloudlinkAttempt } from "@flotilla/domain";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { AppContext } from "../../context.ts";
@@ -182,12 +183,17 @@ export async function deviceRoutes(app: FastifyInstance, ctx: AppContext) {
   app.get("/cloudlink/v1/connect", { websocket: true, ...DEVICE_ONLY }, async (socket, request) => {
     const arrived = process.hrtime.bigint();
     const arrivedAt = new Date();
+    const attempt = parseCloudlinkAttempt(request.headers[CLOUDLINK_ATTEMPT_HEADER]);
     const device = await identities.maybe(request).catch(() => undefined);
     if (!device) {
       socket.close(4001, "a device key is required");
       return;
     }
-    const link = devices.relay.attach(device.id, socket, arrived);
+    if (!(await devices.relay.claimAttempt(device.id, attempt))) {
+      socket.close(4000, "replaced by a newer connection");
+      return;
+    }
+    const link = devices.relay.attach(device.id, socket, arrived, attempt);
     devices.heartbeat.seen(device.id);
     let alive = true;
     // The connect's own `last_vpn_event`: the close clears the flag only if it is still the last event.
