@@ -332,101 +332,103 @@ try {
     );
   }
   await dump("profile", "connect.cpuprofile");
-  if (values["connect-only"]) throw new Error("--connect-only: done");
-  // New devices install the fleet's release first, reporting every few seconds: measure them once
-  // that is over (a few stay `configuring` while they apply the fleet's configuration).
-  const summary = dashboardPages["fleet summary counts"][0] ?? "";
-  for (let operational = 0; operational < DEVICES * 0.98 && Date.now() - connecting < 600_000; ) {
-    await sleep(5000);
-    operational =
-      (await call<{ d: { device_count_grouped_by_status: Record<string, number> }[] }>("GET", summary, token)).d[0]
-        ?.device_count_grouped_by_status.operational ?? 0;
-  }
-  console.log(
-    `devices by status ${((Date.now() - connecting) / 1000).toFixed(1)} s after registering: ` +
-      JSON.stringify((await call<{ d: { device_count_grouped_by_status: unknown }[] }>("GET", summary, token)).d[0]),
-  );
-  await sleep(WARMUP_MS);
-
-  console.log(`  errors the API logged meanwhile: ${errorSummary(errorLines(serverLog()))}`);
-
-  // 1. The measuring window.
-  await resetProbe(server);
-  const before = await simulatorStats(simulators);
-  const errorsBefore = errorLines(serverLog()).length;
-  const { latencies, failures } = await dashboardLatencies(Date.now() + WINDOW_MS);
-  const probe = readProbe();
-  const after = await simulatorStats(simulators);
-  await dump("profile", "window.cpuprofile");
-  const delta = (field: keyof DevicesStats) => sum(after, field) - sum(before, field);
-  const seconds = probe.elapsedMs / 1000;
-  const simulatorCpu = delta("cpuMs") / probe.elapsedMs;
-  console.log(`\n1. ${DEVICES} connected devices, ${seconds.toFixed(0)} s window:`);
-  console.log(
-    `  API resident memory ${mib(probe.rss)} (peak ${mib(probe.peakRss)}, heap ${mib(probe.heapUsed)}), ` +
-      `${((probe.rss - idle.rss) / DEVICES / 1024).toFixed(1)} KiB per device over the idle ${mib(idle.rss)}; ` +
-      `${openDescriptors()} open descriptors`,
-  );
-  console.log(
-    `  API CPU ${((probe.cpuMs / probe.elapsedMs) * 100).toFixed(0)} % of one core; event-loop delay (the slowest process) p50 ${probe.loopP50Ms.toFixed(1)} ms, ` +
-      `p99 ${probe.loopP99Ms.toFixed(1)} ms, max ${probe.loopMaxMs.toFixed(0)} ms` +
-      (WORKERS > 1
-        ? `; p99 by process ${readProbes()
-            .map((one) => one.loopP99Ms.toFixed(1))
-            .join(", ")} ms`
-        : ""),
-  );
-  console.log(
-    `  simulators: ${(simulatorCpu * 100).toFixed(0)} % of one core in all, ${mib(sum(after, "rss"))} resident; ` +
-      `${(delta("reports") / seconds).toFixed(0)} reports/s (${delta("reportErrors")} failed), ` +
-      `${(delta("polls") / seconds).toFixed(1)} polls/s (${delta("pollErrors")} failed), ${(delta("logLines") / seconds).toFixed(0)} log lines/s, ` +
-      `${delta("cloudlinkDrops")} cloudlink drops, ${delta("serverErrors")} answers 5xx`,
-  );
-  for (const [name, list] of latencies) {
-    const sorted = [...list].sort((a, b) => a - b);
-    console.log(
-      `  dashboard ${name}: p50 ${percentile(sorted, 0.5).toFixed(1)} ms, p95 ${percentile(sorted, 0.95).toFixed(1)} ms (${sorted.length} loads)`,
-    );
-  }
-  console.log(
-    `  dashboard failures ${failures}; errors the API logged: ${errorSummary(errorLines(serverLog()).slice(errorsBefore))}`,
-  );
-
-  await dump("heap", "window.heapsnapshot");
-
-  // 2. The reconnect storm.
-  if (!values["skip-storm"]) {
-    const stormBefore = await simulatorStats(simulators);
-    await server.kill();
-    const killedAt = new Date().toISOString();
-    await sleep(DOWN_MS);
-    server = await startFlotilla(env, { dataDir: server.dataDir, env: server.env, ports });
-    const ready = Date.now();
-    await resetProbe(server);
-    const arrivals: number[] = [];
-    for (let back = 0; back < DEVICES && Date.now() - ready < 180_000; ) {
-      const now = await connectedCount(killedAt);
-      for (; back < now; back++) arrivals.push(Date.now() - ready);
-      await sleep(500);
+  // --connect-only ends here.
+  if (!values["connect-only"]) {
+    // New devices install the fleet's release first, reporting every few seconds: measure them once
+    // that is over (a few stay `configuring` while they apply the fleet's configuration).
+    const summary = dashboardPages["fleet summary counts"][0] ?? "";
+    for (let operational = 0; operational < DEVICES * 0.98 && Date.now() - connecting < 600_000; ) {
+      await sleep(5000);
+      operational =
+        (await call<{ d: { device_count_grouped_by_status: Record<string, number> }[] }>("GET", summary, token)).d[0]
+          ?.device_count_grouped_by_status.operational ?? 0;
     }
-    await sleep(5000); // answers still on their way
-    const stormProbe = readProbe();
-    await dump("profile", "storm.cpuprofile");
-    const stormAfter = await simulatorStats(simulators);
-    const at = (share: number) => (percentile(arrivals, share) / 1000).toFixed(1);
-    const log = serverLog();
-    console.log(`\n2. kill -9 of the API under ${DEVICES} devices, ${DOWN_MS / 1000} s down, then a restart:`);
     console.log(
-      `  ${arrivals.length} of ${DEVICES} back; half within ${at(0.5)} s, 95 % within ${at(0.95)} s, the last after ${at(1)} s of the API's return`,
+      `devices by status ${((Date.now() - connecting) / 1000).toFixed(1)} s after registering: ` +
+        JSON.stringify((await call<{ d: { device_count_grouped_by_status: unknown }[] }>("GET", summary, token)).d[0]),
+    );
+    await sleep(WARMUP_MS);
+
+    console.log(`  errors the API logged meanwhile: ${errorSummary(errorLines(serverLog()))}`);
+
+    // 1. The measuring window.
+    await resetProbe(server);
+    const before = await simulatorStats(simulators);
+    const errorsBefore = errorLines(serverLog()).length;
+    const { latencies, failures } = await dashboardLatencies(Date.now() + WINDOW_MS);
+    const probe = readProbe();
+    const after = await simulatorStats(simulators);
+    await dump("profile", "window.cpuprofile");
+    const delta = (field: keyof DevicesStats) => sum(after, field) - sum(before, field);
+    const seconds = probe.elapsedMs / 1000;
+    const simulatorCpu = delta("cpuMs") / probe.elapsedMs;
+    console.log(`\n1. ${DEVICES} connected devices, ${seconds.toFixed(0)} s window:`);
+    console.log(
+      `  API resident memory ${mib(probe.rss)} (peak ${mib(probe.peakRss)}, heap ${mib(probe.heapUsed)}), ` +
+        `${((probe.rss - idle.rss) / DEVICES / 1024).toFixed(1)} KiB per device over the idle ${mib(idle.rss)}; ` +
+        `${openDescriptors()} open descriptors`,
     );
     console.log(
-      `  answers 5xx to the devices ${sum(stormAfter, "serverErrors") - sum(stormBefore, "serverErrors")}; ` +
-        `database connection errors logged ${countMatches(log, DB_CONNECTION_ERROR)}; errors logged: ${errorSummary(errorLines(log))}`,
+      `  API CPU ${((probe.cpuMs / probe.elapsedMs) * 100).toFixed(0)} % of one core; event-loop delay (the slowest process) p50 ${probe.loopP50Ms.toFixed(1)} ms, ` +
+        `p99 ${probe.loopP99Ms.toFixed(1)} ms, max ${probe.loopMaxMs.toFixed(0)} ms` +
+        (WORKERS > 1
+          ? `; p99 by process ${readProbes()
+              .map((one) => one.loopP99Ms.toFixed(1))
+              .join(", ")} ms`
+          : ""),
     );
     console.log(
-      `  API meanwhile: peak resident ${mib(stormProbe.peakRss)}, CPU ${((stormProbe.cpuMs / stormProbe.elapsedMs) * 100).toFixed(0)} % of one core, ` +
-        `event-loop delay p99 ${stormProbe.loopP99Ms.toFixed(0)} ms, max ${stormProbe.loopMaxMs.toFixed(0)} ms`,
+      `  simulators: ${(simulatorCpu * 100).toFixed(0)} % of one core in all, ${mib(sum(after, "rss"))} resident; ` +
+        `${(delta("reports") / seconds).toFixed(0)} reports/s (${delta("reportErrors")} failed), ` +
+        `${(delta("polls") / seconds).toFixed(1)} polls/s (${delta("pollErrors")} failed), ${(delta("logLines") / seconds).toFixed(0)} log lines/s, ` +
+        `${delta("cloudlinkDrops")} cloudlink drops, ${delta("serverErrors")} answers 5xx`,
     );
+    for (const [name, list] of latencies) {
+      const sorted = [...list].sort((a, b) => a - b);
+      console.log(
+        `  dashboard ${name}: p50 ${percentile(sorted, 0.5).toFixed(1)} ms, p95 ${percentile(sorted, 0.95).toFixed(1)} ms (${sorted.length} loads)`,
+      );
+    }
+    console.log(
+      `  dashboard failures ${failures}; errors the API logged: ${errorSummary(errorLines(serverLog()).slice(errorsBefore))}`,
+    );
+
+    await dump("heap", "window.heapsnapshot");
+
+    // 2. The reconnect storm.
+    if (!values["skip-storm"]) {
+      const stormBefore = await simulatorStats(simulators);
+      await server.kill();
+      const killedAt = new Date().toISOString();
+      await sleep(DOWN_MS);
+      server = await startFlotilla(env, { dataDir: server.dataDir, env: server.env, ports });
+      const ready = Date.now();
+      await resetProbe(server);
+      const arrivals: number[] = [];
+      for (let back = 0; back < DEVICES && Date.now() - ready < 180_000; ) {
+        const now = await connectedCount(killedAt);
+        for (; back < now; back++) arrivals.push(Date.now() - ready);
+        await sleep(500);
+      }
+      await sleep(5000); // answers still on their way
+      const stormProbe = readProbe();
+      await dump("profile", "storm.cpuprofile");
+      const stormAfter = await simulatorStats(simulators);
+      const at = (share: number) => (percentile(arrivals, share) / 1000).toFixed(1);
+      const log = serverLog();
+      console.log(`\n2. kill -9 of the API under ${DEVICES} devices, ${DOWN_MS / 1000} s down, then a restart:`);
+      console.log(
+        `  ${arrivals.length} of ${DEVICES} back; half within ${at(0.5)} s, 95 % within ${at(0.95)} s, the last after ${at(1)} s of the API's return`,
+      );
+      console.log(
+        `  answers 5xx to the devices ${sum(stormAfter, "serverErrors") - sum(stormBefore, "serverErrors")}; ` +
+          `database connection errors logged ${countMatches(log, DB_CONNECTION_ERROR)}; errors logged: ${errorSummary(errorLines(log))}`,
+      );
+      console.log(
+        `  API meanwhile: peak resident ${mib(stormProbe.peakRss)}, CPU ${((stormProbe.cpuMs / stormProbe.elapsedMs) * 100).toFixed(0)} % of one core, ` +
+          `event-loop delay p99 ${stormProbe.loopP99Ms.toFixed(0)} ms, max ${stormProbe.loopMaxMs.toFixed(0)} ms`,
+      );
+    }
   }
 } finally {
   await Promise.all(
