@@ -1,14 +1,13 @@
 import HelpOutlineOutlined from "@mui/icons-material/HelpOutlineOutlined";
 import IconButton from "@mui/material/IconButton";
-import { lazy, Suspense } from "react";
+import { Suspense } from "react";
 import { useTranslation } from "react-i18next";
 import { supportDrawer, useSupportDrawer } from "../features/support/drawer-state.ts";
+import { lazyComponent } from "../lib/lazy-component.ts";
 import { headerColors } from "../theme.ts";
 
 /** The drawer's code loads when it is first opened: most visits never open it. */
-const SupportDrawer = lazy(() =>
-  import("../features/support/support-drawer.tsx").then((module) => ({ default: module.SupportDrawer })),
-);
+const SupportDrawer = lazyComponent(() => import("../features/support/support-drawer.tsx"), "SupportDrawer");
 
 /**
  * The header's "?" (spec 1 §2.5; spec 3 §2 Support drawer): it opens the support drawer on the

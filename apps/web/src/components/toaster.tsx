@@ -1,10 +1,8 @@
-import { lazy, Suspense } from "react";
-import { withChunkTimeout } from "../lib/chunk.ts";
+import { Suspense } from "react";
+import { lazyComponent } from "../lib/lazy-component.ts";
 import { useToasts } from "../lib/toasts.ts";
 
-const ToastStack = lazy(() =>
-  withChunkTimeout(import("./toast-stack.tsx")).then((module) => ({ default: module.ToastStack })),
-);
+const ToastStack = lazyComponent(() => import("./toast-stack.tsx"), "ToastStack");
 
 /**
  * Renders the toast queue at the bottom of the page. MUI's Snackbar is loaded with the first

@@ -24,13 +24,13 @@ import {
 } from "@mui/x-data-grid";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { formatDistanceToNowStrict } from "date-fns";
-import { lazy, Suspense, useEffect, useState } from "react";
+import { Suspense, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { SearchField } from "../../components/form-fields.tsx";
 import { TextLink } from "../../components/links.tsx";
 import { ListToolbar } from "../../components/list-toolbar.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
-import { withChunkTimeout } from "../../lib/chunk.ts";
+import { lazyComponent } from "../../lib/lazy-component.ts";
 import { statusColor } from "../fleets/status.tsx";
 import { useFreePlan, usePageFleet } from "../fleets/summary-page.tsx";
 import { isDraft, versionText } from "../releases/model.ts";
@@ -52,33 +52,25 @@ type Lens = "table" | "map";
 const COLUMNS_KEY = "flotilla.deviceColumns";
 
 /** The map lens's Leaflet loads when the lens is chosen: the table is what a page opens with. */
-const DeviceMap = lazy(() => import("./device-map.tsx").then((module) => ({ default: module.DeviceMap })));
+const DeviceMap = lazyComponent(() => import("./device-map.tsx"), "DeviceMap");
 
 /**
  * The add-device and batch dialogs load when one is first opened (with the actions, OS update and
  * command modules they need): the list is what the page opens with (issue performance-2).
  */
-const actions = () => withChunkTimeout(import("./actions.tsx"));
-const osUpdates = () => withChunkTimeout(import("./os-updates.tsx"));
-const AddDeviceDialog = lazy(() =>
-  withChunkTimeout(import("./add-device-dialog.tsx")).then((module) => ({ default: module.AddDeviceDialog })),
-);
-const MatchingBatchDialog = lazy(() =>
-  withChunkTimeout(import("./select-all-dialog.tsx")).then((module) => ({ default: module.MatchingBatchDialog })),
-);
-const RunCommandDialog = lazy(() =>
-  withChunkTimeout(import("../commands/run-dialog.tsx")).then((module) => ({ default: module.RunCommandDialog })),
-);
-const SupervisorActionDialog = lazy(() => actions().then((module) => ({ default: module.SupervisorActionDialog })));
-const MoveDevicesDialog = lazy(() => actions().then((module) => ({ default: module.MoveDevicesDialog })));
-const PinDevicesDialog = lazy(() => actions().then((module) => ({ default: module.PinDevicesDialog })));
-const TagDevicesDialog = lazy(() => actions().then((module) => ({ default: module.TagDevicesDialog })));
-const DeviceVariableDialog = lazy(() => actions().then((module) => ({ default: module.DeviceVariableDialog })));
-const DeleteDevicesDialog = lazy(() => actions().then((module) => ({ default: module.DeleteDevicesDialog })));
-const OsUpdateDevicesDialog = lazy(() => osUpdates().then((module) => ({ default: module.OsUpdateDevicesDialog })));
-const SupervisorUpdateDevicesDialog = lazy(() =>
-  osUpdates().then((module) => ({ default: module.SupervisorUpdateDevicesDialog })),
-);
+const actions = () => import("./actions.tsx");
+const osUpdates = () => import("./os-updates.tsx");
+const AddDeviceDialog = lazyComponent(() => import("./add-device-dialog.tsx"), "AddDeviceDialog");
+const MatchingBatchDialog = lazyComponent(() => import("./select-all-dialog.tsx"), "MatchingBatchDialog");
+const RunCommandDialog = lazyComponent(() => import("../commands/run-dialog.tsx"), "RunCommandDialog");
+const SupervisorActionDialog = lazyComponent(actions, "SupervisorActionDialog");
+const MoveDevicesDialog = lazyComponent(actions, "MoveDevicesDialog");
+const PinDevicesDialog = lazyComponent(actions, "PinDevicesDialog");
+const TagDevicesDialog = lazyComponent(actions, "TagDevicesDialog");
+const DeviceVariableDialog = lazyComponent(actions, "DeviceVariableDialog");
+const DeleteDevicesDialog = lazyComponent(actions, "DeleteDevicesDialog");
+const OsUpdateDevicesDialog = lazyComponent(osUpdates, "OsUpdateDevicesDialog");
+const SupervisorUpdateDevicesDialog = lazyComponent(osUpdates, "SupervisorUpdateDevicesDialog");
 
 /** Columns a person may hide; name and status always show. */
 const OPTIONAL_COLUMNS = [

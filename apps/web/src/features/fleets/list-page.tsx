@@ -14,20 +14,19 @@ import ToggleButtonGroup from "@mui/material/ToggleButtonGroup";
 import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { format } from "date-fns";
-import { lazy, Suspense, useState } from "react";
+import { Suspense, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { TextLink } from "../../components/links.tsx";
 import { EmptyState, PageHeader } from "../../components/page.tsx";
 import { type SortedColumn, SortedTable } from "../../components/sorted-table.tsx";
+import { lazyComponent } from "../../lib/lazy-component.ts";
 import type { ApplicationClass } from "../orgs/access.ts";
 import { useOrganization } from "../orgs/data.ts";
 import { classPath, type ListedApplication, useApplicationList } from "./data.ts";
 import { StatusBar, StatusCountsInline, statusBreakdown } from "./status.tsx";
 
 /** The create dialog (and the name rules' zod it needs) loads when it is first opened. */
-const CreateApplicationDialog = lazy(() =>
-  import("./create-dialog.tsx").then((module) => ({ default: module.CreateApplicationDialog })),
-);
+const CreateApplicationDialog = lazyComponent(() => import("./create-dialog.tsx"), "CreateApplicationDialog");
 
 export type Lens = "table" | "grid";
 const LENS_KEY = "flotilla.fleetListLens";

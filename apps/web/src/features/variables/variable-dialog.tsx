@@ -1,16 +1,11 @@
 import Alert from "@mui/material/Alert";
 import Autocomplete from "@mui/material/Autocomplete";
-import Box from "@mui/material/Box";
-import Button from "@mui/material/Button";
-import Dialog from "@mui/material/Dialog";
-import DialogActions from "@mui/material/DialogActions";
-import DialogContent from "@mui/material/DialogContent";
-import DialogTitle from "@mui/material/DialogTitle";
 import MenuItem from "@mui/material/MenuItem";
 import Stack from "@mui/material/Stack";
 import TextField from "@mui/material/TextField";
-import { type FormEvent, useState } from "react";
+import { useState } from "react";
 import { useTranslation } from "react-i18next";
+import { FormDialog } from "../../components/form-dialog.tsx";
 import { ALL_SERVICES_ID } from "./staged.ts";
 import type { Editing, VariablesEditorProps } from "./variables-editor.tsx";
 
@@ -42,8 +37,7 @@ export function VariableDialog(props: {
   const nameProblem = nameLocked ? undefined : props.nameProblem(name.trim(), props.taken(serviceId));
   const field = props.valueField?.(name.trim());
   const valueProblem = field?.problem?.(value);
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
+  const submit = () => {
     setTouched(true);
     if (nameProblem || valueProblem) return;
     props.onSave(name.trim(), value, serviceId);
@@ -55,71 +49,66 @@ export function VariableDialog(props: {
         ? t("variables.override_title", { name: initial.name })
         : t("variables.edit_title", { name: initial.name });
   return (
-    <Dialog open onClose={props.onClose} maxWidth="sm" fullWidth>
-      <Box component="form" noValidate onSubmit={submit}>
-        <DialogTitle>{title}</DialogTitle>
-        <DialogContent>
-          <Stack spacing={2} sx={{ pt: 1 }}>
-            <Autocomplete
-              freeSolo
-              disabled={nameLocked}
-              options={props.suggestions ?? []}
-              inputValue={name}
-              onInputChange={(_event, next) => setName(next)}
-              renderInput={(params) => (
-                <TextField
-                  {...params}
-                  label={t("variables.name")}
-                  autoFocus={!nameLocked}
-                  error={touched && nameProblem !== undefined}
-                  helperText={touched ? nameProblem : undefined}
-                  slotProps={{ ...params.slotProps, htmlInput: { ...params.slotProps.htmlInput, spellCheck: false } }}
-                />
-              )}
+    <FormDialog
+      maxWidth="sm"
+      title={title}
+      submitLabel={t("variables.stage")}
+      onSubmit={submit}
+      onClose={props.onClose}
+    >
+      <Stack spacing={2} sx={{ pt: 1 }}>
+        <Autocomplete
+          freeSolo
+          disabled={nameLocked}
+          options={props.suggestions ?? []}
+          inputValue={name}
+          onInputChange={(_event, next) => setName(next)}
+          renderInput={(params) => (
+            <TextField
+              {...params}
+              label={t("variables.name")}
+              autoFocus={!nameLocked}
+              error={touched && nameProblem !== undefined}
+              helperText={touched ? nameProblem : undefined}
+              slotProps={{ ...params.slotProps, htmlInput: { ...params.slotProps.htmlInput, spellCheck: false } }}
             />
-            {props.services.length > 0 && editing.mode === "add" ? (
-              <TextField
-                select
-                label={t("variables.service")}
-                value={serviceId}
-                onChange={(event) => setServiceId(Number(event.target.value))}
-              >
-                <MenuItem value={ALL_SERVICES_ID}>{t("variables.all_services")}</MenuItem>
-                {props.services.map((service) => (
-                  <MenuItem key={service.id} value={service.id}>
-                    {service.name}
-                  </MenuItem>
-                ))}
-              </TextField>
-            ) : null}
-            {field?.render ? (
-              field.render(value, setValue)
-            ) : (
-              <TextField
-                label={t("variables.value")}
-                value={value}
-                autoFocus={nameLocked}
-                multiline
-                maxRows={8}
-                onChange={(event) => setValue(event.target.value)}
-                error={touched && valueProblem !== undefined}
-                helperText={touched ? valueProblem : undefined}
-                slotProps={{ htmlInput: { spellCheck: false } }}
-              />
-            )}
-            {field?.render && touched && valueProblem ? <Alert severity="error">{valueProblem}</Alert> : null}
-            {!nameLocked && props.nameNotice?.(name.trim()) ? (
-              <Alert severity="info">{props.nameNotice(name.trim())}</Alert>
-            ) : null}
-          </Stack>
-        </DialogContent>
-        <DialogActions>
-          <Button onClick={props.onClose}>{t("confirm.cancel")}</Button>
-          <Button type="submit" variant="contained">
-            {t("variables.stage")}
-          </Button>
-        </DialogActions>
-      </Box>
-    </Dialog>
+          )}
+        />
+        {props.services.length > 0 && editing.mode === "add" ? (
+          <TextField
+            select
+            label={t("variables.service")}
+            value={serviceId}
+            onChange={(event) => setServiceId(Number(event.target.value))}
+          >
+            <MenuItem value={ALL_SERVICES_ID}>{t("variables.all_services")}</MenuItem>
+            {props.services.map((service) => (
+              <MenuItem key={service.id} value={service.id}>
+                {service.name}
+              </MenuItem>
+            ))}
+          </TextField>
+        ) : null}
+        {field?.render ? (
+          field.render(value, setValue)
+        ) : (
+          <TextField
+            label={t("variables.value")}
+            value={value}
+            autoFocus={nameLocked}
+            multiline
+            maxRows={8}
+            onChange={(event) => setValue(event.target.value)}
+            error={touched && valueProblem !== undefined}
+            helperText={touched ? valueProblem : undefined}
+            slotProps={{ htmlInput: { spellCheck: false } }}
+          />
+        )}
+        {field?.render && touched && valueProblem ? <Alert severity="error">{valueProblem}</Alert> : null}
+        {!nameLocked && props.nameNotice?.(name.trim()) ? (
+          <Alert severity="info">{props.nameNotice(name.trim())}</Alert>
+        ) : null}
+      </Stack>
+    </FormDialog>
   );
 }

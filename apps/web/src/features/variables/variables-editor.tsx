@@ -17,11 +17,11 @@ import TableRow from "@mui/material/TableRow";
 import Tooltip from "@mui/material/Tooltip";
 import Typography from "@mui/material/Typography";
 import { useBlocker } from "@tanstack/react-router";
-import { lazy, type ReactNode, Suspense, useState } from "react";
+import { type ReactNode, Suspense, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
-import { withChunkTimeout } from "../../lib/chunk.ts";
 import { errorText } from "../../lib/errors.ts";
+import { lazyComponent } from "../../lib/lazy-component.ts";
 import { showToast } from "../../lib/toasts.ts";
 import { MONO_FONT_STACK } from "../../theme.ts";
 import {
@@ -79,9 +79,7 @@ export type Editing =
   | { mode: "override"; inherited: InheritedVariable };
 
 /** The add/edit dialog (and MUI's Autocomplete with it) loads when it is first opened. */
-const VariableDialog = lazy(() =>
-  withChunkTimeout(import("./variable-dialog.tsx")).then((module) => ({ default: module.VariableDialog })),
-);
+const VariableDialog = lazyComponent(() => import("./variable-dialog.tsx"), "VariableDialog");
 
 const STATE_COLORS = { added: "success", updated: "info", deleted: "error" } as const;
 
